@@ -1,0 +1,31 @@
+# The two commands people need: `make demo` and `make test`. Both install what is missing.
+BUILD ?= build/release
+JOBS  ?= $(shell nproc)
+CMAKE_FLAGS ?= -DMEMFOLD_WERROR=ON
+
+.PHONY: deps build test demo bench clean format
+
+deps:
+	@scripts/install-deps.sh
+
+$(BUILD)/build.ninja: CMakeLists.txt | deps
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
+
+build: deps $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS)
+
+test: build
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+
+demo: build
+	$(BUILD)/memfold plan zoo:mobilenet_v2 --planner greedy
+	$(BUILD)/memfold run zoo:mobilenet_v2
+
+bench: build
+	$(BUILD)/planner_bench
+
+format:
+	clang-format -i $$(git ls-files '*.h' '*.cc')
+
+clean:
+	rm -rf build

@@ -1,0 +1,199 @@
+#include "memfold/exec/executor.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <new>
+
+#include "memfold/ops/registry.h"
+
+namespace memfold {
+namespace {
+
+constexpr std::byte kPoison{0xFF};  // NaN for floats, -1 for integers
+
+void RunNode(const Graph& graph, const Node& node, const std::vector<std::byte*>& where) {
+  const OpDef* def = FindOp(node.op);
+  if (def->alias) return;  // the output already is the input's bytes
+  std::vector<TensorArg> inputs, outputs;
+  for (ValueId in : node.inputs) {
+    inputs.push_back(in == kNoValue ? TensorArg{} : TensorArg{&graph.value(in), where[static_cast<size_t>(in)]});
+  }
+  for (ValueId out : node.outputs) outputs.push_back({&graph.value(out), where[static_cast<size_t>(out)]});
+  const KernelFn kernel = def->FindKernel(graph.value(node.inputs[0]).dtype);
+  kernel(KernelContext{node, inputs, outputs});
+}
+
+// Points alias outputs at their input's bytes and constants at their data.
+void BindConstantsAndAliases(const Graph& graph, std::vector<std::byte*>* where) {
+  for (ValueId v = 0; v < graph.num_values(); ++v) {
+    const Value& value = graph.value(v);
+    if (value.is_constant()) (*where)[static_cast<size_t>(v)] = const_cast<std::byte*>(value.data->data());
+  }
+  for (NodeId id : graph.schedule) {
+    const Node& node = graph.node(id);
+    if (FindOp(node.op)->alias) {
+      (*where)[static_cast<size_t>(node.outputs[0])] = (*where)[static_cast<size_t>(node.inputs[0])];
+    }
+  }
+}
+
+RunOutputs CollectOutputs(const Graph& graph, const std::vector<std::byte*>& where) {
+  RunOutputs result;
+  for (ValueId v : graph.outputs) {
+    const std::byte* data = where[static_cast<size_t>(v)];
+    result.outputs.emplace_back(data, data + graph.value(v).bytes());
+  }
+  return result;
+}
+
+void CopyInputs(const Graph& graph, const std::vector<Bytes>& inputs,
+                const std::vector<std::byte*>& where) {
+  for (size_t k = 0; k < graph.inputs.size(); ++k) {
+    std::byte* dst = where[static_cast<size_t>(graph.inputs[k])];
+    if (dst != nullptr) std::memcpy(dst, inputs[k].data(), inputs[k].size());
+  }
+}
+
+struct AlignedFree {
+  void operator()(std::byte* p) const { ::operator delete[](p, std::align_val_t{64}); }
+};
+using Arena = std::unique_ptr<std::byte[], AlignedFree>;
+
+Arena AllocateArena(int64_t bytes) {
+  const auto size = static_cast<size_t>(std::max<int64_t>(bytes, 1));
+  return Arena(static_cast<std::byte*>(::operator new[](size, std::align_val_t{64})));
+}
+
+// Fills the bytes of buffers whose lifetime starts at `time`, except bytes of buffers that
+// already hold live data then (an input a diagonal output overlaps, for instance).
+void PoisonStartingBuffers(const Liveness& live, const Plan& plan, int32_t time, std::byte* arena) {
+  std::vector<std::pair<int64_t, int64_t>> holding;  // [begin, end) of live data
+  for (const BufferRequest& r : live.requests) {
+    if (r.first < time && r.last >= time) {
+      const int64_t begin = plan.offsets[static_cast<size_t>(r.id)];
+      holding.emplace_back(begin, begin + r.bytes);
+    }
+  }
+  std::sort(holding.begin(), holding.end());
+  for (const BufferRequest& r : live.requests) {
+    if (r.first != time) continue;
+    int64_t cursor = plan.offsets[static_cast<size_t>(r.id)];
+    const int64_t end = cursor + r.bytes;
+    for (const auto& [b, e] : holding) {
+      if (e <= cursor || b >= end) continue;
+      if (b > cursor) std::fill(arena + cursor, arena + b, kPoison);
+      cursor = std::max(cursor, e);
+    }
+    if (cursor < end) std::fill(arena + cursor, arena + end, kPoison);
+  }
+}
+
+}  // namespace
+
+Status CheckRunnable(const Graph& graph, const std::vector<Bytes>& inputs) {
+  if (inputs.size() != graph.inputs.size()) {
+    return Status::Error("the model has " + std::to_string(graph.inputs.size()) + " inputs, " +
+                         std::to_string(inputs.size()) + " were given");
+  }
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const Value& v = graph.value(graph.inputs[k]);
+    if (static_cast<int64_t>(inputs[k].size()) != v.bytes()) {
+      return Status::Error("input '" + v.name + "' needs " + std::to_string(v.bytes()) +
+                           " bytes (" + std::string(DTypeName(v.dtype)) + " " +
+                           ShapeString(v.shape) + "), got " + std::to_string(inputs[k].size()));
+    }
+  }
+  for (size_t pos = 0; pos < graph.schedule.size(); ++pos) {
+    const Node& node = graph.node(graph.schedule[pos]);
+    const OpDef* def = FindOp(node.op);
+    if (def == nullptr) {
+      return Status::Error("operator " + std::to_string(pos) + " '" + node.name + "' (" + node.op +
+                           ") is unknown to memfold; planning still works, execution needs a kernel");
+    }
+    if (def->alias) continue;
+    const DType dtype = graph.value(node.inputs[0]).dtype;
+    if (def->FindKernel(dtype) == nullptr) {
+      return Status::Error("operator " + std::to_string(pos) + " '" + node.name + "' (" + node.op +
+                           ") has no " + std::string(DTypeName(dtype)) +
+                           " kernel; planning still works, execution needs a kernel");
+    }
+  }
+  return Status::Ok();
+}
+
+Result<RunOutputs> RunUnplanned(const Graph& graph, const std::vector<Bytes>& inputs) {
+  MF_RETURN_IF_ERROR(CheckRunnable(graph, inputs));
+  std::vector<Bytes> storage(static_cast<size_t>(graph.num_values()));
+  std::vector<std::byte*> where(static_cast<size_t>(graph.num_values()), nullptr);
+  for (ValueId v = 0; v < graph.num_values(); ++v) {
+    const Value& value = graph.value(v);
+    if (value.is_constant()) continue;
+    storage[static_cast<size_t>(v)].assign(static_cast<size_t>(value.bytes()), kPoison);
+    where[static_cast<size_t>(v)] = storage[static_cast<size_t>(v)].data();
+  }
+  BindConstantsAndAliases(graph, &where);
+  CopyInputs(graph, inputs, where);
+  for (NodeId id : graph.schedule) RunNode(graph, graph.node(id), where);
+  return CollectOutputs(graph, where);
+}
+
+Result<RunOutputs> RunPlanned(const Graph& graph, const Liveness& live, const Plan& plan,
+                              const std::vector<Bytes>& inputs, const ExecOptions& options) {
+  MF_RETURN_IF_ERROR(CheckRunnable(graph, inputs));
+  Arena arena = AllocateArena(plan.arena_bytes);
+  std::vector<std::byte*> where(static_cast<size_t>(graph.num_values()), nullptr);
+  for (ValueId v = 0; v < graph.num_values(); ++v) {
+    const int32_t buffer = live.buffer_of[static_cast<size_t>(v)];
+    if (buffer != kNoBuffer) where[static_cast<size_t>(v)] = arena.get() + plan.offsets[static_cast<size_t>(buffer)];
+  }
+  BindConstantsAndAliases(graph, &where);
+  if (options.poison) PoisonStartingBuffers(live, plan, 0, arena.get());
+  CopyInputs(graph, inputs, where);
+  for (size_t pos = 0; pos < graph.schedule.size(); ++pos) {
+    if (options.poison) PoisonStartingBuffers(live, plan, NodeTime(pos), arena.get());
+    RunNode(graph, graph.node(graph.schedule[pos]), where);
+  }
+  return CollectOutputs(graph, where);
+}
+
+std::vector<Bytes> DefaultInputs(const Graph& graph) {
+  std::vector<Bytes> inputs;
+  for (ValueId v : graph.inputs) {
+    const Value& value = graph.value(v);
+    Bytes bytes(static_cast<size_t>(value.bytes()));
+    const int64_t n = value.elements();
+    auto put = [&](auto sample) {
+      using T = decltype(sample);
+      for (int64_t k = 0; k < n; ++k) {
+        T element;
+        if constexpr (std::is_same_v<T, float>) {
+          element = static_cast<float>(std::sin(0.01 * static_cast<double>(k)));
+        } else if constexpr (std::is_same_v<T, int8_t>) {
+          element = static_cast<int8_t>((7 * k + 3) % 256 - 128);
+        } else if constexpr (std::is_same_v<T, uint8_t>) {
+          element = static_cast<uint8_t>((7 * k + 3) % 256);
+        } else if constexpr (std::is_same_v<T, int16_t>) {
+          element = static_cast<int16_t>((7 * k + 3) % 65536 - 32768);
+        } else {
+          element = static_cast<T>((7 * k + 3) % 1000);
+        }
+        std::memcpy(bytes.data() + k * static_cast<int64_t>(sizeof(T)), &element, sizeof(T));
+      }
+    };
+    switch (value.dtype) {
+      case DType::kF32: put(float{}); break;
+      case DType::kI8: put(int8_t{}); break;
+      case DType::kU8: case DType::kBool: put(uint8_t{}); break;
+      case DType::kI16: put(int16_t{}); break;
+      case DType::kI32: put(int32_t{}); break;
+      case DType::kI64: put(int64_t{}); break;
+      case DType::kBit: break;  // masks are never graph inputs; leave zero
+    }
+    inputs.push_back(std::move(bytes));
+  }
+  return inputs;
+}
+
+}  // namespace memfold

@@ -1,0 +1,42 @@
+// The executor: runs a Graph's schedule on the CPU, either inside one arena laid out by a Plan
+// or unplanned (a separate buffer per value), so every planned run can be compared bit for
+// bit with an unplanned one.
+//
+// Constants and weights stay outside the arena (as in TFLM). Alias ops (reshape) cost nothing:
+// their output is their input's bytes. In checking mode every buffer's bytes are filled with a
+// poison pattern when the buffer's lifetime starts (except bytes still holding live data), so
+// a planner that lets a value be overwritten while live, or a kernel reading dead memory,
+// shows up as a different result.
+//
+// Complexity: the kernels' work, plus O(B log B) per node for poisoning (B = live buffers).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "memfold/ir/graph.h"
+#include "memfold/ir/status.h"
+#include "memfold/plan/buffer.h"
+#include "memfold/plan/liveness.h"
+
+namespace memfold {
+
+struct ExecOptions {
+  bool poison = true;
+};
+
+struct RunOutputs {
+  std::vector<Bytes> outputs;  // one per graph output, raw little-endian bytes
+};
+
+// Checks that every node has a kernel for its types and the inputs have the right sizes.
+Status CheckRunnable(const Graph& graph, const std::vector<Bytes>& inputs);
+
+Result<RunOutputs> RunUnplanned(const Graph& graph, const std::vector<Bytes>& inputs);
+Result<RunOutputs> RunPlanned(const Graph& graph, const Liveness& liveness, const Plan& plan,
+                              const std::vector<Bytes>& inputs, const ExecOptions& options = {});
+
+// The contract's default input for every graph input (CONTRACT.md "Default input").
+std::vector<Bytes> DefaultInputs(const Graph& graph);
+
+}  // namespace memfold

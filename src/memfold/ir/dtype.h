@@ -1,0 +1,25 @@
+// Element types of memfold values, their names and storage sizes.
+//
+// kBit is a packed 1-bit type (masks): n elements take ceil(n / 8) bytes.
+// All functions are O(1) apart from name parsing.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace memfold {
+
+enum class DType : uint8_t { kF32, kI8, kU8, kI16, kI32, kI64, kBool, kBit };
+inline constexpr int kNumDTypes = 8;
+
+std::string_view DTypeName(DType type);
+std::optional<DType> ParseDType(std::string_view name);
+
+// Bytes one element takes; 0 for kBit, which is packed (use StorageBytes).
+int ElementBytes(DType type);
+
+// Bytes needed to store `count` elements of `type`.
+int64_t StorageBytes(DType type, int64_t count);
+
+}  // namespace memfold

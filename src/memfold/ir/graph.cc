@@ -1,0 +1,100 @@
+#include "memfold/ir/graph.h"
+
+#include <algorithm>
+#include <cassert>
+#include <sstream>
+
+namespace memfold {
+
+int64_t NumElements(const Shape& shape) {
+  int64_t count = 1;
+  for (int64_t dim : shape) count *= dim;
+  return count;
+}
+
+std::string ShapeString(const Shape& shape) {
+  if (shape.empty()) return "scalar";
+  std::string text;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i > 0) text += 'x';
+    text += std::to_string(shape[i]);
+  }
+  return text;
+}
+
+std::string_view RoleName(Role role) {
+  switch (role) {
+    case Role::kInput: return "input";
+    case Role::kWeight: return "weight";
+    case Role::kActivation: return "activation";
+    case Role::kOutput: return "output";
+    case Role::kGradient: return "gradient";
+    case Role::kOptimizerState: return "optimizer";
+    case Role::kWorkspace: return "workspace";
+  }
+  return "?";
+}
+
+void Attrs::Set(std::string name, AttrValue value) {
+  auto it = std::lower_bound(items_.begin(), items_.end(), name,
+                             [](const auto& item, const std::string& key) { return item.first < key; });
+  if (it != items_.end() && it->first == name) {
+    it->second = std::move(value);
+  } else {
+    items_.insert(it, {std::move(name), std::move(value)});
+  }
+}
+
+const AttrValue* Attrs::Find(std::string_view name) const {
+  auto it = std::lower_bound(items_.begin(), items_.end(), name,
+                             [](const auto& item, std::string_view key) { return item.first < key; });
+  if (it == items_.end() || it->first != name) return nullptr;
+  return &it->second;
+}
+
+int64_t Attrs::Int(std::string_view name) const { return std::get<int64_t>(*Find(name)); }
+double Attrs::Float(std::string_view name) const { return std::get<double>(*Find(name)); }
+const std::string& Attrs::Str(std::string_view name) const {
+  return std::get<std::string>(*Find(name));
+}
+const std::vector<int64_t>& Attrs::Ints(std::string_view name) const {
+  return std::get<std::vector<int64_t>>(*Find(name));
+}
+
+std::string AttrValueString(const AttrValue& value) {
+  std::ostringstream out;
+  if (const auto* i = std::get_if<int64_t>(&value)) out << *i;
+  if (const auto* d = std::get_if<double>(&value)) out << *d;
+  if (const auto* s = std::get_if<std::string>(&value)) out << *s;
+  if (const auto* v = std::get_if<std::vector<int64_t>>(&value)) {
+    out << '[';
+    for (size_t k = 0; k < v->size(); ++k) out << (k ? "," : "") << (*v)[k];
+    out << ']';
+  }
+  return out.str();
+}
+
+ValueId Graph::AddValue(Value value) {
+  values_.push_back(std::move(value));
+  return static_cast<ValueId>(values_.size() - 1);
+}
+
+NodeId Graph::AddNode(Node node) {
+  const auto id = static_cast<NodeId>(nodes_.size());
+  for (ValueId out : node.outputs) value(out).producer = id;
+  nodes_.push_back(std::move(node));
+  schedule.push_back(id);
+  return id;
+}
+
+std::vector<std::vector<NodeId>> Graph::Consumers() const {
+  std::vector<std::vector<NodeId>> consumers(values_.size());
+  for (NodeId id : schedule) {
+    for (ValueId in : node(id).inputs) {
+      if (in != kNoValue) consumers[static_cast<size_t>(in)].push_back(id);
+    }
+  }
+  return consumers;
+}
+
+}  // namespace memfold

@@ -1,0 +1,109 @@
+#include "memfold/ir/verify.h"
+
+#include <string>
+#include <vector>
+
+namespace memfold {
+namespace {
+
+std::string ValueLabel(const Graph& g, ValueId id) {
+  return "value " + std::to_string(id) + " '" + g.value(id).name + "'";
+}
+
+Status CheckValues(const Graph& g) {
+  for (ValueId v = 0; v < g.num_values(); ++v) {
+    const Value& value = g.value(v);
+    for (int64_t dim : value.shape) {
+      if (dim < 0) return Status::Error(ValueLabel(g, v) + " has a negative dimension");
+    }
+    if (value.is_constant() && static_cast<int64_t>(value.data->size()) != value.bytes()) {
+      return Status::Error(ValueLabel(g, v) + " holds " + std::to_string(value.data->size()) +
+                           " bytes but its type needs " + std::to_string(value.bytes()));
+    }
+    if (value.producer != kNoNode && (value.producer < 0 || value.producer >= g.num_nodes())) {
+      return Status::Error(ValueLabel(g, v) + " names a producer that does not exist");
+    }
+  }
+  return Status::Ok();
+}
+
+Status CheckEdges(const Graph& g) {
+  std::vector<int> produced_by(static_cast<size_t>(g.num_values()), kNoNode);
+  for (NodeId n = 0; n < g.num_nodes(); ++n) {
+    const Node& node = g.node(n);
+    for (ValueId out : node.outputs) {
+      if (out < 0 || out >= g.num_values()) {
+        return Status::Error("node '" + node.name + "' writes a value id out of range");
+      }
+      if (produced_by[static_cast<size_t>(out)] != kNoNode) {
+        return Status::Error(ValueLabel(g, out) + " is produced by two nodes");
+      }
+      if (g.value(out).producer != n) {
+        return Status::Error(ValueLabel(g, out) + " does not record node '" + node.name +
+                             "' as its producer");
+      }
+      produced_by[static_cast<size_t>(out)] = n;
+    }
+    for (ValueId in : node.inputs) {
+      if (in != kNoValue && (in < 0 || in >= g.num_values())) {
+        return Status::Error("node '" + node.name + "' reads a value id out of range");
+      }
+    }
+  }
+  for (ValueId v : g.inputs) {
+    if (v < 0 || v >= g.num_values()) return Status::Error("graph input id out of range");
+    if (g.value(v).producer != kNoNode) return Status::Error(ValueLabel(g, v) + " is a graph input but is also produced by a node");
+  }
+  for (ValueId v : g.outputs) {
+    if (v < 0 || v >= g.num_values()) return Status::Error("graph output id out of range");
+  }
+  return Status::Ok();
+}
+
+Status CheckSchedule(const Graph& g) {
+  if (static_cast<int32_t>(g.schedule.size()) != g.num_nodes()) {
+    return Status::Error("the schedule lists " + std::to_string(g.schedule.size()) +
+                         " nodes but the graph has " + std::to_string(g.num_nodes()));
+  }
+  std::vector<char> ready(static_cast<size_t>(g.num_values()), 0);
+  for (ValueId v = 0; v < g.num_values(); ++v) {
+    if (g.value(v).is_constant() || g.value(v).producer == kNoNode) ready[static_cast<size_t>(v)] = 1;
+  }
+  std::vector<char> seen(static_cast<size_t>(g.num_nodes()), 0);
+  for (NodeId n : g.schedule) {
+    if (n < 0 || n >= g.num_nodes() || seen[static_cast<size_t>(n)]) {
+      return Status::Error("the schedule is not a permutation of the nodes (node " +
+                           std::to_string(n) + ")");
+    }
+    seen[static_cast<size_t>(n)] = 1;
+    const Node& node = g.node(n);
+    for (ValueId in : node.inputs) {
+      if (in != kNoValue && !ready[static_cast<size_t>(in)]) {
+        return Status::Error("node '" + node.name + "' reads " + ValueLabel(g, in) +
+                             " before it is produced (a cycle or a bad schedule)");
+      }
+    }
+    for (ValueId out : node.outputs) ready[static_cast<size_t>(out)] = 1;
+  }
+  for (ValueId v = 0; v < g.num_values(); ++v) {
+    const Value& value = g.value(v);
+    if (value.producer == kNoNode && !value.is_constant() && value.role != Role::kInput &&
+        value.role != Role::kWeight) {
+      // A value nobody produces must be fed: list it as an input.
+      bool is_input = false;
+      for (ValueId in : g.inputs) is_input = is_input || in == v;
+      if (!is_input) return Status::Error(ValueLabel(g, v) + " is neither produced, constant nor a graph input");
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status VerifyGraph(const Graph& graph) {
+  MF_RETURN_IF_ERROR(CheckValues(graph));
+  MF_RETURN_IF_ERROR(CheckEdges(graph));
+  return CheckSchedule(graph);
+}
+
+}  // namespace memfold

@@ -1,0 +1,309 @@
+#include "memfold/ops/infer.h"
+
+#include <algorithm>
+#include <numeric>
+#include <string>
+
+#include "memfold/ops/window.h"
+
+namespace memfold {
+namespace {
+
+std::string Dims(const Shape& shape) { return "[" + ShapeString(shape) + "]"; }
+
+Status RequireRank(const Value& v, size_t rank, const char* what) {
+  if (v.shape.size() == rank) return Status::Ok();
+  return Status::Error(std::string(what) + " '" + v.name + "' must have rank " +
+                       std::to_string(rank) + ", has " + Dims(v.shape));
+}
+
+Status RequireSameDType(const Value& a, const Value& b) {
+  if (a.dtype == b.dtype) return Status::Ok();
+  return Status::Error("inputs '" + a.name + "' (" + std::string(DTypeName(a.dtype)) + ") and '" +
+                       b.name + "' (" + std::string(DTypeName(b.dtype)) + ") differ in type");
+}
+
+Status RequireBias(const InferContext& ctx, size_t index, int64_t channels) {
+  if (!ctx.has(index)) return Status::Ok();
+  const Value& bias = ctx.in(index);
+  if (bias.elements() == channels && bias.shape.size() == 1) return Status::Ok();
+  return Status::Error("bias '" + bias.name + "' must have shape [" + std::to_string(channels) +
+                       "], has " + Dims(bias.shape));
+}
+
+// Output of a matrix product a x b with optional transposes; a and b are the last two dims.
+Result<std::pair<int64_t, int64_t>> ProductDims(const Shape& a, const Shape& b, bool ta, bool tb) {
+  const int64_t m = ta ? a[a.size() - 1] : a[a.size() - 2];
+  const int64_t k_a = ta ? a[a.size() - 2] : a[a.size() - 1];
+  const int64_t k_b = tb ? b[b.size() - 1] : b[b.size() - 2];
+  const int64_t n = tb ? b[b.size() - 2] : b[b.size() - 1];
+  if (k_a != k_b) {
+    return Status::Error("inner dimensions differ: " + Dims(a) + " x " + Dims(b) +
+                         (ta || tb ? " (after transposes)" : ""));
+  }
+  return std::pair{m, n};
+}
+
+}  // namespace
+
+Result<Shape> BroadcastShapes(const Shape& a, const Shape& b) {
+  Shape out(std::max(a.size(), b.size()));
+  for (size_t i = 0; i < out.size(); ++i) {
+    const int64_t da = i < out.size() - a.size() ? 1 : a[i - (out.size() - a.size())];
+    const int64_t db = i < out.size() - b.size() ? 1 : b[i - (out.size() - b.size())];
+    if (da != db && da != 1 && db != 1) {
+      return Status::Error("shapes " + Dims(a) + " and " + Dims(b) + " do not broadcast");
+    }
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+Result<int64_t> NormaliseAxis(int64_t axis, size_t rank) {
+  const auto r = static_cast<int64_t>(rank);
+  if (axis < -r || axis >= r) {
+    return Status::Error("axis " + std::to_string(axis) + " is out of range for rank " +
+                         std::to_string(rank));
+  }
+  return axis < 0 ? axis + r : axis;
+}
+
+Status InferSameAsInput(const InferContext& ctx, std::vector<TensorType>* out) {
+  out->push_back({ctx.in(0).dtype, ctx.in(0).shape});
+  return Status::Ok();
+}
+
+Status InferBroadcast(const InferContext& ctx, std::vector<TensorType>* out) {
+  MF_RETURN_IF_ERROR(RequireSameDType(ctx.in(0), ctx.in(1)));
+  MF_RETURN_IF_ERROR(ParseActivation(ctx.node.attrs).status());
+  MF_ASSIGN_OR_RETURN(Shape shape, BroadcastShapes(ctx.in(0).shape, ctx.in(1).shape));
+  out->push_back({ctx.in(0).dtype, shape});
+  return Status::Ok();
+}
+
+Status InferFullyConnected(const InferContext& ctx, std::vector<TensorType>* out) {
+  const Value& x = ctx.in(0);
+  const Value& w = ctx.in(1);
+  MF_RETURN_IF_ERROR(RequireRank(w, 2, "weights"));
+  MF_RETURN_IF_ERROR(ParseActivation(ctx.node.attrs).status());
+  const int64_t depth = w.shape[1];
+  if (x.shape.empty() || depth == 0 || x.elements() % depth != 0) {
+    return Status::Error("input " + Dims(x.shape) + " cannot be split into rows of " +
+                         std::to_string(depth) + " (weights " + Dims(w.shape) + ")");
+  }
+  MF_RETURN_IF_ERROR(RequireBias(ctx, 2, w.shape[0]));
+  Shape shape;
+  if (ctx.node.attrs.Int("keep_num_dims") != 0) {
+    if (x.shape.back() != depth) {
+      return Status::Error("keep_num_dims needs the last input dimension to be " +
+                           std::to_string(depth) + ", has " + Dims(x.shape));
+    }
+    shape = x.shape;
+    shape.back() = w.shape[0];
+  } else {
+    shape = {x.elements() / depth, w.shape[0]};
+  }
+  out->push_back({x.dtype, shape});
+  return Status::Ok();
+}
+
+Status InferMatMul(const InferContext& ctx, std::vector<TensorType>* out) {
+  MF_RETURN_IF_ERROR(RequireRank(ctx.in(0), 2, "input"));
+  MF_RETURN_IF_ERROR(RequireRank(ctx.in(1), 2, "input"));
+  MF_RETURN_IF_ERROR(RequireSameDType(ctx.in(0), ctx.in(1)));
+  MF_ASSIGN_OR_RETURN(auto mn, ProductDims(ctx.in(0).shape, ctx.in(1).shape,
+                                           ctx.node.attrs.Int("transpose_a") != 0,
+                                           ctx.node.attrs.Int("transpose_b") != 0));
+  out->push_back({ctx.in(0).dtype, {mn.first, mn.second}});
+  return Status::Ok();
+}
+
+Status InferBatchMatMul(const InferContext& ctx, std::vector<TensorType>* out) {
+  const Shape& a = ctx.in(0).shape;
+  const Shape& b = ctx.in(1).shape;
+  if (a.size() < 2 || b.size() < 2) {
+    return Status::Error("batch_matmul needs rank >= 2, has " + Dims(a) + " and " + Dims(b));
+  }
+  MF_RETURN_IF_ERROR(RequireSameDType(ctx.in(0), ctx.in(1)));
+  MF_ASSIGN_OR_RETURN(auto mn, ProductDims(a, b, ctx.node.attrs.Int("transpose_a") != 0,
+                                           ctx.node.attrs.Int("transpose_b") != 0));
+  MF_ASSIGN_OR_RETURN(Shape shape, BroadcastShapes(Shape(a.begin(), a.end() - 2),
+                                                   Shape(b.begin(), b.end() - 2)));
+  shape.push_back(mn.first);
+  shape.push_back(mn.second);
+  out->push_back({ctx.in(0).dtype, shape});
+  return Status::Ok();
+}
+
+Status InferConv2D(const InferContext& ctx, std::vector<TensorType>* out) {
+  const Value& x = ctx.in(0);
+  const Value& w = ctx.in(1);
+  MF_RETURN_IF_ERROR(RequireRank(x, 4, "input"));
+  MF_RETURN_IF_ERROR(RequireRank(w, 4, "filter"));
+  MF_RETURN_IF_ERROR(ParseActivation(ctx.node.attrs).status());
+  const int64_t in_c = x.shape[3], out_c = w.shape[0], filter_c = w.shape[3];
+  if (filter_c == 0 || in_c % filter_c != 0 || out_c % (in_c / filter_c) != 0) {
+    return Status::Error("filter " + Dims(w.shape) + " [out, kh, kw, in] does not fit input " +
+                         Dims(x.shape) + " with " + std::to_string(in_c) + " channels");
+  }
+  MF_RETURN_IF_ERROR(RequireBias(ctx, 2, out_c));
+  MF_ASSIGN_OR_RETURN(Window2D win,
+                      ComputeWindow(ctx.node.attrs, x.shape[1], x.shape[2], w.shape[1], w.shape[2]));
+  out->push_back({x.dtype, {x.shape[0], win.out_h, win.out_w, out_c}});
+  return Status::Ok();
+}
+
+Status InferDepthwiseConv2D(const InferContext& ctx, std::vector<TensorType>* out) {
+  const Value& x = ctx.in(0);
+  const Value& w = ctx.in(1);
+  MF_RETURN_IF_ERROR(RequireRank(x, 4, "input"));
+  MF_RETURN_IF_ERROR(RequireRank(w, 4, "filter"));
+  MF_RETURN_IF_ERROR(ParseActivation(ctx.node.attrs).status());
+  const int64_t in_c = x.shape[3], out_c = w.shape[3];
+  const int64_t multiplier = ctx.node.attrs.Int("multiplier");
+  if (w.shape[0] != 1 || in_c == 0 || out_c % in_c != 0 ||
+      (multiplier != 0 && out_c != in_c * multiplier)) {
+    return Status::Error("depthwise filter " + Dims(w.shape) + " must be [1, kh, kw, " +
+                         std::to_string(in_c) + " x multiplier] for input " + Dims(x.shape));
+  }
+  MF_RETURN_IF_ERROR(RequireBias(ctx, 2, out_c));
+  MF_ASSIGN_OR_RETURN(Window2D win,
+                      ComputeWindow(ctx.node.attrs, x.shape[1], x.shape[2], w.shape[1], w.shape[2]));
+  out->push_back({x.dtype, {x.shape[0], win.out_h, win.out_w, out_c}});
+  return Status::Ok();
+}
+
+Status InferPool2D(const InferContext& ctx, std::vector<TensorType>* out) {
+  const Value& x = ctx.in(0);
+  MF_RETURN_IF_ERROR(RequireRank(x, 4, "input"));
+  MF_RETURN_IF_ERROR(ParseActivation(ctx.node.attrs).status());
+  const auto& filter = ctx.node.attrs.Ints("filter");
+  if (filter.size() != 2) return Status::Error("attribute 'filter' needs 2 values [h, w]");
+  MF_ASSIGN_OR_RETURN(Window2D win,
+                      ComputeWindow(ctx.node.attrs, x.shape[1], x.shape[2], filter[0], filter[1]));
+  out->push_back({x.dtype, {x.shape[0], win.out_h, win.out_w, x.shape[3]}});
+  return Status::Ok();
+}
+
+Status InferMean(const InferContext& ctx, std::vector<TensorType>* out) {
+  const Shape& in = ctx.in(0).shape;
+  std::vector<char> reduced(in.size(), 0);
+  for (int64_t axis : ctx.node.attrs.Ints("axes")) {
+    MF_ASSIGN_OR_RETURN(int64_t a, NormaliseAxis(axis, in.size()));
+    reduced[static_cast<size_t>(a)] = 1;
+  }
+  const bool keep = ctx.node.attrs.Int("keepdims") != 0;
+  Shape shape;
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (!reduced[i]) shape.push_back(in[i]);
+    else if (keep) shape.push_back(1);
+  }
+  out->push_back({ctx.in(0).dtype, shape});
+  return Status::Ok();
+}
+
+Status InferSoftmax(const InferContext& ctx, std::vector<TensorType>* out) {
+  const Shape& in = ctx.in(0).shape;
+  if (in.empty()) return Status::Error("softmax needs rank >= 1");
+  MF_ASSIGN_OR_RETURN(int64_t axis, NormaliseAxis(ctx.node.attrs.Int("axis"), in.size()));
+  if (axis != static_cast<int64_t>(in.size()) - 1) {
+    return Status::Error("softmax is supported over the last axis only; transpose first");
+  }
+  return InferSameAsInput(ctx, out);
+}
+
+Status InferReshape(const InferContext& ctx, std::vector<TensorType>* out) {
+  Shape shape = ctx.node.attrs.Ints("shape");
+  int64_t known = 1;
+  int unknown = -1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == -1 && unknown < 0) {
+      unknown = static_cast<int>(i);
+    } else if (shape[i] < 0) {
+      return Status::Error("reshape target " + Dims(shape) + " may hold one -1 and no other negative");
+    } else {
+      known *= shape[i];
+    }
+  }
+  const int64_t total = ctx.in(0).elements();
+  if (unknown >= 0 && known != 0 && total % known == 0) shape[static_cast<size_t>(unknown)] = total / known;
+  if (NumElements(shape) != total || (unknown >= 0 && known == 0)) {
+    return Status::Error("cannot reshape " + Dims(ctx.in(0).shape) + " (" + std::to_string(total) +
+                         " elements) to " + Dims(ctx.node.attrs.Ints("shape")));
+  }
+  out->push_back({ctx.in(0).dtype, shape});
+  return Status::Ok();
+}
+
+Status InferConcat(const InferContext& ctx, std::vector<TensorType>* out) {
+  const Value& first = ctx.in(0);
+  MF_ASSIGN_OR_RETURN(int64_t axis, NormaliseAxis(ctx.node.attrs.Int("axis"), first.shape.size()));
+  MF_RETURN_IF_ERROR(ParseActivation(ctx.node.attrs).status());
+  Shape shape = first.shape;
+  for (size_t k = 1; k < ctx.inputs.size(); ++k) {
+    if (!ctx.has(k)) return Status::Error("concat input " + std::to_string(k) + " is missing");
+    const Value& v = ctx.in(k);
+    MF_RETURN_IF_ERROR(RequireSameDType(first, v));
+    bool fits = v.shape.size() == shape.size();
+    for (size_t d = 0; fits && d < shape.size(); ++d) {
+      fits = static_cast<int64_t>(d) == axis || v.shape[d] == shape[d];
+    }
+    if (!fits) {
+      return Status::Error("concat input '" + v.name + "' " + Dims(v.shape) + " does not match " +
+                           Dims(first.shape) + " outside axis " + std::to_string(axis));
+    }
+    shape[static_cast<size_t>(axis)] += v.shape[static_cast<size_t>(axis)];
+  }
+  out->push_back({first.dtype, shape});
+  return Status::Ok();
+}
+
+Status InferSlice(const InferContext& ctx, std::vector<TensorType>* out) {
+  const Shape& in = ctx.in(0).shape;
+  const auto& begin = ctx.node.attrs.Ints("begin");
+  const auto& size = ctx.node.attrs.Ints("size");
+  if (begin.size() != in.size() || size.size() != in.size()) {
+    return Status::Error("slice needs 'begin' and 'size' with one entry per dimension of " + Dims(in));
+  }
+  Shape shape(in.size());
+  for (size_t d = 0; d < in.size(); ++d) {
+    shape[d] = size[d] == -1 ? in[d] - begin[d] : size[d];
+    if (begin[d] < 0 || shape[d] < 0 || begin[d] + shape[d] > in[d]) {
+      return Status::Error("slice begin " + Dims(begin) + " size " + Dims(size) +
+                           " reaches outside " + Dims(in));
+    }
+  }
+  out->push_back({ctx.in(0).dtype, shape});
+  return Status::Ok();
+}
+
+Status InferTranspose(const InferContext& ctx, std::vector<TensorType>* out) {
+  const Shape& in = ctx.in(0).shape;
+  const auto& perm = ctx.node.attrs.Ints("perm");
+  std::vector<int64_t> sorted = perm;
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<int64_t> identity(in.size());
+  std::iota(identity.begin(), identity.end(), 0);
+  if (sorted != identity) {
+    return Status::Error("perm " + Dims(perm) + " is not a permutation of the " +
+                         std::to_string(in.size()) + " dimensions");
+  }
+  Shape shape(in.size());
+  for (size_t d = 0; d < in.size(); ++d) shape[d] = in[static_cast<size_t>(perm[d])];
+  out->push_back({ctx.in(0).dtype, shape});
+  return Status::Ok();
+}
+
+Status InferPad(const InferContext& ctx, std::vector<TensorType>* out) {
+  const Shape& in = ctx.in(0).shape;
+  const auto& pads = ctx.node.attrs.Ints("paddings");
+  if (pads.size() != 2 * in.size() || (!pads.empty() && *std::min_element(pads.begin(), pads.end()) < 0)) {
+    return Status::Error("pad needs 'paddings' = [before, after] >= 0 per dimension of " + Dims(in));
+  }
+  Shape shape(in.size());
+  for (size_t d = 0; d < in.size(); ++d) shape[d] = in[d] + pads[2 * d] + pads[2 * d + 1];
+  out->push_back({ctx.in(0).dtype, shape});
+  return Status::Ok();
+}
+
+}  // namespace memfold

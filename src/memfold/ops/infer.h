@@ -1,0 +1,33 @@
+// Shape and element-type inference for every op in the registry. Each function checks its
+// inputs and attributes and reports, in one line, what is wrong and what the op expects.
+// All are O(rank) apart from concat, which is O(inputs * rank).
+#pragma once
+
+#include <vector>
+
+#include "memfold/ops/registry.h"
+
+namespace memfold {
+
+Status InferSameAsInput(const InferContext& ctx, std::vector<TensorType>* out);
+Status InferBroadcast(const InferContext& ctx, std::vector<TensorType>* out);
+Status InferFullyConnected(const InferContext& ctx, std::vector<TensorType>* out);
+Status InferMatMul(const InferContext& ctx, std::vector<TensorType>* out);
+Status InferBatchMatMul(const InferContext& ctx, std::vector<TensorType>* out);
+Status InferConv2D(const InferContext& ctx, std::vector<TensorType>* out);
+Status InferDepthwiseConv2D(const InferContext& ctx, std::vector<TensorType>* out);
+Status InferPool2D(const InferContext& ctx, std::vector<TensorType>* out);
+Status InferMean(const InferContext& ctx, std::vector<TensorType>* out);
+Status InferSoftmax(const InferContext& ctx, std::vector<TensorType>* out);
+Status InferReshape(const InferContext& ctx, std::vector<TensorType>* out);
+Status InferConcat(const InferContext& ctx, std::vector<TensorType>* out);
+Status InferSlice(const InferContext& ctx, std::vector<TensorType>* out);
+Status InferTranspose(const InferContext& ctx, std::vector<TensorType>* out);
+Status InferPad(const InferContext& ctx, std::vector<TensorType>* out);
+
+// Numpy-style broadcast of two shapes; error if incompatible.
+Result<Shape> BroadcastShapes(const Shape& a, const Shape& b);
+// Normalises a possibly negative axis against `rank`; error if out of range.
+Result<int64_t> NormaliseAxis(int64_t axis, size_t rank);
+
+}  // namespace memfold

@@ -1,0 +1,137 @@
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "memfold/ops/kernels/access.h"
+#include "memfold/ops/kernels/float_kernels.h"
+#include "memfold/ops/window.h"
+
+namespace memfold {
+namespace {
+
+template <typename A, typename F>
+void Unary(const KernelContext& ctx, F f) {
+  In<A, float> x{ctx.inputs[0].ptr<float>()};
+  Out<A, float> y{ctx.outputs[0].ptr<float>()};
+  const int64_t n = ctx.outputs[0].elements();
+  for (int64_t i = 0; i < n; ++i) y.Set(i, f(x[i]));
+}
+
+// Row-major walk over the output with each input's matching index (stride 0 on broadcast
+// dimensions).
+template <typename A, typename F>
+void Binary(const KernelContext& ctx, F f) {
+  const Shape& out_shape = ctx.outputs[0].shape();
+  const size_t rank = out_shape.size();
+  std::vector<int64_t> stride_a(rank, 0), stride_b(rank, 0);
+  for (int k = 0; k < 2; ++k) {
+    const Shape& in = ctx.inputs[static_cast<size_t>(k)].shape();
+    std::vector<int64_t>& stride = k == 0 ? stride_a : stride_b;
+    int64_t step = 1;
+    for (size_t d = 0; d < in.size(); ++d) {
+      const size_t od = rank - 1 - d;
+      const int64_t dim = in[in.size() - 1 - d];
+      stride[od] = dim == 1 ? 0 : step;
+      step *= dim;
+    }
+  }
+  const ActivationRange act = ParseActivation(ctx.node.attrs).value();
+  In<A, float> a{ctx.inputs[0].ptr<float>()};
+  In<A, float> b{ctx.inputs[1].ptr<float>()};
+  Out<A, float> y{ctx.outputs[0].ptr<float>()};
+  const int64_t n = ctx.outputs[0].elements();
+  std::vector<int64_t> index(rank, 0);
+  int64_t ia = 0, ib = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    y.Set(i, std::min(std::max(f(a[ia], b[ib]), act.min), act.max));
+    for (size_t d = rank; d-- > 0;) {  // advance the row-major counter
+      ia += stride_a[d];
+      ib += stride_b[d];
+      if (++index[d] < out_shape[d]) break;
+      ia -= stride_a[d] * out_shape[d];
+      ib -= stride_b[d] * out_shape[d];
+      index[d] = 0;
+    }
+  }
+}
+
+}  // namespace
+
+template <typename A>
+void ReluF32(const KernelContext& ctx) {
+  Unary<A>(ctx, [](float v) { return v < 0.0f ? 0.0f : v; });
+}
+template <typename A>
+void Relu6F32(const KernelContext& ctx) {
+  Unary<A>(ctx, [](float v) { return v > 6.0f ? 6.0f : (v < 0.0f ? 0.0f : v); });
+}
+template <typename A>
+void TanhF32(const KernelContext& ctx) {
+  Unary<A>(ctx, [](float v) { return std::tanh(v); });
+}
+template <typename A>
+void SigmoidF32(const KernelContext& ctx) {
+  // TFLM reference Logistic: saturate outside [-9, 16.619...] where float precision ends.
+  Unary<A>(ctx, [](float v) {
+    constexpr float kUpper = 16.619047164916992188f;
+    constexpr float kLower = -9.0f;
+    if (v > kUpper) return 1.0f;
+    if (v < kLower) return std::exp(v);
+    return 1.0f / (1.0f + std::exp(-v));
+  });
+}
+template <typename A>
+void ExpF32(const KernelContext& ctx) {
+  Unary<A>(ctx, [](float v) { return std::exp(v); });
+}
+template <typename A>
+void NegF32(const KernelContext& ctx) {
+  Unary<A>(ctx, [](float v) { return -v; });
+}
+template <typename A>
+void HardSwishF32(const KernelContext& ctx) {
+  Unary<A>(ctx, [](float v) { return v * std::min(6.0f, std::max(0.0f, v + 3.0f)) / 6.0f; });
+}
+
+template <typename A>
+void AddF32(const KernelContext& ctx) {
+  Binary<A>(ctx, [](float a, float b) { return a + b; });
+}
+template <typename A>
+void SubF32(const KernelContext& ctx) {
+  Binary<A>(ctx, [](float a, float b) { return a - b; });
+}
+template <typename A>
+void MulF32(const KernelContext& ctx) {
+  Binary<A>(ctx, [](float a, float b) { return a * b; });
+}
+template <typename A>
+void DivF32(const KernelContext& ctx) {
+  Binary<A>(ctx, [](float a, float b) { return a / b; });
+}
+template <typename A>
+void MaxF32(const KernelContext& ctx) {
+  Binary<A>(ctx, [](float a, float b) { return std::max(a, b); });
+}
+template <typename A>
+void MinF32(const KernelContext& ctx) {
+  Binary<A>(ctx, [](float a, float b) { return std::min(a, b); });
+}
+
+#define MF_INSTANTIATE(kernel) template void kernel<Direct>(const KernelContext&);
+MF_INSTANTIATE(ReluF32)
+MF_INSTANTIATE(Relu6F32)
+MF_INSTANTIATE(TanhF32)
+MF_INSTANTIATE(SigmoidF32)
+MF_INSTANTIATE(ExpF32)
+MF_INSTANTIATE(NegF32)
+MF_INSTANTIATE(HardSwishF32)
+MF_INSTANTIATE(AddF32)
+MF_INSTANTIATE(SubF32)
+MF_INSTANTIATE(MulF32)
+MF_INSTANTIATE(DivF32)
+MF_INSTANTIATE(MaxF32)
+MF_INSTANTIATE(MinF32)
+#undef MF_INSTANTIATE
+
+}  // namespace memfold

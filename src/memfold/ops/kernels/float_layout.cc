@@ -1,0 +1,197 @@
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "memfold/ops/kernels/access.h"
+#include "memfold/ops/kernels/float_kernels.h"
+
+namespace memfold {
+namespace {
+
+std::vector<int64_t> RowMajorStrides(const Shape& shape) {
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (size_t d = shape.size(); d-- > 1;) strides[d - 1] = strides[d] * shape[d];
+  return strides;
+}
+
+// Calls visit(output_index, input_index) for every output element in row-major order, where
+// the input index is base + sum(coord[d] * in_stride[d]).
+template <typename Visit>
+void WalkOutput(const Shape& out_shape, const std::vector<int64_t>& in_stride, int64_t base,
+                Visit visit) {
+  const size_t rank = out_shape.size();
+  const int64_t n = NumElements(out_shape);
+  std::vector<int64_t> coord(rank, 0);
+  int64_t in_index = base;
+  for (int64_t i = 0; i < n; ++i) {
+    visit(i, in_index);
+    for (size_t d = rank; d-- > 0;) {
+      in_index += in_stride[d];
+      if (++coord[d] < out_shape[d]) break;
+      in_index -= in_stride[d] * out_shape[d];
+      coord[d] = 0;
+    }
+  }
+}
+
+bool IsMeanOverHeightWidth(const Shape& in, const std::vector<int64_t>& axes, bool keep) {
+  if (in.size() != 4 || axes.size() != 2 || !keep) return false;
+  auto norm = [](int64_t a) { return a < 0 ? a + 4 : a; };
+  const int64_t a0 = norm(axes[0]), a1 = norm(axes[1]);
+  return (a0 == 1 && a1 == 2) || (a0 == 2 && a1 == 1);
+}
+
+template <typename T>
+T PadValue(const KernelContext& ctx) {
+  return static_cast<T>(ctx.node.attrs.Float("value"));
+}
+
+}  // namespace
+
+template <typename A>
+void MeanF32(const KernelContext& ctx) {
+  const Shape& in = ctx.inputs[0].shape();
+  const auto& axes = ctx.node.attrs.Ints("axes");
+  In<A, float> x{ctx.inputs[0].ptr<float>()};
+  Out<A, float> y{ctx.outputs[0].ptr<float>()};
+  if (IsMeanOverHeightWidth(in, axes, ctx.node.attrs.Int("keepdims") != 0)) {
+    const int64_t h = in[1], w = in[2], c = in[3];
+    for (int64_t b = 0; b < in[0]; ++b) {
+      for (int64_t d = 0; d < c; ++d) {
+        float value = 0.0f;
+        for (int64_t iy = 0; iy < h; ++iy) {
+          for (int64_t ix = 0; ix < w; ++ix) value += x[((b * h + iy) * w + ix) * c + d];
+        }
+        y.Set(b * c + d, value / static_cast<float>(h * w));
+      }
+    }
+    return;
+  }
+  // General case: the output doubles as the running sum, visited in input row-major order.
+  std::vector<char> reduced(in.size(), 0);
+  for (int64_t a : axes) reduced[static_cast<size_t>(a < 0 ? a + static_cast<int64_t>(in.size()) : a)] = 1;
+  Shape kept(in.size(), 1);
+  for (size_t d = 0; d < in.size(); ++d) kept[d] = reduced[d] ? 1 : in[d];
+  const std::vector<int64_t> kept_stride = RowMajorStrides(kept);
+  std::vector<int64_t> out_stride(in.size());
+  for (size_t d = 0; d < in.size(); ++d) out_stride[d] = reduced[d] ? 0 : kept_stride[d];
+  const int64_t outputs = ctx.outputs[0].elements();
+  for (int64_t i = 0; i < outputs; ++i) y.Set(i, 0.0f);
+  WalkOutput(in, out_stride, 0, [&](int64_t in_index, int64_t out_index) {
+    y.Set(out_index, y[out_index] + x[in_index]);
+  });
+  const int64_t count = outputs == 0 ? 0 : ctx.inputs[0].elements() / outputs;
+  for (int64_t i = 0; i < outputs; ++i) y.Set(i, y[i] / static_cast<float>(count));
+}
+
+template <typename A>
+void SoftmaxF32(const KernelContext& ctx) {
+  const Shape& shape = ctx.inputs[0].shape();
+  const int64_t depth = shape.back();
+  const int64_t rows = depth == 0 ? 0 : ctx.inputs[0].elements() / depth;
+  const auto beta = static_cast<float>(ctx.node.attrs.Float("beta"));
+  In<A, float> x{ctx.inputs[0].ptr<float>()};
+  Out<A, float> y{ctx.outputs[0].ptr<float>()};
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t row = r * depth;
+    float max = std::numeric_limits<float>::lowest();
+    for (int64_t c = 0; c < depth; ++c) max = std::max(max, x[row + c]);
+    float sum = 0.0f;
+    for (int64_t c = 0; c < depth; ++c) {
+      const float e = std::exp((x[row + c] - max) * beta);
+      y.Set(row + c, e);
+      sum += e;
+    }
+    for (int64_t c = 0; c < depth; ++c) y.Set(row + c, y[row + c] / sum);
+  }
+}
+
+template <typename A, typename T>
+void Concat(const KernelContext& ctx) {
+  const Shape& out_shape = ctx.outputs[0].shape();
+  const int64_t rank = static_cast<int64_t>(out_shape.size());
+  int64_t axis = ctx.node.attrs.Int("axis");
+  if (axis < 0) axis += rank;
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= out_shape[static_cast<size_t>(d)];
+  for (int64_t d = axis + 1; d < rank; ++d) inner *= out_shape[static_cast<size_t>(d)];
+  Out<A, T> y{ctx.outputs[0].ptr<T>()};
+  int64_t o = 0;
+  for (int64_t k = 0; k < outer; ++k) {
+    for (const TensorArg& input : ctx.inputs) {
+      In<A, T> x{input.ptr<T>()};
+      const int64_t copy = input.shape()[static_cast<size_t>(axis)] * inner;
+      for (int64_t j = 0; j < copy; ++j) y.Set(o++, x[k * copy + j]);
+    }
+  }
+}
+
+template <typename A, typename T>
+void Slice(const KernelContext& ctx) {
+  const Shape& in = ctx.inputs[0].shape();
+  const auto& begin = ctx.node.attrs.Ints("begin");
+  const std::vector<int64_t> stride = RowMajorStrides(in);
+  int64_t base = 0;
+  for (size_t d = 0; d < in.size(); ++d) base += begin[d] * stride[d];
+  In<A, T> x{ctx.inputs[0].ptr<T>()};
+  Out<A, T> y{ctx.outputs[0].ptr<T>()};
+  WalkOutput(ctx.outputs[0].shape(), stride, base, [&](int64_t o, int64_t i) { y.Set(o, x[i]); });
+}
+
+template <typename A, typename T>
+void Transpose(const KernelContext& ctx) {
+  const std::vector<int64_t> in_stride = RowMajorStrides(ctx.inputs[0].shape());
+  const auto& perm = ctx.node.attrs.Ints("perm");
+  std::vector<int64_t> stride(perm.size());
+  for (size_t d = 0; d < perm.size(); ++d) stride[d] = in_stride[static_cast<size_t>(perm[d])];
+  In<A, T> x{ctx.inputs[0].ptr<T>()};
+  Out<A, T> y{ctx.outputs[0].ptr<T>()};
+  WalkOutput(ctx.outputs[0].shape(), stride, 0, [&](int64_t o, int64_t i) { y.Set(o, x[i]); });
+}
+
+template <typename A, typename T>
+void Pad(const KernelContext& ctx) {
+  const Shape& in = ctx.inputs[0].shape();
+  const Shape& out = ctx.outputs[0].shape();
+  const auto& pads = ctx.node.attrs.Ints("paddings");
+  const T fill = PadValue<T>(ctx);
+  const std::vector<int64_t> in_stride = RowMajorStrides(in);
+  In<A, T> x{ctx.inputs[0].ptr<T>()};
+  Out<A, T> y{ctx.outputs[0].ptr<T>()};
+  std::vector<int64_t> coord(out.size(), 0);
+  const int64_t n = ctx.outputs[0].elements();
+  for (int64_t o = 0; o < n; ++o) {
+    int64_t i = 0;
+    bool inside = true;
+    for (size_t d = 0; d < out.size() && inside; ++d) {
+      const int64_t c = coord[d] - pads[2 * d];
+      inside = c >= 0 && c < in[d];
+      i += c * in_stride[d];
+    }
+    y.Set(o, inside ? x[i] : fill);
+    for (size_t d = out.size(); d-- > 0;) {
+      if (++coord[d] < out[d]) break;
+      coord[d] = 0;
+    }
+  }
+}
+
+#define MF_INSTANTIATE_MOVES(T)                                     \
+  template void Concat<Direct, T>(const KernelContext&);           \
+  template void Slice<Direct, T>(const KernelContext&);            \
+  template void Transpose<Direct, T>(const KernelContext&);        \
+  template void Pad<Direct, T>(const KernelContext&);
+MF_INSTANTIATE_MOVES(int8_t)
+MF_INSTANTIATE_MOVES(uint8_t)
+MF_INSTANTIATE_MOVES(int16_t)
+MF_INSTANTIATE_MOVES(float)
+MF_INSTANTIATE_MOVES(int32_t)
+MF_INSTANTIATE_MOVES(int64_t)
+#undef MF_INSTANTIATE_MOVES
+
+template void MeanF32<Direct>(const KernelContext&);
+template void SoftmaxF32<Direct>(const KernelContext&);
+
+}  // namespace memfold

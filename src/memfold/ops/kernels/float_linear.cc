@@ -1,0 +1,103 @@
+#include <algorithm>
+
+#include "memfold/ops/kernels/access.h"
+#include "memfold/ops/kernels/float_kernels.h"
+#include "memfold/ops/window.h"
+
+namespace memfold {
+
+template <typename A>
+void FullyConnectedF32(const KernelContext& ctx) {
+  const Shape& w_shape = ctx.inputs[1].shape();
+  const int64_t out_depth = w_shape[0], depth = w_shape[1];
+  const int64_t batches = ctx.inputs[0].elements() / depth;
+  const ActivationRange act = ParseActivation(ctx.node.attrs).value();
+  In<A, float> x{ctx.inputs[0].ptr<float>()};
+  In<A, float> w{ctx.inputs[1].ptr<float>()};
+  const bool has_bias = ctx.inputs.size() > 2 && ctx.inputs[2];
+  In<A, float> bias{has_bias ? ctx.inputs[2].ptr<float>() : nullptr};
+  Out<A, float> y{ctx.outputs[0].ptr<float>()};
+  for (int64_t b = 0; b < batches; ++b) {
+    for (int64_t oc = 0; oc < out_depth; ++oc) {
+      float total = 0.0f;
+      for (int64_t d = 0; d < depth; ++d) total += x[b * depth + d] * w[oc * depth + d];
+      const float bias_value = has_bias ? bias[oc] : 0.0f;
+      y.Set(b * out_depth + oc, std::min(std::max(total + bias_value, act.min), act.max));
+    }
+  }
+}
+
+namespace {
+
+// One [m, k] x [k, n] product (with optional transposes) at element offsets a0, b0, y0.
+template <typename A>
+void MatMulBlock(In<A, float> a, In<A, float> b, Out<A, float> y, int64_t a0, int64_t b0,
+                 int64_t y0, int64_t m, int64_t n, int64_t k, bool ta, bool tb) {
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      float total = 0.0f;
+      for (int64_t p = 0; p < k; ++p) {
+        const float av = a[a0 + (ta ? p * m + i : i * k + p)];
+        const float bv = b[b0 + (tb ? j * k + p : p * n + j)];
+        total += av * bv;
+      }
+      y.Set(y0 + i * n + j, total);
+    }
+  }
+}
+
+}  // namespace
+
+template <typename A>
+void MatMulF32(const KernelContext& ctx) {
+  const bool ta = ctx.node.attrs.Int("transpose_a") != 0;
+  const bool tb = ctx.node.attrs.Int("transpose_b") != 0;
+  const Shape& y_shape = ctx.outputs[0].shape();
+  const Shape& a_shape = ctx.inputs[0].shape();
+  const int64_t k = ta ? a_shape[0] : a_shape[1];
+  MatMulBlock<A>({ctx.inputs[0].ptr<float>()}, {ctx.inputs[1].ptr<float>()},
+                 {ctx.outputs[0].ptr<float>()}, 0, 0, 0, y_shape[0], y_shape[1], k, ta, tb);
+}
+
+template <typename A>
+void BatchMatMulF32(const KernelContext& ctx) {
+  const bool ta = ctx.node.attrs.Int("transpose_a") != 0;
+  const bool tb = ctx.node.attrs.Int("transpose_b") != 0;
+  const Shape& a_shape = ctx.inputs[0].shape();
+  const Shape& b_shape = ctx.inputs[1].shape();
+  const Shape& y_shape = ctx.outputs[0].shape();
+  const size_t rank = y_shape.size();
+  const int64_t m = y_shape[rank - 2], n = y_shape[rank - 1];
+  const int64_t k = ta ? a_shape[a_shape.size() - 2] : a_shape[a_shape.size() - 1];
+  const int64_t a_block = a_shape[a_shape.size() - 2] * a_shape[a_shape.size() - 1];
+  const int64_t b_block = b_shape[b_shape.size() - 2] * b_shape[b_shape.size() - 1];
+  const int64_t batches = ctx.outputs[0].elements() / std::max<int64_t>(1, m * n);
+  for (int64_t batch = 0; batch < batches; ++batch) {
+    // Map the output batch index to each input's batch index (broadcast dims repeat).
+    int64_t rest = batch, a_index = 0, b_index = 0, a_step = 1, b_step = 1;
+    for (size_t d = rank - 2; d-- > 0;) {
+      const int64_t coord = rest % y_shape[d];
+      rest /= y_shape[d];
+      const size_t back = rank - 2 - d;  // 1 for the innermost batch dim
+      if (a_shape.size() >= 2 + back) {
+        const int64_t dim = a_shape[a_shape.size() - 2 - back];
+        a_index += (dim == 1 ? 0 : coord) * a_step;
+        a_step *= dim;
+      }
+      if (b_shape.size() >= 2 + back) {
+        const int64_t dim = b_shape[b_shape.size() - 2 - back];
+        b_index += (dim == 1 ? 0 : coord) * b_step;
+        b_step *= dim;
+      }
+    }
+    MatMulBlock<A>({ctx.inputs[0].ptr<float>()}, {ctx.inputs[1].ptr<float>()},
+                   {ctx.outputs[0].ptr<float>()}, a_index * a_block, b_index * b_block,
+                   batch * m * n, m, n, k, ta, tb);
+  }
+}
+
+template void FullyConnectedF32<Direct>(const KernelContext&);
+template void MatMulF32<Direct>(const KernelContext&);
+template void BatchMatMulF32<Direct>(const KernelContext&);
+
+}  // namespace memfold

@@ -1,0 +1,109 @@
+// The op table: one row per operator. Keep rows short; put logic in infer.cc, cost.cc and
+// the kernels.
+#include "memfold/ops/op_table.h"
+
+#include <cstdint>
+#include <string>
+
+#include "memfold/ops/cost.h"
+#include "memfold/ops/infer.h"
+#include "memfold/ops/kernels/access.h"
+#include "memfold/ops/kernels/float_kernels.h"
+
+namespace memfold {
+namespace {
+
+using Ints = std::vector<int64_t>;
+
+const AttrSpec kActivation{"activation", std::string("none")};
+const AttrSpec kStride{"stride", Ints{1, 1}};
+const AttrSpec kDilation{"dilation", Ints{1, 1}};
+const AttrSpec kPadding{"padding", std::string("same")};
+const AttrSpec kPads{"pads", Ints{0, 0, 0, 0}};
+
+// Data movement kernels for every element width (function templates cannot be template
+// arguments, hence the macro).
+#define MF_MOVE_KERNELS(K)                                                      \
+  std::vector<KernelEntry> {                                                    \
+    {DType::kF32, &K<Direct, float>}, {DType::kI8, &K<Direct, int8_t>},         \
+        {DType::kU8, &K<Direct, uint8_t>}, {DType::kBool, &K<Direct, uint8_t>}, \
+        {DType::kI16, &K<Direct, int16_t>}, {DType::kI32, &K<Direct, int32_t>}, \
+        {DType::kI64, &K<Direct, int64_t>}                                      \
+  }
+
+OpDef Unary(std::string_view name, KernelFn f32) {
+  return {.name = name, .infer = InferSameAsInput, .inplace_input = 0,
+          .kernels = {{DType::kF32, f32}}};
+}
+
+OpDef Binary(std::string_view name, KernelFn f32, bool fused_activation) {
+  OpDef def{.name = name, .min_inputs = 2, .max_inputs = 2, .infer = InferBroadcast,
+            .inplace_input = 0, .kernels = {{DType::kF32, f32}}};
+  if (fused_activation) def.attrs = {kActivation};
+  return def;
+}
+
+}  // namespace
+
+std::vector<OpDef> BuildOpTable() {
+  return {
+      Unary("relu", &ReluF32<Direct>),
+      Unary("relu6", &Relu6F32<Direct>),
+      Unary("tanh", &TanhF32<Direct>),
+      Unary("sigmoid", &SigmoidF32<Direct>),
+      Unary("exp", &ExpF32<Direct>),
+      Unary("neg", &NegF32<Direct>),
+      Unary("hard_swish", &HardSwishF32<Direct>),
+      Binary("add", &AddF32<Direct>, true),
+      Binary("sub", &SubF32<Direct>, true),
+      Binary("mul", &MulF32<Direct>, true),
+      Binary("div", &DivF32<Direct>, true),
+      Binary("max", &MaxF32<Direct>, false),
+      Binary("min", &MinF32<Direct>, false),
+      {.name = "fully_connected", .min_inputs = 2, .max_inputs = 3,
+       .attrs = {kActivation, {"keep_num_dims", int64_t{0}}},
+       .infer = InferFullyConnected, .cost = MatrixCost,
+       .kernels = {{DType::kF32, &FullyConnectedF32<Direct>}}},
+      {.name = "matmul", .min_inputs = 2, .max_inputs = 2,
+       .attrs = {{"transpose_a", int64_t{0}}, {"transpose_b", int64_t{0}}},
+       .infer = InferMatMul, .cost = MatrixCost,
+       .kernels = {{DType::kF32, &MatMulF32<Direct>}}},
+      {.name = "batch_matmul", .min_inputs = 2, .max_inputs = 2,
+       .attrs = {{"transpose_a", int64_t{0}}, {"transpose_b", int64_t{0}}},
+       .infer = InferBatchMatMul, .cost = MatrixCost,
+       .kernels = {{DType::kF32, &BatchMatMulF32<Direct>}}},
+      {.name = "conv2d", .min_inputs = 2, .max_inputs = 3,
+       .attrs = {kActivation, kStride, kDilation, kPadding, kPads},
+       .infer = InferConv2D, .cost = ConvCost,
+       .kernels = {{DType::kF32, &Conv2DF32<Direct>}}},
+      {.name = "depthwise_conv2d", .min_inputs = 2, .max_inputs = 3,
+       .attrs = {kActivation, kStride, kDilation, kPadding, kPads, {"multiplier", int64_t{0}}},
+       .infer = InferDepthwiseConv2D, .cost = ConvCost,
+       .kernels = {{DType::kF32, &DepthwiseConv2DF32<Direct>}}},
+      {.name = "max_pool2d",
+       .attrs = {kActivation, kStride, kPadding, kPads, {"filter", Ints{}, true}},
+       .infer = InferPool2D, .cost = PoolCost,
+       .kernels = {{DType::kF32, &MaxPool2DF32<Direct>}}},
+      {.name = "avg_pool2d",
+       .attrs = {kActivation, kStride, kPadding, kPads, {"filter", Ints{}, true}},
+       .infer = InferPool2D, .cost = PoolCost,
+       .kernels = {{DType::kF32, &AvgPool2DF32<Direct>}}},
+      {.name = "mean", .attrs = {{"axes", Ints{}, true}, {"keepdims", int64_t{0}}},
+       .infer = InferMean, .kernels = {{DType::kF32, &MeanF32<Direct>}}},
+      {.name = "softmax", .attrs = {{"beta", 1.0}, {"axis", int64_t{-1}}},
+       .infer = InferSoftmax, .kernels = {{DType::kF32, &SoftmaxF32<Direct>}}},
+      {.name = "reshape", .attrs = {{"shape", Ints{}, true}}, .infer = InferReshape,
+       .cost = MoveCost, .alias = true},
+      {.name = "concat", .max_inputs = kVariadic, .attrs = {{"axis", int64_t{0}, true}},
+       .infer = InferConcat, .cost = MoveCost, .kernels = MF_MOVE_KERNELS(Concat)},
+      {.name = "slice", .attrs = {{"begin", Ints{}, true}, {"size", Ints{}, true}},
+       .infer = InferSlice, .cost = MoveCost, .kernels = MF_MOVE_KERNELS(Slice)},
+      {.name = "transpose", .attrs = {{"perm", Ints{}, true}}, .infer = InferTranspose,
+       .cost = MoveCost, .kernels = MF_MOVE_KERNELS(Transpose)},
+      {.name = "pad", .attrs = {{"paddings", Ints{}, true}, {"value", 0.0}},
+       .infer = InferPad, .cost = MoveCost, .kernels = MF_MOVE_KERNELS(Pad)},
+  };
+}
+#undef MF_MOVE_KERNELS
+
+}  // namespace memfold

@@ -1,0 +1,114 @@
+// The op registry: one table row per operator, the single source of truth for what an op
+// accepts (arity, attributes with defaults), what it produces (shape/dtype inference), what it
+// costs (FLOPs, bytes), how its memory may be shared (in-place, alias) and how it runs
+// (CPU kernels per element type). Importers, passes, planners and the executor all index
+// into this table; nothing else switches on op names.
+//
+// Rows leave room for later issues: gradient builders, memory-access models for the safe
+// overlap of diagonal memory optimisation, and integer kernels are further fields.
+//
+// Lookup by name is O(log ops). AddOp is O(inputs + attributes + inference).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "memfold/ir/graph.h"
+#include "memfold/ir/status.h"
+
+namespace memfold {
+
+struct TensorType {
+  DType dtype = DType::kF32;
+  Shape shape;
+};
+
+// The inputs of a node as inference sees them (null for an absent optional input).
+struct InferContext {
+  const Node& node;
+  std::vector<const Value*> inputs;
+  const Value& in(size_t k) const { return *inputs[k]; }
+  bool has(size_t k) const { return k < inputs.size() && inputs[k] != nullptr; }
+};
+using InferFn = Status (*)(const InferContext& ctx, std::vector<TensorType>* outputs);
+
+struct Cost {
+  double flops = 0;
+  int64_t bytes_read = 0;
+  int64_t bytes_written = 0;
+};
+using CostFn = Cost (*)(const Graph& graph, const Node& node);
+
+// A tensor as a kernel sees it: its type and where its bytes are.
+struct TensorArg {
+  const Value* value = nullptr;
+  std::byte* data = nullptr;
+  template <typename T>
+  T* ptr() const {
+    return reinterpret_cast<T*>(data);
+  }
+  const Shape& shape() const { return value->shape; }
+  int64_t elements() const { return value->elements(); }
+  explicit operator bool() const { return value != nullptr; }
+};
+
+struct KernelContext {
+  const Node& node;
+  std::span<const TensorArg> inputs;  // absent optional inputs have value == nullptr
+  std::span<const TensorArg> outputs;
+};
+using KernelFn = void (*)(const KernelContext& ctx);
+
+struct KernelEntry {
+  DType dtype;  // the element type of the node's first input
+  KernelFn run;
+};
+
+struct AttrSpec {
+  std::string_view name;
+  AttrValue default_value;  // also fixes the attribute's type
+  bool required = false;
+};
+
+struct OpDef {
+  std::string_view name;
+  int min_inputs = 1;
+  int max_inputs = 1;  // kVariadic for any number
+  int num_outputs = 1;
+  std::vector<AttrSpec> attrs;
+  InferFn infer = nullptr;
+  CostFn cost = nullptr;
+  // Output 0 may take the buffer of this input when the input dies here (MXNet-style
+  // in-place); -1 = never.
+  int inplace_input = -1;
+  // Output 0 is a view of input 0: same bytes, no copy, no buffer of its own (reshape).
+  bool alias = false;
+  std::vector<KernelEntry> kernels;
+
+  KernelFn FindKernel(DType dtype) const;
+};
+inline constexpr int kVariadic = 1 << 20;
+
+// The whole table, sorted by name.
+std::span<const OpDef> AllOps();
+const OpDef* FindOp(std::string_view name);
+
+// Checks arity and attributes of `node` against its row, fills attribute defaults, and infers
+// the output types. Errors name the node and say what to change.
+Status CheckAndFillAttrs(const OpDef& def, Node* node);
+Result<std::vector<TensorType>> InferNode(const Graph& graph, const Node& node);
+
+// Builds a node: validates it, creates its output values (role activation) and appends it to
+// the schedule. Returns the new output ids.
+Result<std::vector<ValueId>> AddOp(Graph* graph, std::string_view op, std::vector<ValueId> inputs,
+                                   Attrs attrs = {}, std::string name = "");
+
+// Re-infers every node in schedule order and checks the stored output types agree.
+Status CheckShapes(const Graph& graph);
+
+Cost NodeCost(const Graph& graph, const Node& node);
+
+}  // namespace memfold
