@@ -1,1 +1,66 @@
-int main() { return 0; }
+// memfold: plans and proves the memory of neural networks. See README.md and CONTRACT.md.
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+
+#include "commands.h"
+#include "memfold/plan/plan_graph.h"
+
+namespace {
+
+using memfold::cli::kExitBadInput;
+
+void AddModelArgs(CLI::App* command, memfold::cli::CommonOptions* common) {
+  command->add_option("MODEL", common->model, "a .tflite file or zoo:NAME[,key=value...]")->required();
+  command->add_flag("--json", common->json, "print one JSON object instead of tables");
+}
+
+CLI::Option* AddPlannerOption(CLI::App* command, std::string* planner) {
+  return command->add_option("--planner", *planner, "naive, greedy or best")
+      ->check(CLI::IsMember(memfold::GraphPlannerNames()));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"memfold: makes neural networks need less memory, and proves it"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "memfold 0.1");
+
+  bool zoo_json = false;
+  CLI::App* zoo = app.add_subcommand("zoo", "list the built-in reference models, keys and defaults");
+  zoo->add_flag("--json", zoo_json, "print JSON");
+
+  memfold::cli::CommonOptions inspect_options;
+  AddModelArgs(app.add_subcommand("inspect", "summarise a model: ops, values, inputs, outputs"),
+               &inspect_options);
+
+  memfold::cli::PlanOptions plan_options;
+  CLI::App* plan = app.add_subcommand("plan", "plan the tensor arena and verify the plan");
+  AddModelArgs(plan, &plan_options.common);
+  AddPlannerOption(plan, &plan_options.planner);
+  plan->add_option("--budget", plan_options.budget, "arena budget, e.g. 256K, 1M; exit 1 if it does not fit");
+
+  memfold::cli::RunOptions run_options;
+  CLI::App* run = app.add_subcommand("run", "run the model inside the planned arena; compare with an unplanned run");
+  AddModelArgs(run, &run_options.common);
+  AddPlannerOption(run, &run_options.planner);
+  run->add_option("--input", run_options.input_file, "raw little-endian input bytes (default: CONTRACT.md's input)");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "memfold: " << e.what() << " (see memfold --help)\n";
+    return kExitBadInput;
+  }
+  if (zoo->parsed()) return memfold::cli::ZooCommand(zoo_json);
+  if (plan->parsed()) return memfold::cli::PlanCommand(plan_options);
+  if (run->parsed()) return memfold::cli::RunCommand(run_options);
+  return memfold::cli::InspectCommand(inspect_options);
+}

@@ -1,0 +1,29 @@
+// Human-readable output: byte sizes ("5.74 MiB"), digit grouping ("6,021,120") and aligned
+// text tables. O(cells).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace memfold {
+
+std::string GroupDigits(int64_t value);   // 6021120 -> "6,021,120"
+std::string HumanBytes(int64_t bytes);    // 6021120 -> "5.74 MiB"; < 1 KiB -> "512 B"
+
+// Parses sizes such as "256K", "1M", "1.5GiB", "4096" (K = 1024). Error on anything else.
+bool ParseByteSize(const std::string& text, int64_t* bytes);
+
+class TextTable {
+ public:
+  explicit TextTable(std::vector<std::string> header) : header_(std::move(header)) {}
+  // Columns whose header starts with '>' are right-aligned (the '>' is not printed).
+  void Add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  std::string Render() const;
+
+ private:
+  std::vector<std::string> header_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+}  // namespace memfold

@@ -1,0 +1,99 @@
+#include "memfold/zoo/builder.h"
+
+#include <cmath>
+#include <cstring>
+#include <memory>
+
+#include "memfold/ir/verify.h"
+#include "memfold/ops/registry.h"
+
+namespace memfold {
+namespace {
+
+uint64_t SplitMix64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
+
+GraphBuilder::GraphBuilder(std::string name, uint64_t seed) : seed_(seed) {
+  graph_.name = std::move(name);
+}
+
+ValueId GraphBuilder::Input(const std::string& name, Shape shape, DType dtype) {
+  Value v;
+  v.name = name;
+  v.shape = std::move(shape);
+  v.dtype = dtype;
+  v.role = Role::kInput;
+  const ValueId id = graph_.AddValue(std::move(v));
+  graph_.inputs.push_back(id);
+  return id;
+}
+
+ValueId GraphBuilder::Weight(const std::string& name, Shape shape, float scale) {
+  const int64_t n = NumElements(shape);
+  auto data = std::make_shared<Bytes>(static_cast<size_t>(n) * sizeof(float));
+  const uint64_t stream = SplitMix64(seed_ ^ SplitMix64(++weights_made_));
+  for (int64_t k = 0; k < n; ++k) {
+    const uint64_t bits = SplitMix64(stream + static_cast<uint64_t>(k));
+    // 24 random bits -> [0, 1) exactly representable, then to [-scale, scale).
+    const float unit = static_cast<float>(bits >> 40) / static_cast<float>(1 << 24);
+    const float value = (2.0f * unit - 1.0f) * scale;
+    std::memcpy(data->data() + k * 4, &value, 4);
+  }
+  Value v;
+  v.name = name;
+  v.shape = std::move(shape);
+  v.role = Role::kWeight;
+  v.data = std::move(data);
+  return graph_.AddValue(std::move(v));
+}
+
+ValueId GraphBuilder::LayerWeight(const std::string& name, Shape shape, int64_t fan_in) {
+  return Weight(name, std::move(shape), std::sqrt(3.0f / static_cast<float>(std::max<int64_t>(1, fan_in))));
+}
+
+ValueId GraphBuilder::Op(const std::string& op, std::vector<ValueId> inputs, Attrs attrs,
+                         const std::string& name, const std::string& layer) {
+  if (!status_.ok()) return kNoValue;
+  for (ValueId in : inputs) {
+    if (in == kNoValue) return kNoValue;  // an earlier error; keep the first message
+  }
+  Result<std::vector<ValueId>> outputs = AddOp(&graph_, op, std::move(inputs), std::move(attrs), name);
+  if (!outputs.ok()) {
+    status_ = outputs.status();
+    return kNoValue;
+  }
+  graph_.node(graph_.num_nodes() - 1).layer = layer;
+  return outputs->front();
+}
+
+Result<Graph> GraphBuilder::Finish(std::vector<ValueId> outputs) {
+  MF_RETURN_IF_ERROR(status_);
+  for (ValueId v : outputs) graph_.value(v).role = Role::kOutput;
+  graph_.outputs = std::move(outputs);
+  MF_RETURN_IF_ERROR(VerifyGraph(graph_));
+  return std::move(graph_);
+}
+
+Attrs ConvAttrs(int64_t stride, const std::string& activation, const std::string& padding) {
+  Attrs attrs;
+  attrs.Set("stride", std::vector<int64_t>{stride, stride});
+  attrs.Set("activation", activation);
+  attrs.Set("padding", padding);
+  return attrs;
+}
+
+Attrs PoolAttrs(int64_t filter_h, int64_t filter_w, int64_t stride, const std::string& padding) {
+  Attrs attrs;
+  attrs.Set("filter", std::vector<int64_t>{filter_h, filter_w});
+  attrs.Set("stride", std::vector<int64_t>{stride, stride});
+  attrs.Set("padding", padding);
+  return attrs;
+}
+
+}  // namespace memfold

@@ -1,0 +1,109 @@
+// MobileNet v1 and v2 with the layer shapes of the published networks, laid out as TFLite's
+// hosted float models are: NHWC, SAME padding, ReLU6 fused into the convolutions, residual
+// adds as ADD ops, a final average pool, a 1x1 convolution to 1001 classes, reshape, softmax.
+#include <algorithm>
+#include <string>
+
+#include "memfold/zoo/builder.h"
+#include "memfold/zoo/zoo.h"
+
+namespace memfold {
+namespace {
+
+constexpr int64_t kClasses = 1001;
+
+// Convolution with bias: filter [out_c, k, k, in_c].
+ValueId Conv(GraphBuilder& b, ValueId x, int64_t out_c, int64_t k, int64_t stride,
+             const std::string& activation, const std::string& name) {
+  const int64_t in_c = b.shape(x)[3];
+  const ValueId w = b.LayerWeight(name + "/weights", {out_c, k, k, in_c}, k * k * in_c);
+  const ValueId bias = b.Weight(name + "/bias", {out_c}, 0.01f);
+  return b.Op("conv2d", {x, w, bias}, ConvAttrs(stride, activation), name, "conv");
+}
+
+// Depthwise 3x3 convolution with bias and ReLU6: filter [1, 3, 3, channels].
+ValueId Depthwise(GraphBuilder& b, ValueId x, int64_t stride, const std::string& name) {
+  const int64_t c = b.shape(x)[3];
+  const ValueId w = b.LayerWeight(name + "/depthwise_weights", {1, 3, 3, c}, 9);
+  const ValueId bias = b.Weight(name + "/bias", {c}, 0.01f);
+  return b.Op("depthwise_conv2d", {x, w, bias}, ConvAttrs(stride, "relu6"), name, "conv");
+}
+
+// Global average pool, 1x1 convolution to the classes, reshape to [batch, classes], softmax.
+Result<Graph> Classifier(GraphBuilder& b, ValueId x) {
+  const Shape& s = b.shape(x);
+  const int64_t batch = s[0];
+  x = b.Op("avg_pool2d", {x}, PoolAttrs(s[1], s[2], 2, "valid"), "AvgPool", "pool");
+  x = Conv(b, x, kClasses, 1, 1, "none", "Logits/Conv2d_1c_1x1");
+  Attrs reshape;
+  reshape.Set("shape", std::vector<int64_t>{batch, kClasses});
+  x = b.Op("reshape", {x}, reshape, "Logits/Squeeze", "output");
+  x = b.Op("softmax", {x}, {}, "Predictions", "output");
+  return b.Finish({x});
+}
+
+// TF-Slim MobileNet v1 channel rule: max(int(depth * alpha), 8).
+int64_t V1Depth(int64_t depth, double alpha) {
+  return std::max<int64_t>(static_cast<int64_t>(static_cast<double>(depth) * alpha), 8);
+}
+
+// MobileNet v2 channel rule (_make_divisible): nearest multiple of 8, never 10 % below.
+int64_t MakeDivisible(double value, int64_t divisor = 8) {
+  int64_t rounded = std::max<int64_t>(divisor, static_cast<int64_t>(value + static_cast<double>(divisor) / 2) / divisor * divisor);
+  if (static_cast<double>(rounded) < 0.9 * value) rounded += divisor;
+  return rounded;
+}
+
+}  // namespace
+
+Result<Graph> BuildMobileNetV1(const ZooArgs& args) {
+  const double alpha = args.Float("alpha");
+  const int64_t res = args.Int("res");
+  GraphBuilder b("mobilenet_v1");
+  ValueId x = b.Input("input", {args.Int("batch"), res, res, 3});
+  x = Conv(b, x, V1Depth(32, alpha), 3, 2, "relu6", "Conv2d_0");
+  struct Block { int64_t depth, stride; };
+  constexpr Block kBlocks[] = {{64, 1},  {128, 2}, {128, 1}, {256, 2}, {256, 1},
+                               {512, 2}, {512, 1}, {512, 1}, {512, 1}, {512, 1},
+                               {512, 1}, {1024, 2}, {1024, 1}};
+  int index = 1;
+  for (const Block& block : kBlocks) {
+    const std::string name = "Conv2d_" + std::to_string(index++);
+    x = Depthwise(b, x, block.stride, name + "_depthwise");
+    x = Conv(b, x, V1Depth(block.depth, alpha), 1, 1, "relu6", name + "_pointwise");
+  }
+  return Classifier(b, x);
+}
+
+Result<Graph> BuildMobileNetV2(const ZooArgs& args) {
+  const double alpha = args.Float("alpha");
+  const int64_t res = args.Int("res");
+  GraphBuilder b("mobilenet_v2");
+  ValueId x = b.Input("input", {args.Int("batch"), res, res, 3});
+  x = Conv(b, x, MakeDivisible(32 * alpha), 3, 2, "relu6", "Conv");
+  // Inverted residual settings: expansion t, channels c, repeats n, first stride s.
+  struct Stage { int64_t t, c, n, s; };
+  constexpr Stage kStages[] = {{1, 16, 1, 1},  {6, 24, 2, 2},  {6, 32, 3, 2}, {6, 64, 4, 2},
+                               {6, 96, 3, 1},  {6, 160, 3, 2}, {6, 320, 1, 1}};
+  int index = 0;
+  for (const Stage& stage : kStages) {
+    const int64_t out_c = MakeDivisible(static_cast<double>(stage.c) * alpha);
+    for (int64_t r = 0; r < stage.n; ++r) {
+      const std::string name = index == 0 ? "expanded_conv" : "expanded_conv_" + std::to_string(index);
+      ++index;
+      const int64_t stride = r == 0 ? stage.s : 1;
+      const int64_t in_c = b.shape(x)[3];
+      ValueId y = x;
+      if (stage.t != 1) y = Conv(b, y, in_c * stage.t, 1, 1, "relu6", name + "/expand");
+      y = Depthwise(b, y, stride, name + "/depthwise");
+      y = Conv(b, y, out_c, 1, 1, "none", name + "/project");
+      if (stride == 1 && in_c == out_c) y = b.Op("add", {x, y}, {}, name + "/add", "conv");
+      x = y;
+    }
+  }
+  const int64_t last_c = alpha > 1.0 ? MakeDivisible(1280 * alpha) : 1280;
+  x = Conv(b, x, last_c, 1, 1, "relu6", "Conv_1");
+  return Classifier(b, x);
+}
+
+}  // namespace memfold

@@ -1,0 +1,47 @@
+// The memfold command-line program: one function per subcommand. Each returns the process
+// exit code (CONTRACT.md: 0 success, 1 the work failed, 2 bad usage or bad input) and prints
+// either a human-readable report or, with --json, one JSON object on stdout.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "memfold/ir/graph.h"
+#include "memfold/ir/status.h"
+
+namespace memfold::cli {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailed = 1;
+inline constexpr int kExitBadInput = 2;
+
+struct CommonOptions {
+  std::string model;
+  bool json = false;
+};
+
+struct PlanOptions {
+  CommonOptions common;
+  std::string planner = "greedy";
+  std::optional<std::string> budget;
+};
+
+struct RunOptions {
+  CommonOptions common;
+  std::string planner = "greedy";
+  std::optional<std::string> input_file;
+};
+
+int ZooCommand(bool json);
+int InspectCommand(const CommonOptions& options);
+int PlanCommand(const PlanOptions& options);
+int RunCommand(const RunOptions& options);
+
+// "zoo:NAME,..." builds a reference model; anything else is a model file path.
+Result<Graph> LoadModel(const std::string& model);
+
+// Prints "memfold: MESSAGE" on stderr and returns `code`.
+int Fail(const std::string& message, int code = kExitBadInput);
+
+}  // namespace memfold::cli

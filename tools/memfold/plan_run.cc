@@ -1,0 +1,180 @@
+// `memfold plan` and `memfold run`.
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "memfold/exec/executor.h"
+#include "memfold/io/sha256.h"
+#include "memfold/io/text.h"
+#include "memfold/plan/plan_graph.h"
+
+namespace memfold::cli {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+std::string PeakOpName(const Graph& g, int32_t peak_time) {
+  if (peak_time == 0) return "(graph inputs)";
+  const Node& n = g.node(g.schedule[static_cast<size_t>(peak_time - 1)]);
+  return n.name + " (" + n.op + ", op " + std::to_string(peak_time - 1) + ")";
+}
+
+Json BuffersJson(const Graph& g, const GraphPlan& gp) {
+  Json buffers = Json::array();
+  for (const BufferRequest& r : gp.liveness.requests) {
+    buffers.push_back({{"value", g.value(gp.liveness.value_of[static_cast<size_t>(r.id)]).name},
+                       {"offset", gp.plan.offsets[static_cast<size_t>(r.id)]},
+                       {"bytes", r.bytes},
+                       {"first", r.first},
+                       {"last", r.last},
+                       {"overlap_bytes", 0}});
+  }
+  return buffers;
+}
+
+void PrintPlanTable(const Graph& g, const GraphPlan& gp) {
+  TextTable table({"value", ">offset", ">bytes", ">first", ">last"});
+  for (const BufferRequest& r : gp.liveness.requests) {
+    table.Add({g.value(gp.liveness.value_of[static_cast<size_t>(r.id)]).name,
+               GroupDigits(gp.plan.offsets[static_cast<size_t>(r.id)]), GroupDigits(r.bytes),
+               std::to_string(r.first), std::to_string(r.last)});
+  }
+  std::cout << table.Render() << "\n";
+}
+
+// Decodes the first `count` elements of an output for display.
+Json FirstValues(const Value& v, const Bytes& bytes, int64_t count) {
+  Json values = Json::array();
+  const int64_t n = std::min(count, v.elements());
+  for (int64_t k = 0; k < n; ++k) {
+    const std::byte* p = bytes.data() + k * ElementBytes(v.dtype);
+    auto read = [p](auto sample) {
+      std::memcpy(&sample, p, sizeof(sample));
+      return sample;
+    };
+    switch (v.dtype) {
+      case DType::kF32: values.push_back(read(float{})); break;
+      case DType::kI8: values.push_back(read(int8_t{})); break;
+      case DType::kU8: case DType::kBool: values.push_back(read(uint8_t{})); break;
+      case DType::kI16: values.push_back(read(int16_t{})); break;
+      case DType::kI32: values.push_back(read(int32_t{})); break;
+      case DType::kI64: values.push_back(read(int64_t{})); break;
+      case DType::kBit: return values;
+    }
+  }
+  return values;
+}
+
+Result<std::vector<Bytes>> ReadInputs(const Graph& g, const std::optional<std::string>& file) {
+  if (!file) return DefaultInputs(g);
+  std::ifstream in(*file, std::ios::binary);
+  if (!in) return Status::Error(*file + ": cannot open the input file");
+  const std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  int64_t needed = 0;
+  for (ValueId v : g.inputs) needed += g.value(v).bytes();
+  if (static_cast<int64_t>(data.size()) != needed) {
+    return Status::Error(*file + ": holds " + std::to_string(data.size()) + " bytes; the model's inputs need " +
+                         std::to_string(needed) + " (raw little-endian, inputs in order)");
+  }
+  std::vector<Bytes> inputs;
+  size_t at = 0;
+  for (ValueId v : g.inputs) {
+    const auto size = static_cast<size_t>(g.value(v).bytes());
+    const auto* begin = reinterpret_cast<const std::byte*>(data.data()) + at;
+    inputs.emplace_back(begin, begin + size);
+    at += size;
+  }
+  return inputs;
+}
+
+}  // namespace
+
+int PlanCommand(const PlanOptions& options) {
+  int64_t budget = 0;
+  if (options.budget && !ParseByteSize(*options.budget, &budget)) {
+    return Fail("--budget " + *options.budget + " is not a size; use bytes or K/M/G, e.g. 256K");
+  }
+  Result<Graph> loaded = LoadModel(options.common.model);
+  if (!loaded.ok()) return Fail(loaded.status().message());
+  const Graph& g = *loaded;
+  Result<GraphPlan> planned = PlanGraph(g, options.planner);
+  if (!planned.ok()) return Fail(planned.status().message(), kExitFailed);
+  const GraphPlan& gp = *planned;
+  const bool fits = !options.budget || gp.plan.arena_bytes <= budget;
+  if (options.common.json) {
+    Json out = {{"model", options.common.model},
+                {"planner", options.planner},
+                {"chosen_planner", gp.plan.planner},
+                {"arena_bytes", gp.plan.arena_bytes},
+                {"lower_bound_bytes", gp.lower_bound},
+                {"verified", true},
+                {"buffers", BuffersJson(g, gp)}};
+    if (options.budget) {
+      out["budget_bytes"] = budget;
+      out["fits"] = fits;
+      out["peak_op"] = PeakOpName(g, gp.peak_time);
+    }
+    std::cout << out.dump(1) << "\n";
+  } else {
+    PrintPlanTable(g, gp);
+    std::cout << "planner      " << options.planner
+              << (options.planner == gp.plan.planner ? "" : " (chose " + gp.plan.planner + ")") << "\n"
+              << "arena        " << HumanBytes(gp.plan.arena_bytes) << " (" << GroupDigits(gp.plan.arena_bytes) << " B)\n"
+              << "lower bound  " << HumanBytes(gp.lower_bound) << " (" << GroupDigits(gp.lower_bound) << " B)\n"
+              << "peak at      " << PeakOpName(g, gp.peak_time) << "\n"
+              << "verified     yes (no two live buffers overlap)\n";
+    if (options.budget) {
+      const int64_t margin = budget - gp.plan.arena_bytes;
+      std::cout << "budget       " << HumanBytes(budget) << ": "
+                << (fits ? "fits with " + HumanBytes(margin) + " to spare"
+                         : "does NOT fit, " + HumanBytes(-margin) + " over")
+                << "\n";
+    }
+  }
+  return fits ? kExitOk : kExitFailed;
+}
+
+int RunCommand(const RunOptions& options) {
+  Result<Graph> loaded = LoadModel(options.common.model);
+  if (!loaded.ok()) return Fail(loaded.status().message());
+  const Graph& g = *loaded;
+  Result<std::vector<Bytes>> inputs = ReadInputs(g, options.input_file);
+  if (!inputs.ok()) return Fail(inputs.status().message());
+  Status runnable = CheckRunnable(g, *inputs);
+  if (!runnable.ok()) return Fail(options.common.model + ": " + runnable.message());
+  Result<GraphPlan> planned = PlanGraph(g, options.planner);
+  if (!planned.ok()) return Fail(planned.status().message(), kExitFailed);
+  Result<RunOutputs> in_arena = RunPlanned(g, planned->liveness, planned->plan, *inputs);
+  Result<RunOutputs> reference = RunUnplanned(g, *inputs);
+  if (!in_arena.ok() || !reference.ok()) {
+    return Fail((in_arena.ok() ? reference : in_arena).status().message(), kExitFailed);
+  }
+  const bool identical = in_arena->outputs == reference->outputs;
+  Json outputs = Json::array();
+  for (size_t k = 0; k < g.outputs.size(); ++k) {
+    const Value& v = g.value(g.outputs[k]);
+    const Bytes& bytes = in_arena->outputs[k];
+    outputs.push_back({{"name", v.name}, {"dtype", DTypeName(v.dtype)}, {"shape", v.shape},
+                       {"sha256", Sha256Hex(bytes.data(), bytes.size())},
+                       {"values", FirstValues(v, bytes, 16)}});
+  }
+  if (options.common.json) {
+    std::cout << Json{{"model", options.common.model}, {"planner", options.planner},
+                      {"arena_bytes", planned->plan.arena_bytes}, {"outputs", outputs},
+                      {"identical_to_unplanned", identical}}.dump(1) << "\n";
+  } else {
+    std::cout << "ran " << options.common.model << " in a " << HumanBytes(planned->plan.arena_bytes)
+              << " arena (" << options.planner << " plan, dead memory poisoned)\n";
+    for (const Json& o : outputs) {
+      std::cout << "  output " << o["name"].get<std::string>() << " " << o["dtype"].get<std::string>()
+                << " sha256 " << o["sha256"].get<std::string>() << "\n  first values " << o["values"].dump() << "\n";
+    }
+    std::cout << "identical to the unplanned run: " << (identical ? "yes" : "NO") << "\n";
+  }
+  if (!identical) return Fail("planned and unplanned outputs differ: the plan is unsafe", kExitFailed);
+  return kExitOk;
+}
+
+}  // namespace memfold::cli
