@@ -20,6 +20,13 @@ CLI::Option* AddPlannerOption(CLI::App* command, std::string* planner) {
       ->check(CLI::IsMember(memfold::GraphPlannerNames()));
 }
 
+bool IsCommand(CLI::App& app, const std::string& name) {
+  for (const CLI::App* command : app.get_subcommands({})) {
+    if (command->get_name() == name) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -47,6 +54,10 @@ int main(int argc, char** argv) {
   AddPlannerOption(run, &run_options.planner);
   run->add_option("--input", run_options.input_file, "raw little-endian input bytes (default: CONTRACT.md's input)");
 
+  if (argc > 1 && argv[1][0] != '-' && !IsCommand(app, argv[1])) {
+    std::cerr << "memfold: unknown command '" << argv[1] << "'; commands are zoo, inspect, plan, run (see memfold --help)\n";
+    return kExitBadInput;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,4 +1,5 @@
 // `memfold plan` and `memfold run`.
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <iterator>

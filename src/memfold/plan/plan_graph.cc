@@ -11,13 +11,24 @@ namespace {
 
 constexpr std::string_view kBest = "best";
 
+// Among the time steps at which the arena is full to its top, the one with the most live
+// bytes: the operator whose working set sets the arena size.
 int32_t PeakTime(const Liveness& live, const Plan& plan) {
-  std::vector<int64_t> top(static_cast<size_t>(live.end_time) + 1, 0);
+  const auto steps = static_cast<size_t>(live.end_time) + 1;
+  std::vector<int64_t> top(steps, 0), live_bytes(steps, 0);
   for (const BufferRequest& r : live.requests) {
     const int64_t end = plan.offsets[static_cast<size_t>(r.id)] + r.bytes;
-    for (int32_t t = r.first; t <= r.last; ++t) top[static_cast<size_t>(t)] = std::max(top[static_cast<size_t>(t)], end);
+    for (auto t = static_cast<size_t>(r.first); t <= static_cast<size_t>(r.last); ++t) {
+      top[t] = std::max(top[t], end);
+      live_bytes[t] += r.bytes;
+    }
   }
-  return static_cast<int32_t>(std::max_element(top.begin(), top.end()) - top.begin());
+  const int64_t highest = *std::max_element(top.begin(), top.end());
+  size_t peak = 0;
+  for (size_t t = 0; t < steps; ++t) {
+    if (top[t] == highest && (top[peak] != highest || live_bytes[t] > live_bytes[peak])) peak = t;
+  }
+  return static_cast<int32_t>(peak);
 }
 
 Result<Plan> PlaceVerified(std::string_view name, const std::vector<BufferRequest>& requests) {

@@ -20,8 +20,9 @@ struct GraphPlan {
   Liveness liveness;
   Plan plan;
   int64_t lower_bound = 0;
-  // Time step at which the highest live byte reaches the arena size (0 = graph inputs,
-  // t > 0 = the node at schedule position t - 1).
+  // The time step whose live buffers set the arena size: among steps where the highest live
+  // byte reaches the arena's top, the one with the most live bytes (0 = graph inputs, t > 0 =
+  // the node at schedule position t - 1).
   int32_t peak_time = 0;
 };
 
