@@ -3,6 +3,9 @@
 #include <iostream>
 
 #include "commands.h"
+#include "memfold/io/tflite_reader.h"
+#include "memfold/ir/verify.h"
+#include "memfold/ops/registry.h"
 #include "memfold/zoo/zoo.h"
 
 namespace memfold::cli {
@@ -19,7 +22,11 @@ Result<Graph> LoadModel(const std::string& model) {
   if (!std::filesystem::is_regular_file(model, error)) {
     return Status::Error(model + ": no such file; give a .tflite path or zoo:NAME (see `memfold zoo`)");
   }
-  return Status::Error(model + ": unsupported model format; memfold reads zoo:NAME models (see `memfold zoo`)");
+  MF_ASSIGN_OR_RETURN(TfliteModel tflite, ReadTfliteFile(model));
+  Status shapes = CheckShapes(tflite.graph);
+  if (!shapes.ok()) return Status::Error(model + ": " + shapes.message());
+  MF_RETURN_IF_ERROR(VerifyGraph(tflite.graph));
+  return std::move(tflite.graph);
 }
 
 }  // namespace memfold::cli

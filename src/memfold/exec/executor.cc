@@ -39,6 +39,24 @@ void BindConstantsAndAliases(const Graph& graph, std::vector<std::byte*>* where)
   }
 }
 
+// Persistent state (TFLite variable tensors) lives outside the arena and starts as TFLM's
+// ResetVariableTensors leaves it: int8 state filled with its zero point, anything else zero.
+std::vector<Bytes> BindState(const Graph& graph, std::vector<std::byte*>* where) {
+  std::vector<Bytes> storage;
+  storage.reserve(static_cast<size_t>(graph.num_values()));
+  for (ValueId v = 0; v < graph.num_values(); ++v) {
+    const Value& value = graph.value(v);
+    if (value.role != Role::kState || value.is_constant()) continue;
+    int fill = 0;
+    if (value.dtype == DType::kI8 && value.quant && !value.quant->zero_point.empty()) {
+      fill = static_cast<int>(value.quant->zero_point[0]);
+    }
+    storage.emplace_back(static_cast<size_t>(value.bytes()), static_cast<std::byte>(fill));
+    (*where)[static_cast<size_t>(v)] = storage.back().data();
+  }
+  return storage;
+}
+
 RunOutputs CollectOutputs(const Graph& graph, const std::vector<std::byte*>& where) {
   RunOutputs result;
   for (ValueId v : graph.outputs) {
@@ -129,10 +147,11 @@ Result<RunOutputs> RunUnplanned(const Graph& graph, const std::vector<Bytes>& in
   std::vector<std::byte*> where(static_cast<size_t>(graph.num_values()), nullptr);
   for (ValueId v = 0; v < graph.num_values(); ++v) {
     const Value& value = graph.value(v);
-    if (value.is_constant()) continue;
+    if (value.is_constant() || value.role == Role::kState) continue;
     storage[static_cast<size_t>(v)].assign(static_cast<size_t>(value.bytes()), kPoison);
     where[static_cast<size_t>(v)] = storage[static_cast<size_t>(v)].data();
   }
+  const std::vector<Bytes> state = BindState(graph, &where);
   BindConstantsAndAliases(graph, &where);
   CopyInputs(graph, inputs, where);
   for (NodeId id : graph.schedule) RunNode(graph, graph.node(id), where);
@@ -148,6 +167,7 @@ Result<RunOutputs> RunPlanned(const Graph& graph, const Liveness& live, const Pl
     const int32_t buffer = live.buffer_of[static_cast<size_t>(v)];
     if (buffer != kNoBuffer) where[static_cast<size_t>(v)] = arena.get() + plan.offsets[static_cast<size_t>(buffer)];
   }
+  const std::vector<Bytes> state = BindState(graph, &where);
   BindConstantsAndAliases(graph, &where);
   if (options.poison) PoisonStartingBuffers(live, plan, 0, arena.get());
   CopyInputs(graph, inputs, where);

@@ -31,6 +31,7 @@ std::string_view RoleName(Role role) {
     case Role::kGradient: return "gradient";
     case Role::kOptimizerState: return "optimizer";
     case Role::kWorkspace: return "workspace";
+    case Role::kState: return "state";
   }
   return "?";
 }

@@ -40,6 +40,7 @@ enum class Role : uint8_t {
   kGradient,        // backward-pass gradient
   kOptimizerState,  // e.g. momentum
   kWorkspace,       // scratch memory of one operation
+  kState,           // persistent state across runs (TFLite variable tensors), outside the arena
 };
 std::string_view RoleName(Role role);
 

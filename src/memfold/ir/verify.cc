@@ -85,14 +85,18 @@ Status CheckSchedule(const Graph& g) {
     }
     for (ValueId out : node.outputs) ready[static_cast<size_t>(out)] = 1;
   }
-  for (ValueId v = 0; v < g.num_values(); ++v) {
-    const Value& value = g.value(v);
-    if (value.producer == kNoNode && !value.is_constant() && value.role != Role::kInput &&
-        value.role != Role::kWeight) {
-      // A value nobody produces must be fed: list it as an input.
-      bool is_input = false;
-      for (ValueId in : g.inputs) is_input = is_input || in == v;
-      if (!is_input) return Status::Error(ValueLabel(g, v) + " is neither produced, constant nor a graph input");
+  // A value that is read must be fed: produced, constant, state, workspace or a graph input.
+  std::vector<char> fed(static_cast<size_t>(g.num_values()), 0);
+  for (ValueId v : g.inputs) fed[static_cast<size_t>(v)] = 1;
+  for (NodeId n : g.schedule) {
+    for (ValueId in : g.node(n).inputs) {
+      if (in == kNoValue || fed[static_cast<size_t>(in)]) continue;
+      const Value& value = g.value(in);
+      if (value.producer == kNoNode && !value.is_constant() && value.role != Role::kWeight &&
+          value.role != Role::kState && value.role != Role::kWorkspace) {
+        return Status::Error(ValueLabel(g, in) + " is read by node '" + g.node(n).name +
+                             "' but is neither produced, constant nor a graph input");
+      }
     }
   }
   return Status::Ok();

@@ -44,6 +44,15 @@ Result<std::pair<int64_t, int64_t>> ProductDims(const Shape& a, const Shape& b, 
   return std::pair{m, n};
 }
 
+// The element type named by a string attribute; "" means the first input's type.
+Result<DType> OutputDType(const InferContext& ctx, const char* attr) {
+  const std::string& name = ctx.node.attrs.Str(attr);
+  if (name.empty()) return ctx.in(0).dtype;
+  std::optional<DType> dtype = ParseDType(name);
+  if (!dtype) return Status::Error("attribute '" + std::string(attr) + "' names unknown type '" + name + "'");
+  return *dtype;
+}
+
 }  // namespace
 
 Result<Shape> BroadcastShapes(const Shape& a, const Shape& b) {
@@ -142,7 +151,7 @@ Status InferConv2D(const InferContext& ctx, std::vector<TensorType>* out) {
   MF_RETURN_IF_ERROR(RequireRank(w, 4, "filter"));
   MF_RETURN_IF_ERROR(ParseActivation(ctx.node.attrs).status());
   const int64_t in_c = x.shape[3], out_c = w.shape[0], filter_c = w.shape[3];
-  if (filter_c == 0 || in_c % filter_c != 0 || out_c % (in_c / filter_c) != 0) {
+  if (filter_c == 0 || in_c == 0 || in_c % filter_c != 0 || out_c % (in_c / filter_c) != 0) {
     return Status::Error("filter " + Dims(w.shape) + " [out, kh, kw, in] does not fit input " +
                          Dims(x.shape) + " with " + std::to_string(in_c) + " channels");
   }
@@ -209,7 +218,15 @@ Status InferSoftmax(const InferContext& ctx, std::vector<TensorType>* out) {
   if (axis != static_cast<int64_t>(in.size()) - 1) {
     return Status::Error("softmax is supported over the last axis only; transpose first");
   }
-  return InferSameAsInput(ctx, out);
+  MF_ASSIGN_OR_RETURN(DType dtype, OutputDType(ctx, "output_dtype"));
+  out->push_back({dtype, in});
+  return Status::Ok();
+}
+
+Status InferConvertType(const InferContext& ctx, std::vector<TensorType>* out) {
+  MF_ASSIGN_OR_RETURN(DType dtype, OutputDType(ctx, "dtype"));
+  out->push_back({dtype, ctx.in(0).shape});
+  return Status::Ok();
 }
 
 Status InferReshape(const InferContext& ctx, std::vector<TensorType>* out) {

@@ -24,6 +24,8 @@ Status InferConcat(const InferContext& ctx, std::vector<TensorType>* out);
 Status InferSlice(const InferContext& ctx, std::vector<TensorType>* out);
 Status InferTranspose(const InferContext& ctx, std::vector<TensorType>* out);
 Status InferPad(const InferContext& ctx, std::vector<TensorType>* out);
+// quantize / dequantize: same shape, element type from attribute "dtype".
+Status InferConvertType(const InferContext& ctx, std::vector<TensorType>* out);
 
 // Numpy-style broadcast of two shapes; error if incompatible.
 Result<Shape> BroadcastShapes(const Shape& a, const Shape& b);

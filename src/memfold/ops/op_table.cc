@@ -90,7 +90,8 @@ std::vector<OpDef> BuildOpTable() {
        .kernels = {{DType::kF32, &AvgPool2DF32<Direct>}}},
       {.name = "mean", .attrs = {{"axes", Ints{}, true}, {"keepdims", int64_t{0}}},
        .infer = InferMean, .kernels = {{DType::kF32, &MeanF32<Direct>}}},
-      {.name = "softmax", .attrs = {{"beta", 1.0}, {"axis", int64_t{-1}}},
+      {.name = "softmax",
+       .attrs = {{"beta", 1.0}, {"axis", int64_t{-1}}, {"output_dtype", std::string()}},
        .infer = InferSoftmax, .kernels = {{DType::kF32, &SoftmaxF32<Direct>}}},
       {.name = "reshape", .attrs = {{"shape", Ints{}, true}}, .infer = InferReshape,
        .cost = MoveCost, .alias = true},
@@ -102,6 +103,8 @@ std::vector<OpDef> BuildOpTable() {
        .cost = MoveCost, .kernels = MF_MOVE_KERNELS(Transpose)},
       {.name = "pad", .attrs = {{"paddings", Ints{}, true}, {"value", 0.0}},
        .infer = InferPad, .cost = MoveCost, .kernels = MF_MOVE_KERNELS(Pad)},
+      {.name = "quantize", .attrs = {{"dtype", std::string(), true}}, .infer = InferConvertType},
+      {.name = "dequantize", .attrs = {{"dtype", std::string("f32")}}, .infer = InferConvertType},
   };
 }
 #undef MF_MOVE_KERNELS

@@ -106,7 +106,8 @@ Result<std::vector<TensorType>> InferNode(const Graph& graph, const Node& node);
 Result<std::vector<ValueId>> AddOp(Graph* graph, std::string_view op, std::vector<ValueId> inputs,
                                    Attrs attrs = {}, std::string name = "");
 
-// Re-infers every node in schedule order and checks the stored output types agree.
+// Re-infers every node in schedule order and checks the stored output types agree. Nodes
+// whose op is not in the registry (opaque imported ops) are taken as they are.
 Status CheckShapes(const Graph& graph);
 
 Cost NodeCost(const Graph& graph, const Node& node);

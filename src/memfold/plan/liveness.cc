@@ -8,7 +8,8 @@ namespace memfold {
 namespace {
 
 bool NeedsArena(const Value& value) {
-  return !value.is_constant() && value.role != Role::kWeight && value.bytes() > 0;
+  return !value.is_constant() && value.role != Role::kWeight && value.role != Role::kState &&
+         value.bytes() > 0;
 }
 
 // root[v] = the value whose buffer v uses (itself unless produced by an alias op).

@@ -1,0 +1,212 @@
+#include "memfold/io/tflite_ops.h"
+
+#include <cstring>
+
+namespace memfold {
+namespace {
+
+using Ints = std::vector<int64_t>;
+
+constexpr int32_t kCustom = 32;
+
+Result<std::string> Activation(int64_t code) {
+  switch (code) {
+    case 0: return std::string("none");
+    case 1: return std::string("relu");
+    case 2: return std::string("relu_n1_to_1");
+    case 3: return std::string("relu6");
+    default: return Status::Error("fused activation " + std::to_string(code) + " is not supported (none, relu, relu_n1_to_1, relu6 are)");
+  }
+}
+
+template <typename T>
+T Opt(const TfliteConvertContext& ctx, int slot, T fallback) {
+  return ctx.options ? ctx.options->Get<T>(slot, fallback) : fallback;
+}
+
+Status SetActivation(const TfliteConvertContext& ctx, int slot, Node* node) {
+  MF_ASSIGN_OR_RETURN(std::string act, Activation(Opt<int8_t>(ctx, slot, 0)));
+  node->attrs.Set("activation", act);
+  return Status::Ok();
+}
+
+Status SetPadding(int8_t padding, Node* node) {
+  if (padding != 0 && padding != 1) return Status::Error("padding " + std::to_string(padding) + " is neither SAME (0) nor VALID (1)");
+  node->attrs.Set("padding", std::string(padding == 0 ? "same" : "valid"));
+  return Status::Ok();
+}
+
+// Reads a constant int32/int64 input as integers and removes it from the node's inputs.
+Result<Ints> TakeConstantInts(const TfliteConvertContext& ctx, Node* node, size_t index, const char* what) {
+  if (index >= node->inputs.size() || node->inputs[index] == kNoValue) {
+    return Status::Error(std::string("needs its ") + what + " as input " + std::to_string(index));
+  }
+  const Value& v = ctx.graph.value(node->inputs[index]);
+  if (!v.is_constant() || (v.dtype != DType::kI32 && v.dtype != DType::kI64)) {
+    return Status::Error(std::string("needs its ") + what + " as a constant int32 tensor; '" + v.name + "' is not");
+  }
+  Ints values(static_cast<size_t>(v.elements()));
+  for (size_t k = 0; k < values.size(); ++k) {
+    if (v.dtype == DType::kI32) {
+      int32_t x;
+      std::memcpy(&x, v.data->data() + 4 * k, 4);
+      values[k] = x;
+    } else {
+      std::memcpy(&values[k], v.data->data() + 8 * k, 8);
+    }
+  }
+  node->inputs.erase(node->inputs.begin() + static_cast<std::ptrdiff_t>(index));
+  return values;
+}
+
+Status ConvertNothing(const TfliteConvertContext&, Node*) { return Status::Ok(); }
+
+Status ConvertActivationOnly(const TfliteConvertContext& ctx, Node* node) { return SetActivation(ctx, 0, node); }
+
+Status ConvertConv2D(const TfliteConvertContext& ctx, Node* node) {
+  MF_RETURN_IF_ERROR(SetPadding(Opt<int8_t>(ctx, 0, 0), node));
+  node->attrs.Set("stride", Ints{Opt<int32_t>(ctx, 2, 1), Opt<int32_t>(ctx, 1, 1)});
+  node->attrs.Set("dilation", Ints{Opt<int32_t>(ctx, 5, 1), Opt<int32_t>(ctx, 4, 1)});
+  return SetActivation(ctx, 3, node);
+}
+
+Status ConvertDepthwise(const TfliteConvertContext& ctx, Node* node) {
+  MF_RETURN_IF_ERROR(SetPadding(Opt<int8_t>(ctx, 0, 0), node));
+  node->attrs.Set("stride", Ints{Opt<int32_t>(ctx, 2, 1), Opt<int32_t>(ctx, 1, 1)});
+  node->attrs.Set("dilation", Ints{Opt<int32_t>(ctx, 6, 1), Opt<int32_t>(ctx, 5, 1)});
+  // The multiplier follows from the filter shape; TFLite files sometimes store 0 or 1 here.
+  return SetActivation(ctx, 4, node);
+}
+
+Status ConvertPool(const TfliteConvertContext& ctx, Node* node) {
+  MF_RETURN_IF_ERROR(SetPadding(Opt<int8_t>(ctx, 0, 0), node));
+  node->attrs.Set("stride", Ints{Opt<int32_t>(ctx, 2, 1), Opt<int32_t>(ctx, 1, 1)});
+  node->attrs.Set("filter", Ints{Opt<int32_t>(ctx, 4, 1), Opt<int32_t>(ctx, 3, 1)});
+  return SetActivation(ctx, 5, node);
+}
+
+Status ConvertFullyConnected(const TfliteConvertContext& ctx, Node* node) {
+  if (Opt<int8_t>(ctx, 1, 0) != 0) return Status::Error("shuffled fully-connected weights are not supported");
+  node->attrs.Set("keep_num_dims", int64_t{Opt<uint8_t>(ctx, 2, 0) != 0});
+  return SetActivation(ctx, 0, node);
+}
+
+// The output's element type, for ops whose output type the file decides.
+std::string OutputTypeName(const TfliteConvertContext& ctx, const Node& node) {
+  return std::string(DTypeName(ctx.graph.value(node.outputs[0]).dtype));
+}
+
+Status ConvertSoftmax(const TfliteConvertContext& ctx, Node* node) {
+  node->attrs.Set("beta", static_cast<double>(Opt<float>(ctx, 0, 1.0f)));
+  node->attrs.Set("output_dtype", OutputTypeName(ctx, *node));
+  return Status::Ok();
+}
+
+Status ConvertTypeChange(const TfliteConvertContext& ctx, Node* node) {
+  node->attrs.Set("dtype", OutputTypeName(ctx, *node));
+  return Status::Ok();
+}
+
+Status ConvertConcat(const TfliteConvertContext& ctx, Node* node) {
+  node->attrs.Set("axis", int64_t{Opt<int32_t>(ctx, 0, 0)});
+  MF_ASSIGN_OR_RETURN(std::string act, Activation(Opt<int8_t>(ctx, 1, 0)));
+  if (act != "none") return Status::Error("a fused activation on CONCATENATION is not supported");
+  return Status::Ok();
+}
+
+// RESHAPE and SQUEEZE: the target is the output tensor's shape, as TFLM uses it.
+Status ConvertReshape(const TfliteConvertContext& ctx, Node* node) {
+  node->inputs.resize(1);
+  node->attrs.Set("shape", ctx.graph.value(node->outputs[0]).shape);
+  return Status::Ok();
+}
+
+Status ConvertPad(const TfliteConvertContext& ctx, Node* node) {
+  const bool has_value = node->inputs.size() > 2;
+  MF_ASSIGN_OR_RETURN(Ints pads, TakeConstantInts(ctx, node, 1, "paddings"));
+  node->attrs.Set("paddings", pads);
+  const Value& out = ctx.graph.value(node->outputs[0]);
+  double fill = 0.0;
+  if (out.quant && !out.quant->zero_point.empty()) fill = static_cast<double>(out.quant->zero_point[0]);
+  if (has_value) {
+    const Value& v = ctx.graph.value(node->inputs[1]);
+    if (!v.is_constant() || v.elements() != 1) return Status::Error("PADV2 needs a constant scalar pad value");
+    if (v.dtype == DType::kF32) {
+      float f;
+      std::memcpy(&f, v.data->data(), 4);
+      fill = f;
+    } else if (v.dtype == DType::kI8) {
+      fill = static_cast<double>(static_cast<int8_t>((*v.data)[0]));
+    }
+    node->inputs.resize(1);
+  }
+  node->attrs.Set("value", fill);
+  return Status::Ok();
+}
+
+Status ConvertMean(const TfliteConvertContext& ctx, Node* node) {
+  MF_ASSIGN_OR_RETURN(Ints axes, TakeConstantInts(ctx, node, 1, "axes"));
+  node->attrs.Set("axes", axes);
+  node->attrs.Set("keepdims", int64_t{Opt<uint8_t>(ctx, 0, 0) != 0});
+  return Status::Ok();
+}
+
+Status ConvertTranspose(const TfliteConvertContext& ctx, Node* node) {
+  MF_ASSIGN_OR_RETURN(Ints perm, TakeConstantInts(ctx, node, 1, "permutation"));
+  node->attrs.Set("perm", perm);
+  return Status::Ok();
+}
+
+Status ConvertSvdf(const TfliteConvertContext& ctx, Node* node) {
+  node->attrs.Set("rank", int64_t{Opt<int32_t>(ctx, 0, 1)});
+  return SetActivation(ctx, 1, node);
+}
+
+const std::vector<TfliteOpMapping>& Table() {
+  static const std::vector<TfliteOpMapping> table = {
+      {0, "ADD", "add", 11, {1, 1}, ConvertActivationOnly},
+      {1, "AVERAGE_POOL_2D", "avg_pool2d", 5, {1, 4, 4, 4, 4, 1}, ConvertPool},
+      {2, "CONCATENATION", "concat", 10, {4, 1}, ConvertConcat},
+      {3, "CONV_2D", "conv2d", 1, {1, 4, 4, 1, 4, 4}, ConvertConv2D},
+      {4, "DEPTHWISE_CONV_2D", "depthwise_conv2d", 2, {1, 4, 4, 4, 1, 4, 4}, ConvertDepthwise},
+      {6, "DEQUANTIZE", "dequantize", 0, {}, ConvertTypeChange},
+      {9, "FULLY_CONNECTED", "fully_connected", 8, {1, 1, 1, 1}, ConvertFullyConnected},
+      {14, "LOGISTIC", "sigmoid", 0, {}, ConvertNothing},
+      {17, "MAX_POOL_2D", "max_pool2d", 5, {1, 4, 4, 4, 4, 1}, ConvertPool},
+      {18, "MUL", "mul", 21, {1}, ConvertActivationOnly},
+      {19, "RELU", "relu", 0, {}, ConvertNothing},
+      {21, "RELU6", "relu6", 0, {}, ConvertNothing},
+      {22, "RESHAPE", "reshape", 17, {0}, ConvertReshape},
+      {25, "SOFTMAX", "softmax", 9, {4}, ConvertSoftmax},
+      {27, "SVDF", "svdf", 6, {4, 1, 1}, ConvertSvdf},
+      {28, "TANH", "tanh", 0, {}, ConvertNothing},
+      {34, "PAD", "pad", 22, {}, ConvertPad},
+      {39, "TRANSPOSE", "transpose", 26, {}, ConvertTranspose},
+      {40, "MEAN", "mean", 27, {1}, ConvertMean},
+      {41, "SUB", "sub", 28, {1, 1}, ConvertActivationOnly},
+      {43, "SQUEEZE", "reshape", 0, {}, ConvertReshape},
+      {55, "MAXIMUM", "max", 0, {}, ConvertNothing},
+      {57, "MINIMUM", "min", 0, {}, ConvertNothing},
+      {60, "PADV2", "pad", 0, {}, ConvertPad},
+      {114, "QUANTIZE", "quantize", 0, {}, ConvertTypeChange},
+      {117, "HARD_SWISH", "hard_swish", 0, {}, ConvertNothing},
+  };
+  return table;
+}
+
+}  // namespace
+
+const TfliteOpMapping* FindTfliteOp(int32_t code) {
+  for (const TfliteOpMapping& m : Table()) {
+    if (m.code == code) return &m;
+  }
+  return nullptr;
+}
+
+std::string TfliteOpLabel(int32_t code, const std::string& custom_code) {
+  if (code == kCustom) return "CUSTOM \"" + custom_code + "\"";
+  if (const TfliteOpMapping* m = FindTfliteOp(code)) return std::string(m->tflite_name);
+  return "BUILTIN_" + std::to_string(code);
+}
+
+}  // namespace memfold

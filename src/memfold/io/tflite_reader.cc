@@ -1,0 +1,256 @@
+#include "memfold/io/tflite_reader.h"
+
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <limits>
+
+#include "memfold/io/tflite_ops.h"
+#include "memfold/io/tflite_schema.h"
+#include "memfold/ops/registry.h"
+
+namespace memfold {
+namespace {
+
+constexpr char kIdentifier[] = "TFL3";
+constexpr int64_t kMaxTensorBytes = int64_t{1} << 40;
+constexpr char kOfflinePlanName[] = "OfflineMemoryAllocation";
+
+// The reader's state: the verified model and where messages point.
+struct Reader {
+  const tflite::Model* model;
+  const uint8_t* base;
+  size_t size;
+  std::string label;
+
+  Status Error(const std::string& what) const { return Status::Error(label + ": " + what); }
+};
+
+std::string Str(const flatbuffers::String* s) { return s ? s->str() : std::string(); }
+
+Result<DType> ConvertType(int8_t type) {
+  switch (type) {
+    case 0: return DType::kF32;
+    case 2: return DType::kI32;
+    case 3: return DType::kU8;
+    case 4: return DType::kI64;
+    case 6: return DType::kBool;
+    case 7: return DType::kI16;
+    case 9: return DType::kI8;
+    default: return Status::Error("tensor type " + std::to_string(type) + " is not supported (float32, int8, uint8, int16, int32, int64, bool are)");
+  }
+}
+
+// Constant contents of a buffer, or an empty span when the buffer holds none.
+Result<std::pair<const uint8_t*, size_t>> BufferBytes(const Reader& r, uint32_t index) {
+  const auto* buffers = r.model->buffers();
+  if (buffers == nullptr || index >= buffers->size()) {
+    if (index == 0) return std::pair<const uint8_t*, size_t>{nullptr, 0};
+    return Status::Error("buffer index " + std::to_string(index) + " is past the buffer table");
+  }
+  const tflite::Buffer* buffer = buffers->Get(index);
+  if (buffer->data() != nullptr && buffer->data()->size() > 0) {
+    return std::pair<const uint8_t*, size_t>{buffer->data()->data(), buffer->data()->size()};
+  }
+  if (buffer->offset() > 1) {  // data stored after the flatbuffer (models over 2 GB)
+    if (buffer->offset() > r.size || buffer->size() > r.size - buffer->offset()) {
+      return Status::Error("buffer " + std::to_string(index) + " points past the end of the file");
+    }
+    return std::pair<const uint8_t*, size_t>{r.base + buffer->offset(), static_cast<size_t>(buffer->size())};
+  }
+  return std::pair<const uint8_t*, size_t>{nullptr, 0};
+}
+
+Result<std::optional<Quantization>> ConvertQuant(const tflite::Quantization* q, const Shape& shape) {
+  if (q == nullptr || q->scale() == nullptr || q->scale()->size() == 0) return std::optional<Quantization>();
+  Quantization quant;
+  quant.scale.assign(q->scale()->begin(), q->scale()->end());
+  if (q->zero_point() != nullptr) quant.zero_point.assign(q->zero_point()->begin(), q->zero_point()->end());
+  if (quant.zero_point.empty()) quant.zero_point.assign(quant.scale.size(), 0);
+  quant.axis = q->quantized_dimension();
+  if (quant.zero_point.size() != quant.scale.size()) return Status::Error("has " + std::to_string(quant.scale.size()) + " scales but " + std::to_string(quant.zero_point.size()) + " zero points");
+  // Some converters store the filter's channel axis on 1-D bias tensors; TFLM ignores it there.
+  if (quant.per_channel() && shape.size() == 1) quant.axis = 0;
+  if (quant.per_channel() && (quant.axis < 0 || static_cast<size_t>(quant.axis) >= shape.size() ||
+                              shape[static_cast<size_t>(quant.axis)] != static_cast<int64_t>(quant.scale.size()))) {
+    return Status::Error("per-channel quantisation does not match dimension " + std::to_string(quant.axis));
+  }
+  return std::optional<Quantization>(std::move(quant));
+}
+
+Result<Value> ConvertTensor(const Reader& r, const tflite::Tensor& t, int32_t index) {
+  const std::string where = "tensor " + std::to_string(index) + " '" + Str(t.name()) + "'";
+  Value v;
+  v.name = Str(t.name());
+  Result<DType> dtype = ConvertType(t.type());
+  if (!dtype.ok()) return r.Error(where + ": " + dtype.status().message());
+  v.dtype = *dtype;
+  if (t.has_sparsity()) return r.Error(where + " is sparse; sparse tensors are not supported");
+  int64_t elements = 1;
+  if (t.shape() != nullptr) {
+    for (int32_t dim : *t.shape()) {
+      if (dim < 0) return r.Error(where + " has a dynamic dimension (" + std::to_string(dim) + "); give the model fixed shapes");
+      v.shape.push_back(dim);
+      if (dim != 0 && elements > kMaxTensorBytes / dim) return r.Error(where + " is impossibly large");
+      elements *= dim;
+    }
+  }
+  if (v.bytes() > kMaxTensorBytes) return r.Error(where + " is impossibly large (" + std::to_string(v.bytes()) + " bytes)");
+  Result<std::optional<Quantization>> quant = ConvertQuant(t.quantization(), v.shape);
+  if (!quant.ok()) return r.Error(where + " " + quant.status().message());
+  v.quant = std::move(*quant);
+  MF_ASSIGN_OR_RETURN(auto data, BufferBytes(r, t.buffer()));
+  if (data.first != nullptr) {
+    if (static_cast<int64_t>(data.second) != v.bytes()) {
+      return r.Error(where + " has " + std::to_string(data.second) + " bytes of data but its shape needs " + std::to_string(v.bytes()));
+    }
+    v.data = std::make_shared<Bytes>(reinterpret_cast<const std::byte*>(data.first), reinterpret_cast<const std::byte*>(data.first) + data.second);
+    v.role = Role::kWeight;
+  } else if (t.is_variable()) {
+    v.role = Role::kState;
+  }
+  return v;
+}
+
+Result<std::vector<ValueId>> TensorList(const Reader& r, const flatbuffers::Vector<int32_t>* list, int32_t tensors, bool allow_absent, const std::string& where) {
+  std::vector<ValueId> ids;
+  if (list == nullptr) return ids;
+  for (int32_t t : *list) {
+    if (t == -1 && allow_absent) {
+      ids.push_back(kNoValue);
+    } else if (t < 0 || t >= tensors) {
+      return r.Error(where + " names tensor " + std::to_string(t) + "; the subgraph has " + std::to_string(tensors));
+    } else {
+      ids.push_back(t);
+    }
+  }
+  return ids;
+}
+
+Result<Node> ConvertOperator(const Reader& r, const Graph& graph, const tflite::Operator& op, int32_t index) {
+  const auto* codes = r.model->operator_codes();
+  const std::string where = "operator " + std::to_string(index);
+  if (codes == nullptr || op.opcode_index() >= codes->size()) {
+    return r.Error(where + " names operator code " + std::to_string(op.opcode_index()) + ", past the code table");
+  }
+  const tflite::OperatorCode* code = codes->Get(op.opcode_index());
+  const std::string label = TfliteOpLabel(code->code(), Str(code->custom_code()));
+  Node node;
+  node.name = where;
+  MF_ASSIGN_OR_RETURN(node.inputs, TensorList(r, op.inputs(), graph.num_values(), true, where + " (" + label + ")"));
+  MF_ASSIGN_OR_RETURN(node.outputs, TensorList(r, op.outputs(), graph.num_values(), false, where + " (" + label + ")"));
+  if (node.outputs.empty()) return r.Error(where + " (" + label + ") has no outputs");
+  node.name = graph.value(node.outputs[0]).name.empty() ? where : graph.value(node.outputs[0]).name;
+  const TfliteOpMapping* mapping = FindTfliteOp(code->code());
+  if (mapping == nullptr || FindOp(mapping->op) == nullptr) {
+    node.op = "tflite:" + label;  // opaque: loads and plans, cannot run
+    return node;
+  }
+  node.op = std::string(mapping->op);
+  const tflite::Options* options = nullptr;
+  if (mapping->options_type != 0 && op.has_builtin_options()) {
+    if (op.builtin_options_type() != mapping->options_type) {
+      return r.Error(where + " (" + label + ") carries options of type " + std::to_string(op.builtin_options_type()) + ", expected " + std::to_string(mapping->options_type));
+    }
+    options = op.builtin_options();
+    flatbuffers::Verifier verifier(r.base, r.size);
+    if (!options->Verify(verifier, mapping->option_widths)) {
+      return r.Error(where + " (" + label + ") has corrupted options");
+    }
+  }
+  Status converted = mapping->convert({options, graph}, &node);
+  if (!converted.ok()) return r.Error(where + " (" + label + ") " + converted.message());
+  const OpDef* def = FindOp(node.op);
+  Status attrs = CheckAndFillAttrs(*def, &node);
+  if (!attrs.ok()) return r.Error(where + " (" + label + "): " + attrs.message());
+  return node;
+}
+
+// Tensors that operators read but nothing produces or fills (e.g. Ethos-U scratch tensors) are
+// workspace: TFLM gives them arena memory from their first use.
+void MarkScratchTensors(Graph* g) {
+  for (NodeId n : g->schedule) {
+    for (ValueId in : g->node(n).inputs) {
+      if (in == kNoValue) continue;
+      Value& v = g->value(in);
+      if (v.producer == kNoNode && v.role == Role::kActivation) v.role = Role::kWorkspace;
+    }
+  }
+}
+
+std::optional<std::vector<int32_t>> OfflinePlan(const Reader& r) {
+  const auto* metadata = r.model->metadata();
+  if (metadata == nullptr) return std::nullopt;
+  for (const tflite::Metadata* m : *metadata) {
+    if (Str(m->name()) != kOfflinePlanName) continue;
+    Result<std::pair<const uint8_t*, size_t>> bytes = BufferBytes(r, m->buffer());
+    if (!bytes.ok() || bytes->first == nullptr || bytes->second % 4 != 0 || bytes->second < 12) return std::nullopt;
+    std::vector<int32_t> words(bytes->second / 4);
+    std::memcpy(words.data(), bytes->first, bytes->second);
+    const auto n = static_cast<size_t>(words[2] < 0 ? 0 : words[2]);
+    if (words[0] != 0 || words.size() < 3 + n) return std::nullopt;
+    return std::vector<int32_t>(words.begin() + 3, words.begin() + 3 + static_cast<std::ptrdiff_t>(n));
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+Result<TfliteModel> ParseTflite(Bytes file, const std::string& label) {
+  const auto* base = reinterpret_cast<const uint8_t*>(file.data());
+  if (file.size() < 8) return Status::Error(label + ": too short to be a TFLite model (" + std::to_string(file.size()) + " bytes)");
+  if (!flatbuffers::BufferHasIdentifier(base, kIdentifier)) {
+    return Status::Error(label + ": not a TFLite model (file identifier is not TFL3)");
+  }
+  flatbuffers::Verifier verifier(base, file.size());
+  if (!verifier.VerifyBuffer<tflite::Model>(kIdentifier)) {
+    return Status::Error(label + ": the flatbuffer verifier rejects the file (truncated or corrupted)");
+  }
+  Reader r{flatbuffers::GetRoot<tflite::Model>(base), base, file.size(), label};
+  const auto* subgraphs = r.model->subgraphs();
+  if (subgraphs == nullptr || subgraphs->size() == 0) return r.Error("has no subgraph");
+  TfliteModel result;
+  result.subgraphs = static_cast<int32_t>(subgraphs->size());
+  for (const tflite::SubGraph* sg : *subgraphs) result.total_tensors += sg->tensors() ? static_cast<int32_t>(sg->tensors()->size()) : 0;
+  const tflite::SubGraph& sg = *subgraphs->Get(0);
+  Graph& g = result.graph;
+  g.name = label;
+  const int32_t tensors = sg.tensors() ? static_cast<int32_t>(sg.tensors()->size()) : 0;
+  for (int32_t t = 0; t < tensors; ++t) {
+    MF_ASSIGN_OR_RETURN(Value v, ConvertTensor(r, *sg.tensors()->Get(static_cast<flatbuffers::uoffset_t>(t)), t));
+    g.AddValue(std::move(v));
+  }
+  MF_ASSIGN_OR_RETURN(g.inputs, TensorList(r, sg.inputs(), tensors, false, "the subgraph's input list"));
+  MF_ASSIGN_OR_RETURN(g.outputs, TensorList(r, sg.outputs(), tensors, false, "the subgraph's output list"));
+  for (ValueId v : g.inputs) {
+    if (g.value(v).is_constant()) return r.Error("input tensor " + std::to_string(v) + " is a constant");
+    g.value(v).role = Role::kInput;
+  }
+  for (ValueId v : g.outputs) {
+    if (g.value(v).role == Role::kActivation) g.value(v).role = Role::kOutput;
+  }
+  const int32_t operators = sg.operators() ? static_cast<int32_t>(sg.operators()->size()) : 0;
+  for (int32_t i = 0; i < operators; ++i) {
+    MF_ASSIGN_OR_RETURN(Node node, ConvertOperator(r, g, *sg.operators()->Get(static_cast<flatbuffers::uoffset_t>(i)), i));
+    for (ValueId out : node.outputs) {
+      if (g.value(out).producer != kNoNode || g.value(out).is_constant() || g.value(out).role == Role::kInput) {
+        return r.Error("operator " + std::to_string(i) + " writes tensor " + std::to_string(out) + ", which is already a constant, an input or another operator's output");
+      }
+    }
+    g.AddNode(std::move(node));
+  }
+  MarkScratchTensors(&g);
+  result.offline_offsets = OfflinePlan(r);
+  result.file = std::move(file);
+  return result;
+}
+
+Result<TfliteModel> ReadTfliteFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::Error(path + ": cannot open the file");
+  const std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto* begin = reinterpret_cast<const std::byte*>(data.data());
+  return ParseTflite(Bytes(begin, begin + data.size()), path);
+}
+
+}  // namespace memfold
