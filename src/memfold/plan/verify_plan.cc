@@ -84,7 +84,9 @@ Status CheckShapeAndBounds(std::span<const BufferRequest> requests, const Plan& 
 class OverlapSweep {
  public:
   OverlapSweep(std::span<const BufferRequest> requests, std::span<const int64_t> offsets)
-      : requests_(requests), offsets_(offsets), partners_(requests.size()),
+      : requests_(requests),
+        offsets_(offsets),
+        partners_(requests.size()),
         is_live_(requests.size(), false) {
     for (const BufferRequest& out : requests) {
       for (const OverlapAllowance& allowance : out.may_overlap) {

@@ -50,14 +50,12 @@ int32_t MultiplyByQuantizedMultiplier(int32_t x, int32_t quantized_multiplier, i
 }
 
 int32_t MultiplyByQuantizedMultiplier(int64_t x, int32_t quantized_multiplier, int shift) {
-  // TFLite's 64-bit variant: round once, at the total shift of 31 - shift bits.
-  const int64_t total_shift = 31 - shift;
-  const int64_t round = int64_t{1} << (total_shift - 1);
-  int64_t result = x * static_cast<int64_t>(quantized_multiplier) + round;
-  result = result >> total_shift;
-  result = std::clamp<int64_t>(result, std::numeric_limits<int32_t>::min(),
-                               std::numeric_limits<int32_t>::max());
-  return static_cast<int32_t>(result);
+  // TFLite's 64-bit variant: the multiplier is first rounded to 16 bits, then one rounding
+  // right shift by 15 - shift.
+  const int32_t reduced = quantized_multiplier < 0x7FFF0000 ? (quantized_multiplier + (1 << 15)) >> 16 : 0x7FFF;
+  const int total_shift = 15 - shift;
+  x = x * static_cast<int64_t>(reduced) + (int64_t{1} << (total_shift - 1));
+  return static_cast<int32_t>(x >> total_shift);
 }
 
 int32_t MultiplyByQuantizedMultiplierSmallerThanOneExp(int32_t x, int32_t quantized_multiplier,
