@@ -22,10 +22,22 @@ std::string PeakOpName(const Graph& g, int32_t peak_time) {
   return n.name + " (" + n.op + ", op " + std::to_string(peak_time - 1) + ")";
 }
 
+// The value a buffer holds, or "scratch of NODE" for a kernel's scratch buffer.
+std::string BufferName(const Graph& g, const GraphPlan& gp, int32_t id) {
+  const ValueId v = gp.liveness.value_of[static_cast<size_t>(id)];
+  if (v != kNoValue) return g.value(v).name;
+  for (NodeId n = 0; n < g.num_nodes(); ++n) {
+    for (int32_t r : gp.liveness.scratch_of[static_cast<size_t>(n)]) {
+      if (r == id) return "scratch of " + g.node(n).name;
+    }
+  }
+  return "scratch";
+}
+
 Json BuffersJson(const Graph& g, const GraphPlan& gp) {
   Json buffers = Json::array();
   for (const BufferRequest& r : gp.liveness.requests) {
-    buffers.push_back({{"value", g.value(gp.liveness.value_of[static_cast<size_t>(r.id)]).name},
+    buffers.push_back({{"value", BufferName(g, gp, r.id)},
                        {"offset", gp.plan.offsets[static_cast<size_t>(r.id)]},
                        {"bytes", r.bytes},
                        {"first", r.first},
@@ -38,7 +50,7 @@ Json BuffersJson(const Graph& g, const GraphPlan& gp) {
 void PrintPlanTable(const Graph& g, const GraphPlan& gp) {
   TextTable table({"value", ">offset", ">bytes", ">first", ">last"});
   for (const BufferRequest& r : gp.liveness.requests) {
-    table.Add({g.value(gp.liveness.value_of[static_cast<size_t>(r.id)]).name,
+    table.Add({BufferName(g, gp, r.id),
                GroupDigits(gp.plan.offsets[static_cast<size_t>(r.id)]), GroupDigits(r.bytes),
                std::to_string(r.first), std::to_string(r.last)});
   }

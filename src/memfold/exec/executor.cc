@@ -13,7 +13,8 @@ namespace {
 
 constexpr std::byte kPoison{0xFF};  // NaN for floats, -1 for integers
 
-void RunNode(const Graph& graph, const Node& node, const std::vector<std::byte*>& where) {
+void RunNode(const Graph& graph, const Node& node, const std::vector<std::byte*>& where,
+             std::span<std::byte* const> scratch) {
   const OpDef* def = FindOp(node.op);
   if (def->alias) return;  // the output already is the input's bytes
   std::vector<TensorArg> inputs, outputs;
@@ -22,7 +23,7 @@ void RunNode(const Graph& graph, const Node& node, const std::vector<std::byte*>
   }
   for (ValueId out : node.outputs) outputs.push_back({&graph.value(out), where[static_cast<size_t>(out)]});
   const KernelFn kernel = def->FindKernel(graph.value(node.inputs[0]).dtype);
-  kernel(KernelContext{node, inputs, outputs});
+  kernel(KernelContext{node, inputs, outputs, scratch});
 }
 
 // Points alias outputs at their input's bytes and constants at their data.
@@ -154,7 +155,19 @@ Result<RunOutputs> RunUnplanned(const Graph& graph, const std::vector<Bytes>& in
   const std::vector<Bytes> state = BindState(graph, &where);
   BindConstantsAndAliases(graph, &where);
   CopyInputs(graph, inputs, where);
-  for (NodeId id : graph.schedule) RunNode(graph, graph.node(id), where);
+  for (NodeId id : graph.schedule) {
+    const Node& node = graph.node(id);
+    const OpDef* def = FindOp(node.op);
+    std::vector<Bytes> scratch_storage;
+    std::vector<std::byte*> scratch;
+    if (def->scratch != nullptr) {
+      for (int64_t bytes : def->scratch(graph, node)) {
+        scratch_storage.emplace_back(static_cast<size_t>(bytes), kPoison);
+        scratch.push_back(scratch_storage.back().data());
+      }
+    }
+    RunNode(graph, node, where, scratch);
+  }
   return CollectOutputs(graph, where);
 }
 
@@ -173,7 +186,10 @@ Result<RunOutputs> RunPlanned(const Graph& graph, const Liveness& live, const Pl
   CopyInputs(graph, inputs, where);
   for (size_t pos = 0; pos < graph.schedule.size(); ++pos) {
     if (options.poison) PoisonStartingBuffers(live, plan, NodeTime(pos), arena.get());
-    RunNode(graph, graph.node(graph.schedule[pos]), where);
+    const NodeId id = graph.schedule[pos];
+    std::vector<std::byte*> scratch;
+    for (int32_t r : live.scratch_of[static_cast<size_t>(id)]) scratch.push_back(arena.get() + plan.offsets[static_cast<size_t>(r)]);
+    RunNode(graph, graph.node(id), where, scratch);
   }
   return CollectOutputs(graph, where);
 }

@@ -59,8 +59,12 @@ struct KernelContext {
   const Node& node;
   std::span<const TensorArg> inputs;  // absent optional inputs have value == nullptr
   std::span<const TensorArg> outputs;
+  std::span<std::byte* const> scratch;  // one pointer per size the op's `scratch` asked for
 };
 using KernelFn = void (*)(const KernelContext& ctx);
+// Sizes in bytes of the scratch buffers a node's kernel needs while it runs (TFLM kernels
+// request them with RequestScratchBufferInArena). They are planned in the arena.
+using ScratchFn = std::vector<int64_t> (*)(const Graph& graph, const Node& node);
 
 struct KernelEntry {
   DType dtype;  // the element type of the node's first input
@@ -87,6 +91,7 @@ struct OpDef {
   // Output 0 is a view of input 0: same bytes, no copy, no buffer of its own (reshape).
   bool alias = false;
   std::vector<KernelEntry> kernels;
+  ScratchFn scratch = nullptr;
 
   KernelFn FindKernel(DType dtype) const;
 };

@@ -25,6 +25,25 @@ std::vector<ValueId> StorageRoots(const Graph& graph) {
   return root;
 }
 
+void AddScratchRequests(const Graph& graph, Liveness* live) {
+  live->scratch_of.assign(static_cast<size_t>(graph.num_nodes()), {});
+  for (size_t pos = 0; pos < graph.schedule.size(); ++pos) {
+    const NodeId id = graph.schedule[pos];
+    const OpDef* def = FindOp(graph.node(id).op);
+    if (def == nullptr || def->scratch == nullptr) continue;
+    for (int64_t bytes : def->scratch(graph, graph.node(id))) {
+      BufferRequest request;
+      request.id = static_cast<int32_t>(live->requests.size());
+      request.bytes = bytes;
+      request.alignment = kArenaAlignment;
+      request.first = request.last = NodeTime(pos);
+      live->scratch_of[static_cast<size_t>(id)].push_back(request.id);
+      live->value_of.push_back(kNoValue);
+      live->requests.push_back(std::move(request));
+    }
+  }
+}
+
 }  // namespace
 
 Liveness ComputeLiveness(const Graph& graph) {
@@ -66,6 +85,7 @@ Liveness ComputeLiveness(const Graph& graph) {
     const auto r = static_cast<size_t>(root[static_cast<size_t>(v)]);
     if (root[static_cast<size_t>(v)] != v) live.buffer_of[static_cast<size_t>(v)] = live.buffer_of[r];
   }
+  AddScratchRequests(graph, &live);
   return live;
 }
 

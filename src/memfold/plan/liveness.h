@@ -7,7 +7,8 @@
 //
 // Values that need no arena memory get no request: constants, weights, zero-sized values.
 // Alias ops (reshape) share their input's buffer, which then lives as long as any alias is
-// used. Requests are created in value-id order (TFLM adds them in tensor-index order).
+// used. Requests are created in value-id order (TFLM adds them in tensor-index order), then
+// the kernels' scratch buffers in schedule order, each live only at its node's time.
 //
 // Complexity O(V + E).
 #pragma once
@@ -22,7 +23,8 @@ namespace memfold {
 struct Liveness {
   std::vector<BufferRequest> requests;
   std::vector<int32_t> buffer_of;  // per value: its request index, or -1 (not in the arena)
-  std::vector<ValueId> value_of;   // per request: the value that owns the buffer
+  std::vector<ValueId> value_of;   // per request: the value that owns it (kNoValue: scratch)
+  std::vector<std::vector<int32_t>> scratch_of;  // per node: its scratch buffers' requests
   int32_t end_time = 0;            // the time of the last node (= number of nodes)
 };
 

@@ -1,0 +1,225 @@
+#include "memfold/plan/greedy_planner.h"
+
+#include <algorithm>
+#include <bit>
+#include <numeric>
+
+namespace memfold {
+namespace {
+
+// TFLM's placement order: reverse request order, stably sorted by size, largest first.
+std::vector<int32_t> PlacementOrder(std::span<const int64_t> sizes) {
+  std::vector<int32_t> order(sizes.size());
+  std::iota(order.rbegin(), order.rend(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int32_t a, int32_t b) { return sizes[a] > sizes[b]; });
+  return order;
+}
+
+// Maps the distinct time steps of the requests to dense indices 0..size()-1.
+class TimeAxis {
+ public:
+  explicit TimeAxis(std::span<const BufferRequest> requests) {
+    steps_.reserve(2 * requests.size());
+    for (const BufferRequest& request : requests) {
+      steps_.push_back(request.first);
+      steps_.push_back(request.last);
+    }
+    std::sort(steps_.begin(), steps_.end());
+    steps_.erase(std::unique(steps_.begin(), steps_.end()), steps_.end());
+  }
+
+  int32_t size() const { return static_cast<int32_t>(steps_.size()); }
+
+  int32_t Index(int32_t step) const {
+    return static_cast<int32_t>(std::lower_bound(steps_.begin(), steps_.end(), step) -
+                                steps_.begin());
+  }
+
+ private:
+  std::vector<int32_t> steps_;
+};
+
+// Placed buffers indexed by lifetime (dense steps). A buffer live during [first, last] is
+// either live at `first` (found by a stabbing query on a segment tree that stores each
+// lifetime in O(log T) nodes) or starts within (first, last] (found in per-step lists).
+// The two sets are disjoint, so each placed buffer is reported at most once.
+class LifetimeIndex {
+ public:
+  explicit LifetimeIndex(int32_t steps)
+      : leaves_(static_cast<int32_t>(std::bit_ceil(static_cast<uint32_t>(std::max(steps, 1))))),
+        nodes_(2 * static_cast<size_t>(leaves_)),
+        starts_(steps) {}
+
+  void Add(int32_t slot, int32_t first, int32_t last) {
+    starts_[first].push_back(slot);
+    for (int32_t lo = first + leaves_, hi = last + leaves_ + 1; lo < hi; lo >>= 1, hi >>= 1) {
+      if (lo & 1) nodes_[lo++].push_back(slot);
+      if (hi & 1) nodes_[--hi].push_back(slot);
+    }
+  }
+
+  // Number of added slots whose lifetime intersects [first, last].
+  size_t Count(int32_t first, int32_t last) const {
+    size_t count = 0;
+    for (int32_t node = first + leaves_; node > 0; node >>= 1) count += nodes_[node].size();
+    for (int32_t step = first + 1; step <= last; ++step) count += starts_[step].size();
+    return count;
+  }
+
+  // Appends to `slots` every added slot whose lifetime intersects [first, last].
+  void Collect(int32_t first, int32_t last, std::vector<int32_t>& slots) const {
+    for (int32_t node = first + leaves_; node > 0; node >>= 1) {
+      slots.insert(slots.end(), nodes_[node].begin(), nodes_[node].end());
+    }
+    for (int32_t step = first + 1; step <= last; ++step) {
+      slots.insert(slots.end(), starts_[step].begin(), starts_[step].end());
+    }
+  }
+
+ private:
+  int32_t leaves_;
+  std::vector<std::vector<int32_t>> nodes_;
+  std::vector<std::vector<int32_t>> starts_;
+};
+
+// A placed buffer with its dense lifetime. `slot` is its position in placement order, TFLM's
+// tie-break among equal offsets (a new list entry goes after the entries with the same offset).
+struct Placed {
+  int64_t offset;
+  int64_t end;
+  int32_t slot;
+  int32_t first;
+  int32_t last;
+
+  bool LiveDuring(int32_t from, int32_t to) const { return first <= to && from <= last; }
+};
+
+struct ByOffsetThenSlot {
+  bool operator()(const Placed& a, const Placed& b) const {
+    return a.offset != b.offset ? a.offset < b.offset : a.slot < b.slot;
+  }
+};
+
+// TFLM's gap search. Fed the placed buffers live at the same time in (offset, slot) order, it
+// raises the candidate to the highest end seen so far until the gap before the next buffer fits.
+class GapSearch {
+ public:
+  GapSearch(int64_t size, int64_t alignment) : size_(size), alignment_(alignment) {}
+
+  // Returns false once the gap before `entry` fits: the candidate is then final.
+  bool Continue(const Placed& entry) {
+    if (entry.offset - candidate_ >= size_) return false;
+    candidate_ = AlignUp(std::max(candidate_, entry.end), alignment_);
+    return true;
+  }
+
+  int64_t candidate() const { return candidate_; }
+
+ private:
+  int64_t size_;
+  int64_t alignment_;
+  int64_t candidate_ = 0;
+};
+
+// All placed buffers in (offset, slot) order: a sorted flat vector plus the buffers placed
+// since the last call to Sorted, which merges them in, O(n + r log r) for r new buffers.
+class OffsetOrder {
+ public:
+  void Add(const Placed& entry) { recent_.push_back(entry); }
+
+  std::span<const Placed> Sorted() {
+    std::sort(recent_.begin(), recent_.end(), ByOffsetThenSlot());
+    merged_.resize(sorted_.size() + recent_.size());
+    std::merge(sorted_.begin(), sorted_.end(), recent_.begin(), recent_.end(), merged_.begin(),
+               ByOffsetThenSlot());
+    sorted_.swap(merged_);
+    recent_.clear();
+    return sorted_;
+  }
+
+ private:
+  std::vector<Placed> sorted_;
+  std::vector<Placed> recent_;
+  std::vector<Placed> merged_;  // scratch, keeps its capacity between merges
+};
+
+// Places buffers one at a time. A buffer that meets few placed buffers collects them from the
+// lifetime index and sorts them; one that meets most of them (a long-lived buffer) walks all
+// placed buffers in offset order and skips the others, as TFLM does, which is cheaper than
+// sorting nearly all of them. Both feed the gap search the same sequence.
+class GreedyPlacer {
+ public:
+  explicit GreedyPlacer(std::span<const BufferRequest> requests)
+      : requests_(requests), time_(requests), index_(time_.size()) {
+    placed_.reserve(requests.size());
+  }
+
+  int64_t Place(int32_t id, int64_t size) {
+    const int32_t first = time_.Index(requests_[id].first);
+    const int32_t last = time_.Index(requests_[id].last);
+    GapSearch search(size, requests_[id].alignment);
+    // Sorting the k buffers met costs about k log k; walking all p placed ones costs about p.
+    const size_t met = index_.Count(first, last);
+    if (met * std::bit_width(met) <= placed_.size()) {
+      SearchNeighbours(first, last, search);
+    } else {
+      SearchAll(first, last, search);
+    }
+    const Placed entry = {.offset = search.candidate(),
+                          .end = search.candidate() + size,
+                          .slot = static_cast<int32_t>(placed_.size()),
+                          .first = first,
+                          .last = last};
+    placed_.push_back(entry);
+    by_offset_.Add(entry);
+    index_.Add(entry.slot, first, last);
+    return entry.offset;
+  }
+
+ private:
+  void SearchNeighbours(int32_t first, int32_t last, GapSearch& search) {
+    slots_.clear();
+    index_.Collect(first, last, slots_);
+    neighbours_.clear();
+    for (int32_t slot : slots_) neighbours_.push_back(placed_[slot]);
+    std::sort(neighbours_.begin(), neighbours_.end(), ByOffsetThenSlot());
+    for (const Placed& entry : neighbours_) {
+      if (!search.Continue(entry)) return;
+    }
+  }
+
+  void SearchAll(int32_t first, int32_t last, GapSearch& search) {
+    for (const Placed& entry : by_offset_.Sorted()) {
+      if (entry.LiveDuring(first, last) && !search.Continue(entry)) return;
+    }
+  }
+
+  std::span<const BufferRequest> requests_;
+  TimeAxis time_;
+  LifetimeIndex index_;
+  std::vector<Placed> placed_;  // by slot
+  OffsetOrder by_offset_;
+  std::vector<int32_t> slots_;      // scratch
+  std::vector<Placed> neighbours_;  // scratch
+};
+
+}  // namespace
+
+Plan GreedyPlanner::Place(std::span<const BufferRequest> requests) const {
+  std::vector<int64_t> sizes;
+  sizes.reserve(requests.size());
+  for (const BufferRequest& request : requests) {
+    sizes.push_back(AlignUp(request.bytes, request.alignment));
+  }
+  GreedyPlacer placer(requests);
+  Plan plan{.planner = std::string(name()), .arena_bytes = 0, .offsets = {}};
+  plan.offsets.assign(requests.size(), 0);
+  for (int32_t id : PlacementOrder(sizes)) {
+    plan.offsets[id] = placer.Place(id, sizes[id]);
+    plan.arena_bytes = std::max(plan.arena_bytes, plan.offsets[id] + sizes[id]);
+  }
+  return plan;
+}
+
+}  // namespace memfold

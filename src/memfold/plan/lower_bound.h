@@ -1,0 +1,18 @@
+// Lower bound on the arena size of any plan without overlaps.
+//
+// LowerBound returns the largest sum of occupied sizes (bytes rounded up to alignment) of the
+// buffers live at one time step: no plan that keeps live buffers apart can use less. Overlap
+// allowances are ignored (plain sums), so with allowances a plan may go below this value.
+// Complexity: O(n log n), a sweep over 2n lifetime events. Preconditions: see buffer.h.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "memfold/plan/buffer.h"
+
+namespace memfold {
+
+int64_t LowerBound(std::span<const BufferRequest> requests);
+
+}  // namespace memfold

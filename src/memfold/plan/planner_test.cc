@@ -1,0 +1,58 @@
+// Planner registry and the naive planner.
+
+#include "memfold/plan/planner.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "memfold/plan/verify_plan.h"
+
+namespace memfold {
+namespace {
+
+using ::testing::ElementsAre;
+
+BufferRequest Request(int32_t id, int64_t bytes, int64_t alignment, int32_t first, int32_t last) {
+  return {.id = id,
+          .bytes = bytes,
+          .alignment = alignment,
+          .first = first,
+          .last = last,
+          .may_overlap = {}};
+}
+
+TEST(PlannerRegistryTest, ListsNaiveAndGreedy) {
+  EXPECT_THAT(PlannerNames(), ElementsAre("naive", "greedy"));
+}
+
+TEST(PlannerRegistryTest, MakesPlannersByName) {
+  for (std::string_view name : PlannerNames()) {
+    const std::unique_ptr<Planner> planner = MakePlanner(name);
+    ASSERT_NE(planner, nullptr) << name;
+    EXPECT_EQ(planner->name(), name);
+    EXPECT_EQ(planner->Place({}).planner, name);
+  }
+}
+
+TEST(PlannerRegistryTest, UnknownNameGivesNull) { EXPECT_EQ(MakePlanner("optimal?"), nullptr); }
+
+TEST(NaivePlannerTest, EmptyRequestsGiveEmptyArena) {
+  const Plan plan = MakePlanner("naive")->Place({});
+  EXPECT_EQ(plan.arena_bytes, 0);
+  EXPECT_TRUE(plan.offsets.empty());
+}
+
+TEST(NaivePlannerTest, StacksAlignedBuffersInRequestOrderIgnoringLifetimes) {
+  const std::vector<BufferRequest> requests = {
+      Request(0, 10, 16, 0, 0),  // offset 0, occupies 16 -> cursor 16
+      Request(1, 20, 4, 5, 5),   // AlignUp(16, 4) = 16, occupies 20 -> cursor 36
+      Request(2, 5, 64, 0, 9),   // AlignUp(36, 64) = 64, occupies 64 -> arena 128
+  };
+  const Plan plan = MakePlanner("naive")->Place(requests);
+  EXPECT_THAT(plan.offsets, ElementsAre(0, 16, 64));
+  EXPECT_EQ(plan.arena_bytes, 128);
+  EXPECT_TRUE(VerifyPlan(requests, plan).ok());
+}
+
+}  // namespace
+}  // namespace memfold
