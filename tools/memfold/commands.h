@@ -8,6 +8,7 @@
 #include <string>
 
 #include "memfold/ir/graph.h"
+#include "memfold/io/model_loader.h"
 #include "memfold/ir/status.h"
 
 namespace memfold::cli {
@@ -37,9 +38,6 @@ int ZooCommand(bool json);
 int InspectCommand(const CommonOptions& options);
 int PlanCommand(const PlanOptions& options);
 int RunCommand(const RunOptions& options);
-
-// "zoo:NAME,..." builds a reference model; anything else is a model file path.
-Result<Graph> LoadModel(const std::string& model);
 
 // Prints "memfold: MESSAGE" on stderr and returns `code`.
 int Fail(const std::string& message, int code = kExitBadInput);

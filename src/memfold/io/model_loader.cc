@@ -1,19 +1,13 @@
-// Model loading for the CLI: zoo specs and model files.
-#include <filesystem>
-#include <iostream>
+#include "memfold/io/model_loader.h"
 
-#include "commands.h"
+#include <filesystem>
+
 #include "memfold/io/tflite_reader.h"
 #include "memfold/ir/verify.h"
 #include "memfold/ops/registry.h"
 #include "memfold/zoo/zoo.h"
 
-namespace memfold::cli {
-
-int Fail(const std::string& message, int code) {
-  std::cerr << "memfold: " << message << "\n";
-  return code;
-}
+namespace memfold {
 
 Result<Graph> LoadModel(const std::string& model) {
   constexpr std::string_view kZoo = "zoo:";
@@ -25,8 +19,9 @@ Result<Graph> LoadModel(const std::string& model) {
   MF_ASSIGN_OR_RETURN(TfliteModel tflite, ReadTfliteFile(model));
   Status shapes = CheckShapes(tflite.graph);
   if (!shapes.ok()) return Status::Error(model + ": " + shapes.message());
-  MF_RETURN_IF_ERROR(VerifyGraph(tflite.graph));
+  Status structure = VerifyGraph(tflite.graph);
+  if (!structure.ok()) return Status::Error(model + ": " + structure.message());
   return std::move(tflite.graph);
 }
 
-}  // namespace memfold::cli
+}  // namespace memfold

@@ -1,0 +1,84 @@
+// Every shared .tflite model against what TensorFlow Lite Micro itself planned and computed
+// (../shared/reference/tflm_reference.json): the greedy arena equals TFLM's planned head size,
+// scratch buffers included, and the outputs for the contract's default input are bit-identical
+// to TFLM's and to memfold's own unplanned run.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "memfold/exec/executor.h"
+#include "memfold/io/model_loader.h"
+#include "memfold/io/sha256.h"
+#include "memfold/plan/plan_graph.h"
+
+namespace memfold {
+namespace {
+
+const std::filesystem::path kShared = MEMFOLD_SHARED_DIR;
+
+nlohmann::json Reference() {
+  std::ifstream in(kShared / "reference" / "tflm_reference.json");
+  return nlohmann::json::parse(in)["models"];
+}
+
+std::filesystem::path ModelPath(const std::string& file) {
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(kShared / "models")) {
+    if (entry.path().filename() == file) return entry.path();
+  }
+  return {};
+}
+
+class TflmReference : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(TflmReference, GreedyArenaEqualsTflmHeadSize) {
+  const nlohmann::json ref = Reference()[GetParam()];
+  if (!ref["ok"].get<bool>()) GTEST_SKIP() << "TFLM itself refuses this model: " << ref["error"];
+  Result<Graph> g = LoadModel(ModelPath(GetParam()).string());
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  Result<GraphPlan> gp = PlanGraph(*g, "greedy");
+  ASSERT_TRUE(gp.ok()) << gp.status().message();
+  EXPECT_EQ(gp->plan.arena_bytes, ref["head_bytes"].get<int64_t>());
+}
+
+TEST_P(TflmReference, OutputsAreBitIdenticalToTflm) {
+  const nlohmann::json ref = Reference()[GetParam()];
+  if (!ref["ok"].get<bool>() || !ref["outputs_meaningful"].get<bool>()) {
+    GTEST_SKIP() << "TFLM has no meaningful outputs for this model";
+  }
+  Result<Graph> g = LoadModel(ModelPath(GetParam()).string());
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  Result<GraphPlan> gp = PlanGraph(*g, "greedy");
+  ASSERT_TRUE(gp.ok());
+  const std::vector<Bytes> inputs = DefaultInputs(*g);
+  Result<RunOutputs> planned = RunPlanned(*g, gp->liveness, gp->plan, inputs);
+  ASSERT_TRUE(planned.ok()) << planned.status().message();
+  Result<RunOutputs> unplanned = RunUnplanned(*g, inputs);
+  ASSERT_TRUE(unplanned.ok());
+  EXPECT_EQ(planned->outputs, unplanned->outputs);
+  ASSERT_EQ(planned->outputs.size(), ref["outputs"].size());
+  for (size_t k = 0; k < planned->outputs.size(); ++k) {
+    const Bytes& out = planned->outputs[k];
+    EXPECT_EQ(Sha256Hex(out.data(), out.size()), ref["outputs"][k]["sha256"].get<std::string>())
+        << "output " << k << "; TFLM's first values: " << ref["outputs"][k]["values"].dump();
+  }
+}
+
+std::vector<std::string> ModelNames() {
+  std::vector<std::string> names;
+  const nlohmann::json models = Reference();
+  for (auto it = models.begin(); it != models.end(); ++it) names.push_back(it.key());
+  return names;
+}
+
+std::string TestName(const ::testing::TestParamInfo<std::string>& model) {
+  std::string name = model.param.substr(0, model.param.find('.'));
+  for (char& c : name) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(SharedModels, TflmReference, ::testing::ValuesIn(ModelNames()), TestName);
+
+}  // namespace
+}  // namespace memfold

@@ -1,0 +1,13 @@
+// Error reporting for the CLI.
+#include <iostream>
+
+#include "commands.h"
+
+namespace memfold::cli {
+
+int Fail(const std::string& message, int code) {
+  std::cerr << "memfold: " << message << "\n";
+  return code;
+}
+
+}  // namespace memfold::cli
