@@ -16,7 +16,7 @@ void AddModelArgs(CLI::App* command, memfold::cli::CommonOptions* common) {
 }
 
 CLI::Option* AddPlannerOption(CLI::App* command, std::string* planner) {
-  return command->add_option("--planner", *planner, "naive, greedy or best")
+  return command->add_option("--planner", *planner, "naive, greedy, greedy_stable, offline (the file's own plan) or best")
       ->check(CLI::IsMember(memfold::GraphPlannerNames()));
 }
 

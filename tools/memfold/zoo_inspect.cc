@@ -71,7 +71,8 @@ int InspectCommand(const CommonOptions& options) {
     for (ValueId v : g.inputs) inputs.push_back(TensorJson(g.value(v)));
     for (ValueId v : g.outputs) outputs.push_back(TensorJson(g.value(v)));
     std::cout << Json{{"model", options.model}, {"ops", ops}, {"values", values}, {"inputs", inputs},
-                      {"outputs", outputs}, {"op_histogram", histogram}}.dump(1) << "\n";
+                      {"outputs", outputs}, {"op_histogram", histogram},
+                      {"offline_plan", !g.offline_offsets.empty()}}.dump(1) << "\n";
     return kExitOk;
   }
   std::cout << options.model << ": " << g.schedule.size() << " ops, " << g.num_values()
@@ -79,6 +80,9 @@ int InspectCommand(const CommonOptions& options) {
             << HumanBytes(BytesWithRole(g, false)) << " (unplanned)\n";
   for (ValueId v : g.inputs) std::cout << "  input  " << g.value(v).name << "  " << DTypeName(g.value(v).dtype) << " " << ShapeString(g.value(v).shape) << "\n";
   for (ValueId v : g.outputs) std::cout << "  output " << g.value(v).name << "  " << DTypeName(g.value(v).dtype) << " " << ShapeString(g.value(v).shape) << "\n";
+  if (!g.offline_offsets.empty()) {
+    std::cout << "  carries an offline arena plan (OfflineMemoryAllocation); plan it with --planner offline\n";
+  }
   std::cout << "\n";
   TextTable table({">#", "op", "name", "output", ">bytes"});
   for (size_t pos = 0; pos < g.schedule.size(); ++pos) {

@@ -241,6 +241,12 @@ Result<TfliteModel> ParseTflite(Bytes file, const std::string& label) {
   }
   MarkScratchTensors(&g);
   result.offline_offsets = OfflinePlan(r);
+  if (result.offline_offsets) {
+    if (static_cast<int32_t>(result.offline_offsets->size()) != result.total_tensors) {
+      return r.Error("the OfflineMemoryAllocation metadata lists " + std::to_string(result.offline_offsets->size()) + " offsets for " + std::to_string(result.total_tensors) + " tensors");
+    }
+    g.offline_offsets.assign(result.offline_offsets->begin(), result.offline_offsets->begin() + tensors);
+  }
   result.file = std::move(file);
   return result;
 }

@@ -118,6 +118,9 @@ class Graph {
   std::vector<ValueId> outputs;  // in caller order
   std::vector<NodeId> schedule;  // execution order
   std::string name;
+  // Arena offsets a model file prescribes (TFLite OfflineMemoryAllocation), one per value,
+  // -1 = plan this value; empty when the file has no offline plan.
+  std::vector<int64_t> offline_offsets;
 
   // consumers[v] = nodes reading v, in schedule order, a node listed once per use. O(V + E).
   std::vector<std::vector<NodeId>> Consumers() const;

@@ -28,6 +28,10 @@ struct BufferRequest {
   int32_t first;           // first time step it is live (inclusive)
   int32_t last;            // last time step it is live (inclusive)
   std::vector<OverlapAllowance> may_overlap;  // empty for TFLM-style planning
+  // >= 0: the buffer must sit at this offset (an offline plan from the model file, as TFLM's
+  // planners accept); planners that honour it say so.
+  int64_t fixed_offset = kNotFixed;
+  static constexpr int64_t kNotFixed = -1;
 };
 
 struct Plan {

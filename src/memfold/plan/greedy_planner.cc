@@ -7,10 +7,15 @@
 namespace memfold {
 namespace {
 
-// TFLM's placement order: reverse request order, stably sorted by size, largest first.
-std::vector<int32_t> PlacementOrder(std::span<const int64_t> sizes) {
-  std::vector<int32_t> order(sizes.size());
-  std::iota(order.rbegin(), order.rend(), 0);
+// TFLM's placement order: the requests without a fixed offset in reverse request order
+// (or request order for the stable variant), stably sorted by size, largest first.
+std::vector<int32_t> PlacementOrder(std::span<const BufferRequest> requests,
+                                    std::span<const int64_t> sizes, GreedyPlanner::TieOrder ties) {
+  std::vector<int32_t> order;
+  for (int32_t id = 0; id < static_cast<int32_t>(requests.size()); ++id) {
+    if (requests[id].fixed_offset == BufferRequest::kNotFixed) order.push_back(id);
+  }
+  if (ties == GreedyPlanner::TieOrder::kReverseRequest) std::reverse(order.begin(), order.end());
   std::stable_sort(order.begin(), order.end(),
                    [&](int32_t a, int32_t b) { return sizes[a] > sizes[b]; });
   return order;
@@ -166,8 +171,18 @@ class GreedyPlacer {
     } else {
       SearchAll(first, last, search);
     }
-    const Placed entry = {.offset = search.candidate(),
-                          .end = search.candidate() + size,
+    return Record(search.candidate(), size, first, last);
+  }
+
+  // A buffer whose offset is given (offline plan).
+  int64_t PlaceAt(int32_t id, int64_t size, int64_t offset) {
+    return Record(offset, size, time_.Index(requests_[id].first), time_.Index(requests_[id].last));
+  }
+
+ private:
+  int64_t Record(int64_t offset, int64_t size, int32_t first, int32_t last) {
+    const Placed entry = {.offset = offset,
+                          .end = offset + size,
                           .slot = static_cast<int32_t>(placed_.size()),
                           .first = first,
                           .last = last};
@@ -177,7 +192,6 @@ class GreedyPlacer {
     return entry.offset;
   }
 
- private:
   void SearchNeighbours(int32_t first, int32_t last, GapSearch& search) {
     slots_.clear();
     index_.Collect(first, last, slots_);
@@ -215,7 +229,12 @@ Plan GreedyPlanner::Place(std::span<const BufferRequest> requests) const {
   GreedyPlacer placer(requests);
   Plan plan{.planner = std::string(name()), .arena_bytes = 0, .offsets = {}};
   plan.offsets.assign(requests.size(), 0);
-  for (int32_t id : PlacementOrder(sizes)) {
+  for (int32_t id = 0; id < static_cast<int32_t>(requests.size()); ++id) {
+    if (requests[id].fixed_offset == BufferRequest::kNotFixed) continue;
+    plan.offsets[id] = placer.PlaceAt(id, sizes[id], requests[id].fixed_offset);
+    plan.arena_bytes = std::max(plan.arena_bytes, plan.offsets[id] + sizes[id]);
+  }
+  for (int32_t id : PlacementOrder(requests, sizes, ties_)) {
     plan.offsets[id] = placer.Place(id, sizes[id]);
     plan.arena_bytes = std::max(plan.arena_bytes, plan.offsets[id] + sizes[id]);
   }

@@ -85,10 +85,33 @@ TEST(PlanGraph, BestIsNeverWorseThanAnyPlanner) {
   Result<GraphPlan> best = PlanGraph(*g, "best");
   ASSERT_TRUE(best.ok());
   for (const std::string& name : GraphPlannerNames()) {
+    if (name == "offline") continue;  // zoo models carry no offline plan
     Result<GraphPlan> gp = PlanGraph(*g, name);
     ASSERT_TRUE(gp.ok()) << name;
     EXPECT_LE(best->plan.arena_bytes, gp->plan.arena_bytes) << name;
   }
+}
+
+TEST(PlanGraph, OfflineNeedsAnOfflinePlan) {
+  Result<Graph> g = BuildZooModel("mlp");
+  ASSERT_TRUE(g.ok());
+  Result<GraphPlan> gp = PlanGraph(*g, "offline");
+  ASSERT_FALSE(gp.ok());
+  EXPECT_NE(gp.status().message().find("carries no offline plan"), std::string::npos);
+}
+
+// Offsets a model prescribes are kept; everything else is planned around them.
+TEST(PlanGraph, OfflineKeepsTheFileOffsetsAndPlansTheRest) {
+  Result<Graph> g = BuildZooModel("mlp,layers=2");
+  ASSERT_TRUE(g.ok());
+  const Liveness live = ComputeLiveness(*g);
+  g->offline_offsets.assign(static_cast<size_t>(g->num_values()), -1);
+  const ValueId first_hidden = live.value_of[1];
+  g->offline_offsets[static_cast<size_t>(first_hidden)] = 4096;
+  Result<GraphPlan> gp = PlanGraph(*g, "offline");
+  ASSERT_TRUE(gp.ok()) << gp.status().message();
+  EXPECT_EQ(gp->plan.offsets[1], 4096);
+  EXPECT_EQ(gp->plan.arena_bytes, 4096 + 512);  // 128 floats at 4096; the rest fits below
 }
 
 TEST(PlanGraph, UnknownPlannerIsAnError) {

@@ -10,6 +10,7 @@ namespace memfold {
 namespace {
 
 constexpr std::string_view kBest = "best";
+constexpr std::string_view kOffline = "offline";
 
 // Among the time steps at which the arena is full to its top, the one with the most live
 // bytes: the operator whose working set sets the arena size.
@@ -41,18 +42,37 @@ Result<Plan> PlaceVerified(std::string_view name, const std::vector<BufferReques
   return plan;
 }
 
+// The model file's own offsets, the rest planned around them as TFLM does; verified like any
+// other plan (TFLM takes offline offsets on trust, memfold does not).
+Result<Plan> PlaceOffline(const Graph& graph, const Liveness& live) {
+  if (graph.offline_offsets.empty()) {
+    return Status::Error("the model carries no offline plan (OfflineMemoryAllocation); choose another planner");
+  }
+  std::vector<BufferRequest> requests = live.requests;
+  for (BufferRequest& r : requests) {
+    const ValueId v = live.value_of[static_cast<size_t>(r.id)];
+    if (v != kNoValue && graph.offline_offsets[static_cast<size_t>(v)] >= 0) r.fixed_offset = graph.offline_offsets[static_cast<size_t>(v)];
+  }
+  Plan plan = MakePlanner("greedy")->Place(requests);
+  plan.planner = kOffline;
+  Status verified = VerifyPlan(requests, plan);
+  if (!verified.ok()) return Status::Error("the model's offline plan is unsafe: " + verified.message());
+  return plan;
+}
+
 }  // namespace
 
 std::vector<std::string> GraphPlannerNames() {
   std::vector<std::string> names;
   for (std::string_view name : PlannerNames()) names.emplace_back(name);
+  names.emplace_back(kOffline);
   names.emplace_back(kBest);
   return names;
 }
 
 Result<GraphPlan> PlanGraph(const Graph& graph, std::string_view planner) {
   const bool best = planner == kBest;
-  if (!best && MakePlanner(planner) == nullptr) {
+  if (!best && planner != kOffline && MakePlanner(planner) == nullptr) {
     std::string names;
     for (const std::string& n : GraphPlannerNames()) names += (names.empty() ? "" : ", ") + n;
     return Status::Error("unknown planner '" + std::string(planner) + "'; choose one of " + names);
@@ -67,6 +87,10 @@ Result<GraphPlan> PlanGraph(const Graph& graph, std::string_view planner) {
       if (!have || plan.arena_bytes < result.plan.arena_bytes) result.plan = std::move(plan);
       have = true;
     }
+    Result<Plan> offline = graph.offline_offsets.empty() ? Result<Plan>(Status::Error("none")) : PlaceOffline(graph, result.liveness);
+    if (offline.ok() && offline->arena_bytes < result.plan.arena_bytes) result.plan = std::move(offline).value();
+  } else if (planner == kOffline) {
+    MF_ASSIGN_OR_RETURN(result.plan, PlaceOffline(graph, result.liveness));
   } else {
     MF_ASSIGN_OR_RETURN(result.plan, PlaceVerified(planner, requests));
   }

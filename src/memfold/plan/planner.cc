@@ -11,10 +11,14 @@ struct Registration {
 };
 
 std::unique_ptr<Planner> MakeGreedyPlanner() { return std::make_unique<GreedyPlanner>(); }
+std::unique_ptr<Planner> MakeStableGreedyPlanner() {
+  return std::make_unique<GreedyPlanner>(GreedyPlanner::TieOrder::kRequest);
+}
 
 constexpr Registration kPlanners[] = {
     {"naive", &MakeNaivePlanner},
     {"greedy", &MakeGreedyPlanner},
+    {"greedy_stable", &MakeStableGreedyPlanner},
 };
 
 }  // namespace

@@ -21,8 +21,8 @@ BufferRequest Request(int32_t id, int64_t bytes, int64_t alignment, int32_t firs
           .may_overlap = {}};
 }
 
-TEST(PlannerRegistryTest, ListsNaiveAndGreedy) {
-  EXPECT_THAT(PlannerNames(), ElementsAre("naive", "greedy"));
+TEST(PlannerRegistryTest, ListsNaiveAndBothGreedies) {
+  EXPECT_THAT(PlannerNames(), ElementsAre("naive", "greedy", "greedy_stable"));
 }
 
 TEST(PlannerRegistryTest, MakesPlannersByName) {
