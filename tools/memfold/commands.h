@@ -26,6 +26,8 @@ struct PlanOptions {
   CommonOptions common;
   std::string planner = "greedy";
   std::optional<std::string> budget;
+  std::optional<std::string> emit_tflite;
+  std::optional<std::string> emit_c;
 };
 
 struct RunOptions {

@@ -47,6 +47,8 @@ int main(int argc, char** argv) {
   AddModelArgs(plan, &plan_options.common);
   AddPlannerOption(plan, &plan_options.planner);
   plan->add_option("--budget", plan_options.budget, "arena budget, e.g. 256K, 1M; exit 1 if it does not fit");
+  plan->add_option("--emit-tflite", plan_options.emit_tflite, "write the model with the plan as TFLM's OfflineMemoryAllocation");
+  plan->add_option("--emit-c", plan_options.emit_c, "write a C header with the arena size and tensor offsets");
 
   memfold::cli::RunOptions run_options;
   CLI::App* run = app.add_subcommand("run", "run the model inside the planned arena; compare with an unplanned run");

@@ -7,7 +7,9 @@
 
 #include "commands.h"
 #include "memfold/exec/executor.h"
+#include "memfold/io/plan_export.h"
 #include "memfold/io/sha256.h"
+#include "memfold/io/tflite_writer.h"
 #include "memfold/io/text.h"
 #include "memfold/plan/plan_graph.h"
 
@@ -102,6 +104,26 @@ Result<std::vector<Bytes>> ReadInputs(const Graph& g, const std::optional<std::s
   return inputs;
 }
 
+Status WriteFile(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  if (!out) return Status::Error(path + ": cannot write the file");
+  return Status::Ok();
+}
+
+// --emit-tflite: the original model plus the plan as its offline plan; other subgraphs'
+// tensors are left to TFLM (-1).
+Status EmitTflite(const PlanOptions& options, const Graph& g, const GraphPlan& gp) {
+  if (options.common.model.rfind("zoo:", 0) == 0) {
+    return Status::Error("--emit-tflite rewrites a .tflite model; zoo models have no file (use --emit-c)");
+  }
+  MF_ASSIGN_OR_RETURN(TfliteModel model, ReadTfliteFile(options.common.model));
+  std::vector<int32_t> offsets = ValueOffsets(g, gp);
+  offsets.resize(static_cast<size_t>(model.total_tensors), -1);
+  MF_ASSIGN_OR_RETURN(Bytes file, WithOfflinePlan(model, offsets));
+  return WriteFile(*options.emit_tflite, std::string(reinterpret_cast<const char*>(file.data()), file.size()));
+}
+
 }  // namespace
 
 int PlanCommand(const PlanOptions& options) {
@@ -115,6 +137,14 @@ int PlanCommand(const PlanOptions& options) {
   Result<GraphPlan> planned = PlanGraph(g, options.planner);
   if (!planned.ok()) return Fail(planned.status().message(), kExitFailed);
   const GraphPlan& gp = *planned;
+  if (options.emit_tflite) {
+    Status written = EmitTflite(options, g, gp);
+    if (!written.ok()) return Fail(written.message());
+  }
+  if (options.emit_c) {
+    Status written = WriteFile(*options.emit_c, PlanCHeader(g, gp, options.common.model));
+    if (!written.ok()) return Fail(written.message());
+  }
   const bool fits = !options.budget || gp.plan.arena_bytes <= budget;
   if (options.common.json) {
     Json out = {{"model", options.common.model},

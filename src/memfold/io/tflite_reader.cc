@@ -13,7 +13,7 @@ namespace memfold {
 namespace {
 
 constexpr char kIdentifier[] = "TFL3";
-constexpr int64_t kMaxTensorBytes = int64_t{1} << 40;
+constexpr int64_t kMaxTensorBytes = (int64_t{1} << 31) - 1;  // TFLM sizes are 32-bit
 constexpr char kOfflinePlanName[] = "OfflineMemoryAllocation";
 
 // The reader's state: the verified model and where messages point.

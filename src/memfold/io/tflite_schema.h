@@ -143,7 +143,10 @@ struct Metadata : private Table {
 };
 
 struct Model : private Table {
+  static constexpr int kSlots = 8;
   uint32_t version() const { return GetField<uint32_t>(Slot(0), 0); }
+  // Where offset field `slot` points (null if absent), for writers that rebuild the root.
+  const uint8_t* Target(int slot) const { return GetPointer<const uint8_t*>(Slot(slot)); }
   const Vector<Offset<OperatorCode>>* operator_codes() const { return GetPointer<const Vector<Offset<OperatorCode>>*>(Slot(1)); }
   const Vector<Offset<SubGraph>>* subgraphs() const { return GetPointer<const Vector<Offset<SubGraph>>*>(Slot(2)); }
   const String* description() const { return GetPointer<const String*>(Slot(3)); }
