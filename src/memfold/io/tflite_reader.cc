@@ -166,6 +166,32 @@ Result<Node> ConvertOperator(const Reader& r, const Graph& graph, const tflite::
   return node;
 }
 
+// Hybrid models (float activations, int8 weights; TFLM refuses them) run here as float models:
+// each such constant weight is dequantised once at load, real = scale[c] * (q - zero_point[c]).
+// TFLite's own hybrid kernels quantise the activations on the fly instead, so results agree
+// only within quantisation error.
+void DequantizeHybridWeights(Graph* g) {
+  for (NodeId n : g->schedule) {
+    const Node& node = g->node(n);
+    if (node.inputs.size() < 2 || node.inputs[0] == kNoValue || node.inputs[1] == kNoValue) continue;
+    if (node.op != "conv2d" && node.op != "depthwise_conv2d" && node.op != "fully_connected") continue;
+    Value& w = g->value(node.inputs[1]);
+    if (g->value(node.inputs[0]).dtype != DType::kF32 || w.dtype != DType::kI8 || !w.is_constant() || !w.quant) continue;
+    const Quantization& q = *w.quant;
+    int64_t inner = 1;
+    for (size_t d = static_cast<size_t>(q.axis) + 1; d < w.shape.size(); ++d) inner *= w.shape[d];
+    auto real = std::make_shared<Bytes>(static_cast<size_t>(w.elements()) * 4);
+    for (int64_t k = 0; k < w.elements(); ++k) {
+      const size_t c = q.per_channel() ? static_cast<size_t>((k / inner) % w.shape[static_cast<size_t>(q.axis)]) : 0;
+      const float value = q.scale[c] * static_cast<float>(static_cast<int8_t>((*w.data)[static_cast<size_t>(k)]) - q.zero_point[c]);
+      std::memcpy(real->data() + 4 * k, &value, 4);
+    }
+    w.dtype = DType::kF32;
+    w.data = std::move(real);
+    w.quant.reset();
+  }
+}
+
 // Tensors that operators read but nothing produces or fills (e.g. Ethos-U scratch tensors) are
 // workspace: TFLM gives them arena memory from their first use.
 void MarkScratchTensors(Graph* g) {
@@ -240,6 +266,7 @@ Result<TfliteModel> ParseTflite(Bytes file, const std::string& label) {
     g.AddNode(std::move(node));
   }
   MarkScratchTensors(&g);
+  DequantizeHybridWeights(&g);
   result.offline_offsets = OfflinePlan(r);
   if (result.offline_offsets) {
     if (static_cast<int32_t>(result.offline_offsets->size()) != result.total_tensors) {
