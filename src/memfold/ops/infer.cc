@@ -23,6 +23,24 @@ Status RequireSameDType(const Value& a, const Value& b) {
                        b.name + "' (" + std::string(DTypeName(b.dtype)) + ") differ in type");
 }
 
+// Float activations need float weights and bias; integer activations (int8, int16) need int8
+// weights and an int32 or int64 bias, as TFLite's kernels do.
+Status RequireWeightTypes(const InferContext& ctx) {
+  const bool is_float = ctx.in(0).dtype == DType::kF32;
+  const DType w = ctx.in(1).dtype;
+  if (is_float ? w != DType::kF32 : w != DType::kI8) {
+    return Status::Error("weights '" + ctx.in(1).name + "' are " + std::string(DTypeName(w)) + " but activations are " +
+                         std::string(DTypeName(ctx.in(0).dtype)) + (is_float ? "; float layers need f32 weights" : "; integer layers need i8 weights"));
+  }
+  if (ctx.has(2)) {
+    const DType b = ctx.in(2).dtype;
+    if (is_float ? b != DType::kF32 : (b != DType::kI32 && b != DType::kI64)) {
+      return Status::Error("bias '" + ctx.in(2).name + "' has type " + std::string(DTypeName(b)) + ", which does not fit " + std::string(DTypeName(ctx.in(0).dtype)) + " activations");
+    }
+  }
+  return Status::Ok();
+}
+
 Status RequireBias(const InferContext& ctx, size_t index, int64_t channels) {
   if (!ctx.has(index)) return Status::Ok();
   const Value& bias = ctx.in(index);
@@ -91,6 +109,7 @@ Status InferBroadcast(const InferContext& ctx, std::vector<TensorType>* out) {
 }
 
 Status InferFullyConnected(const InferContext& ctx, std::vector<TensorType>* out) {
+  MF_RETURN_IF_ERROR(RequireWeightTypes(ctx));
   const Value& x = ctx.in(0);
   const Value& w = ctx.in(1);
   MF_RETURN_IF_ERROR(RequireRank(w, 2, "weights"));
@@ -145,6 +164,7 @@ Status InferBatchMatMul(const InferContext& ctx, std::vector<TensorType>* out) {
 }
 
 Status InferConv2D(const InferContext& ctx, std::vector<TensorType>* out) {
+  MF_RETURN_IF_ERROR(RequireWeightTypes(ctx));
   const Value& x = ctx.in(0);
   const Value& w = ctx.in(1);
   MF_RETURN_IF_ERROR(RequireRank(x, 4, "input"));
@@ -163,6 +183,7 @@ Status InferConv2D(const InferContext& ctx, std::vector<TensorType>* out) {
 }
 
 Status InferDepthwiseConv2D(const InferContext& ctx, std::vector<TensorType>* out) {
+  MF_RETURN_IF_ERROR(RequireWeightTypes(ctx));
   const Value& x = ctx.in(0);
   const Value& w = ctx.in(1);
   MF_RETURN_IF_ERROR(RequireRank(x, 4, "input"));
