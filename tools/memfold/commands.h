@@ -40,6 +40,7 @@ int ZooCommand(bool json);
 int InspectCommand(const CommonOptions& options);
 int PlanCommand(const PlanOptions& options);
 int RunCommand(const RunOptions& options);
+int OverlapCommand(const CommonOptions& options);
 
 // Prints "memfold: MESSAGE" on stderr and returns `code`.
 int Fail(const std::string& message, int code = kExitBadInput);

@@ -16,7 +16,7 @@ void AddModelArgs(CLI::App* command, memfold::cli::CommonOptions* common) {
 }
 
 CLI::Option* AddPlannerOption(CLI::App* command, std::string* planner) {
-  return command->add_option("--planner", *planner, "naive, greedy, greedy_stable, offline (the file's own plan) or best")
+  return command->add_option("--planner", *planner, "naive, greedy, greedy_stable, diagonal, offline (the file's own plan) or best")
       ->check(CLI::IsMember(memfold::GraphPlannerNames()));
 }
 
@@ -50,6 +50,10 @@ int main(int argc, char** argv) {
   plan->add_option("--emit-tflite", plan_options.emit_tflite, "write the model with the plan as TFLM's OfflineMemoryAllocation");
   plan->add_option("--emit-c", plan_options.emit_c, "write a C header with the arena size and tensor offsets");
 
+  memfold::cli::CommonOptions overlap_options;
+  CLI::App* overlap = app.add_subcommand("overlap", "safe overlap O_s of every operator by the analytic, algorithmic and trace methods");
+  AddModelArgs(overlap, &overlap_options);
+
   memfold::cli::RunOptions run_options;
   CLI::App* run = app.add_subcommand("run", "run the model inside the planned arena; compare with an unplanned run");
   AddModelArgs(run, &run_options.common);
@@ -57,7 +61,7 @@ int main(int argc, char** argv) {
   run->add_option("--input", run_options.input_file, "raw little-endian input bytes (default: CONTRACT.md's input)");
 
   if (argc > 1 && argv[1][0] != '-' && !IsCommand(app, argv[1])) {
-    std::cerr << "memfold: unknown command '" << argv[1] << "'; commands are zoo, inspect, plan, run (see memfold --help)\n";
+    std::cerr << "memfold: unknown command '" << argv[1] << "'; commands are zoo, inspect, plan, overlap, run (see memfold --help)\n";
     return kExitBadInput;
   }
   try {
@@ -75,5 +79,6 @@ int main(int argc, char** argv) {
   if (zoo->parsed()) return memfold::cli::ZooCommand(zoo_json);
   if (plan->parsed()) return memfold::cli::PlanCommand(plan_options);
   if (run->parsed()) return memfold::cli::RunCommand(run_options);
+  if (overlap->parsed()) return memfold::cli::OverlapCommand(overlap_options);
   return memfold::cli::InspectCommand(inspect_options);
 }

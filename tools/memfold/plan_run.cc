@@ -44,7 +44,7 @@ Json BuffersJson(const Graph& g, const GraphPlan& gp) {
                        {"bytes", r.bytes},
                        {"first", r.first},
                        {"last", r.last},
-                       {"overlap_bytes", 0}});
+                       {"overlap_bytes", OverlapBytes(gp, r.id)}});
   }
   return buffers;
 }

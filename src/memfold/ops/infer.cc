@@ -250,6 +250,52 @@ Status InferConvertType(const InferContext& ctx, std::vector<TensorType>* out) {
   return Status::Ok();
 }
 
+Status InferSvdf(const InferContext& ctx, std::vector<TensorType>* out) {
+  const Value& x = ctx.in(0);
+  const Value& feature = ctx.in(1);
+  const Value& time = ctx.in(2);
+  MF_RETURN_IF_ERROR(RequireRank(x, 2, "input"));
+  MF_RETURN_IF_ERROR(RequireRank(feature, 2, "weights_feature"));
+  MF_RETURN_IF_ERROR(RequireRank(time, 2, "weights_time"));
+  MF_RETURN_IF_ERROR(ParseActivation(ctx.node.attrs).status());
+  if (!ctx.has(4)) return Status::Error("svdf needs its activation state as input 4");
+  const Value& state = ctx.in(4);
+  MF_RETURN_IF_ERROR(RequireRank(state, 2, "activation state"));
+  const int64_t rank = ctx.node.attrs.Int("rank");
+  const int64_t batch = x.shape[0], filters = feature.shape[0], memory = time.shape[1];
+  if (rank <= 0 || filters % rank != 0) {
+    return Status::Error("svdf rank " + std::to_string(rank) + " must be positive and divide the " +
+                         std::to_string(filters) + " filters of weights_feature " + Dims(feature.shape));
+  }
+  if (feature.shape[1] != x.shape[1]) {
+    return Status::Error("weights_feature " + Dims(feature.shape) + " must be [filters, " +
+                         std::to_string(x.shape[1]) + "] for input " + Dims(x.shape));
+  }
+  if (time.shape[0] != filters) {
+    return Status::Error("weights_time " + Dims(time.shape) + " must be [" + std::to_string(filters) +
+                         ", memory]");
+  }
+  if (state.shape[0] != batch || state.shape[1] != filters * memory) {
+    return Status::Error("activation state '" + state.name + "' must have shape [" +
+                         std::to_string(batch) + ", " + std::to_string(filters * memory) + "], has " +
+                         Dims(state.shape));
+  }
+  MF_RETURN_IF_ERROR(RequireBias(ctx, 3, filters / rank));
+  if (x.dtype != feature.dtype || time.dtype != state.dtype ||
+      (x.dtype == DType::kF32 && time.dtype != DType::kF32) ||
+      (x.dtype == DType::kI8 && time.dtype != DType::kI8 && time.dtype != DType::kI16) ||
+      (x.dtype != DType::kF32 && x.dtype != DType::kI8)) {
+    return Status::Error("svdf takes float32 throughout, or int8 input and weights_feature with "
+                         "int8 or int16 weights_time and state; has input " +
+                         std::string(DTypeName(x.dtype)) + ", weights_feature " +
+                         std::string(DTypeName(feature.dtype)) + ", weights_time " +
+                         std::string(DTypeName(time.dtype)) + ", state " +
+                         std::string(DTypeName(state.dtype)));
+  }
+  out->push_back({x.dtype, {batch, filters / rank}});
+  return Status::Ok();
+}
+
 Status InferReshape(const InferContext& ctx, std::vector<TensorType>* out) {
   Shape shape = ctx.node.attrs.Ints("shape");
   int64_t known = 1;

@@ -26,6 +26,10 @@ Status InferTranspose(const InferContext& ctx, std::vector<TensorType>* out);
 Status InferPad(const InferContext& ctx, std::vector<TensorType>* out);
 // quantize / dequantize: same shape, element type from attribute "dtype".
 Status InferConvertType(const InferContext& ctx, std::vector<TensorType>* out);
+// svdf: input [batch, input_size], weights_feature [filters, input_size], weights_time
+// [filters, memory], bias [filters / rank] (optional), state [batch, filters * memory];
+// output [batch, filters / rank] of the input's type.
+Status InferSvdf(const InferContext& ctx, std::vector<TensorType>* out);
 
 // Numpy-style broadcast of two shapes; error if incompatible.
 Result<Shape> BroadcastShapes(const Shape& a, const Shape& b);

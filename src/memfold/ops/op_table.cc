@@ -8,7 +8,11 @@
 #include "memfold/ops/cost.h"
 #include "memfold/ops/infer.h"
 #include "memfold/ops/kernels/access.h"
+#include "memfold/ops/overlap_models.h"
+#include "memfold/ops/kernels/convert_kernels.h"
 #include "memfold/ops/kernels/float_kernels.h"
+#include "memfold/ops/kernels/int_kernels.h"
+#include "memfold/ops/kernels/svdf.h"
 
 namespace memfold {
 namespace {
@@ -32,14 +36,23 @@ const AttrSpec kPads{"pads", Ints{0, 0, 0, 0}};
   }
 
 OpDef Unary(std::string_view name, KernelFn f32) {
-  return {.name = name, .infer = InferSameAsInput, .inplace_input = 0,
+  return {.name = name, .infer = InferSameAsInput,
+          .overlap_analytic = AnalyticElementwise, .overlap_algorithmic = AlgorithmicElementwise,
+          .inplace_input = 0,
           .kernels = {{DType::kF32, f32}}};
 }
 
 OpDef Binary(std::string_view name, KernelFn f32, bool fused_activation) {
   OpDef def{.name = name, .min_inputs = 2, .max_inputs = 2, .infer = InferBroadcast,
+            .overlap_analytic = AnalyticBroadcast, .overlap_algorithmic = AlgorithmicBroadcast,
             .inplace_input = 0, .kernels = {{DType::kF32, f32}}};
   if (fused_activation) def.attrs = {kActivation};
+  return def;
+}
+
+// A row with one more kernel (the int8 variants of the binary ops).
+OpDef WithKernel(OpDef def, KernelEntry kernel) {
+  def.kernels.push_back(kernel);
   return def;
 }
 
@@ -54,57 +67,83 @@ std::vector<OpDef> BuildOpTable() {
       Unary("exp", &ExpF32<Direct>),
       Unary("neg", &NegF32<Direct>),
       Unary("hard_swish", &HardSwishF32<Direct>),
-      Binary("add", &AddF32<Direct>, true),
-      Binary("sub", &SubF32<Direct>, true),
-      Binary("mul", &MulF32<Direct>, true),
+      WithKernel(Binary("add", &AddF32<Direct>, true), {DType::kI8, &AddI8<Direct>}),
+      WithKernel(Binary("sub", &SubF32<Direct>, true), {DType::kI8, &SubI8<Direct>}),
+      WithKernel(Binary("mul", &MulF32<Direct>, true), {DType::kI8, &MulI8<Direct>}),
       Binary("div", &DivF32<Direct>, true),
       Binary("max", &MaxF32<Direct>, false),
       Binary("min", &MinF32<Direct>, false),
       {.name = "fully_connected", .min_inputs = 2, .max_inputs = 3,
        .attrs = {kActivation, {"keep_num_dims", int64_t{0}}},
        .infer = InferFullyConnected, .cost = MatrixCost,
-       .kernels = {{DType::kF32, &FullyConnectedF32<Direct>}}},
+       .overlap_analytic = AnalyticFullyConnected, .overlap_algorithmic = AlgorithmicFullyConnected,
+       .kernels = {{DType::kF32, &FullyConnectedF32<Direct>}, {DType::kI8, &FullyConnectedI8<Direct>}}},
       {.name = "matmul", .min_inputs = 2, .max_inputs = 2,
        .attrs = {{"transpose_a", int64_t{0}}, {"transpose_b", int64_t{0}}},
        .infer = InferMatMul, .cost = MatrixCost,
+       .overlap_analytic = AnalyticZero, .overlap_algorithmic = AlgorithmicMatMul,
        .kernels = {{DType::kF32, &MatMulF32<Direct>}}},
       {.name = "batch_matmul", .min_inputs = 2, .max_inputs = 2,
        .attrs = {{"transpose_a", int64_t{0}}, {"transpose_b", int64_t{0}}},
        .infer = InferBatchMatMul, .cost = MatrixCost,
+       .overlap_analytic = AnalyticZero, .overlap_algorithmic = AlgorithmicMatMul,
        .kernels = {{DType::kF32, &BatchMatMulF32<Direct>}}},
       {.name = "conv2d", .min_inputs = 2, .max_inputs = 3,
        .attrs = {kActivation, kStride, kDilation, kPadding, kPads},
        .infer = InferConv2D, .cost = ConvCost,
-       .kernels = {{DType::kF32, &Conv2DF32<Direct>}}},
+       .overlap_analytic = AnalyticWindow, .overlap_algorithmic = AlgorithmicConv2D,
+       .kernels = {{DType::kF32, &Conv2DF32<Direct>}, {DType::kI8, &Conv2DI8<Direct>}}},
       {.name = "depthwise_conv2d", .min_inputs = 2, .max_inputs = 3,
        .attrs = {kActivation, kStride, kDilation, kPadding, kPads, {"multiplier", int64_t{0}}},
        .infer = InferDepthwiseConv2D, .cost = ConvCost,
-       .kernels = {{DType::kF32, &DepthwiseConv2DF32<Direct>}}},
+       .overlap_analytic = AnalyticWindow, .overlap_algorithmic = AlgorithmicDepthwise,
+       .kernels = {{DType::kF32, &DepthwiseConv2DF32<Direct>}, {DType::kI8, &DepthwiseConv2DI8<Direct>}}},
       {.name = "max_pool2d",
        .attrs = {kActivation, kStride, kPadding, kPads, {"filter", Ints{}, true}},
        .infer = InferPool2D, .cost = PoolCost,
-       .kernels = {{DType::kF32, &MaxPool2DF32<Direct>}}},
+       .overlap_analytic = AnalyticWindow, .overlap_algorithmic = AlgorithmicPool,
+       .kernels = {{DType::kF32, &MaxPool2DF32<Direct>}, {DType::kI8, &MaxPool2DI8<Direct>}}},
       {.name = "avg_pool2d",
        .attrs = {kActivation, kStride, kPadding, kPads, {"filter", Ints{}, true}},
        .infer = InferPool2D, .cost = PoolCost,
-       .kernels = {{DType::kF32, &AvgPool2DF32<Direct>}}},
+       .overlap_analytic = AnalyticWindow, .overlap_algorithmic = AlgorithmicPool,
+       .kernels = {{DType::kF32, &AvgPool2DF32<Direct>}, {DType::kI8, &AvgPool2DI8<Direct>}}},
       {.name = "mean", .attrs = {{"axes", Ints{}, true}, {"keepdims", int64_t{0}}},
-       .infer = InferMean, .kernels = {{DType::kF32, &MeanF32<Direct>}}},
+       .infer = InferMean, .overlap_analytic = AnalyticMean, .overlap_algorithmic = AlgorithmicMean,
+       .kernels = {{DType::kF32, &MeanF32<Direct>}, {DType::kI8, &MeanQuantized<Direct, int8_t>},
+                   {DType::kI16, &MeanQuantized<Direct, int16_t>}},
+       .scratch = MeanScratch},
       {.name = "softmax",
        .attrs = {{"beta", 1.0}, {"axis", int64_t{-1}}, {"output_dtype", std::string()}},
-       .infer = InferSoftmax, .kernels = {{DType::kF32, &SoftmaxF32<Direct>}}},
+       .infer = InferSoftmax,
+       .overlap_analytic = AnalyticElementwise, .overlap_algorithmic = AlgorithmicSoftmax,
+       .kernels = {{DType::kF32, &SoftmaxF32<Direct>}, {DType::kI8, &SoftmaxI8<Direct>}}},
       {.name = "reshape", .attrs = {{"shape", Ints{}, true}}, .infer = InferReshape,
        .cost = MoveCost, .alias = true},
       {.name = "concat", .max_inputs = kVariadic, .attrs = {{"axis", int64_t{0}, true}},
-       .infer = InferConcat, .cost = MoveCost, .kernels = MF_MOVE_KERNELS(Concat)},
+       .infer = InferConcat, .cost = MoveCost,
+       .overlap_analytic = AnalyticConcat, .overlap_algorithmic = AlgorithmicConcat, .kernels = MF_MOVE_KERNELS(Concat)},
       {.name = "slice", .attrs = {{"begin", Ints{}, true}, {"size", Ints{}, true}},
-       .infer = InferSlice, .cost = MoveCost, .kernels = MF_MOVE_KERNELS(Slice)},
+       .infer = InferSlice, .cost = MoveCost,
+       .overlap_analytic = AnalyticSlice, .overlap_algorithmic = AlgorithmicSlice, .kernels = MF_MOVE_KERNELS(Slice)},
       {.name = "transpose", .attrs = {{"perm", Ints{}, true}}, .infer = InferTranspose,
-       .cost = MoveCost, .kernels = MF_MOVE_KERNELS(Transpose)},
+       .cost = MoveCost, .overlap_algorithmic = AlgorithmicTranspose, .kernels = MF_MOVE_KERNELS(Transpose)},
       {.name = "pad", .attrs = {{"paddings", Ints{}, true}, {"value", 0.0}},
-       .infer = InferPad, .cost = MoveCost, .kernels = MF_MOVE_KERNELS(Pad)},
-      {.name = "quantize", .attrs = {{"dtype", std::string(), true}}, .infer = InferConvertType},
-      {.name = "dequantize", .attrs = {{"dtype", std::string("f32")}}, .infer = InferConvertType},
+       .infer = InferPad, .cost = MoveCost,
+       .overlap_analytic = AnalyticPad, .overlap_algorithmic = AlgorithmicPad, .kernels = MF_MOVE_KERNELS(Pad)},
+      {.name = "quantize", .attrs = {{"dtype", std::string(), true}}, .infer = InferConvertType,
+       .overlap_analytic = AnalyticElementwise, .overlap_algorithmic = AlgorithmicElementwise,
+       .kernels = {{DType::kF32, &QuantizeF32<Direct>}, {DType::kI8, &Requantize<Direct, int8_t>},
+                   {DType::kU8, &Requantize<Direct, uint8_t>}, {DType::kI16, &Requantize<Direct, int16_t>},
+                   {DType::kI32, &Requantize<Direct, int32_t>}}},
+      {.name = "dequantize", .attrs = {{"dtype", std::string("f32")}}, .infer = InferConvertType,
+       .overlap_analytic = AnalyticElementwise, .overlap_algorithmic = AlgorithmicElementwise,
+       .kernels = {{DType::kI8, &Dequantize<Direct, int8_t>}, {DType::kU8, &Dequantize<Direct, uint8_t>},
+                   {DType::kI16, &Dequantize<Direct, int16_t>}}},
+      {.name = "svdf", .min_inputs = 5, .max_inputs = 5,
+       .attrs = {{"rank", int64_t{1}}, kActivation}, .infer = InferSvdf,
+       .kernels = {{DType::kF32, &SvdfF32<Direct>}, {DType::kI8, &SvdfI8<Direct>}},
+       .scratch = SvdfScratch},
   };
 }
 #undef MF_MOVE_KERNELS

@@ -23,11 +23,16 @@ bool SameAlternative(const AttrValue& a, const AttrValue& b) { return a.index() 
 
 }  // namespace
 
-KernelFn OpDef::FindKernel(DType dtype) const {
+const KernelEntry* OpDef::FindKernelEntry(DType dtype) const {
   for (const KernelEntry& entry : kernels) {
-    if (entry.dtype == dtype) return entry.run;
+    if (entry.dtype == dtype) return &entry;
   }
   return nullptr;
+}
+
+KernelFn OpDef::FindKernel(DType dtype) const {
+  const KernelEntry* entry = FindKernelEntry(dtype);
+  return entry ? entry->run : nullptr;
 }
 
 std::span<const OpDef> AllOps() { return Table(); }

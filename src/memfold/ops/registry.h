@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -69,7 +70,14 @@ using ScratchFn = std::vector<int64_t> (*)(const Graph& graph, const Node& node)
 struct KernelEntry {
   DType dtype;  // the element type of the node's first input
   KernelFn run;
+  KernelFn traced = nullptr;  // the same kernel recording its accesses (safe-overlap trace)
 };
+// Both instantiations of a kernel template.
+#define MF_KERNEL(dtype, kernel) ::memfold::KernelEntry{dtype, &kernel<Direct>, &kernel<Traced>}
+
+// The safe overlap O_s, in bytes, of output 0 over input `input` (diagonal memory
+// optimisation, REFERENCE.md §1), or nullopt when the method has no model of this op.
+using OverlapFn = std::optional<int64_t> (*)(const Graph& graph, const Node& node, int input);
 
 struct AttrSpec {
   std::string_view name;
@@ -85,6 +93,11 @@ struct OpDef {
   std::vector<AttrSpec> attrs;
   InferFn infer = nullptr;
   CostFn cost = nullptr;
+  // Memory-access models of the kernels' loop order: a closed-form lower bound and an exact
+  // replay of the loop nest that computes offsets only. (The trace method needs no model: it
+  // runs KernelEntry::traced.)
+  OverlapFn overlap_analytic = nullptr;
+  OverlapFn overlap_algorithmic = nullptr;
   // Output 0 may take the buffer of this input when the input dies here (MXNet-style
   // in-place); -1 = never.
   int inplace_input = -1;
@@ -94,6 +107,7 @@ struct OpDef {
   ScratchFn scratch = nullptr;
 
   KernelFn FindKernel(DType dtype) const;
+  const KernelEntry* FindKernelEntry(DType dtype) const;
 };
 inline constexpr int kVariadic = 1 << 20;
 

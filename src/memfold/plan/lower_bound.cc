@@ -5,18 +5,14 @@
 
 namespace memfold {
 
-int64_t LowerBound(std::span<const BufferRequest> requests) {
-  struct Event {
-    int64_t time;
-    int64_t delta;
-  };
-  std::vector<Event> events;
-  events.reserve(2 * requests.size());
-  for (const BufferRequest& request : requests) {
-    const int64_t size = AlignUp(request.bytes, request.alignment);
-    events.push_back({request.first, size});
-    events.push_back({int64_t{request.last} + 1, -size});
-  }
+namespace {
+
+struct Event {
+  int64_t time;
+  int64_t delta;
+};
+
+int64_t PeakOf(std::vector<Event> events) {
   // At equal times the releases (negative deltas) come first: a buffer whose last step is t-1
   // is not live together with one whose first step is t.
   std::sort(events.begin(), events.end(), [](const Event& a, const Event& b) {
@@ -29,6 +25,36 @@ int64_t LowerBound(std::span<const BufferRequest> requests) {
     peak = std::max(peak, live);
   }
   return peak;
+}
+
+std::vector<Event> LifetimeEvents(std::span<const BufferRequest> requests) {
+  std::vector<Event> events;
+  events.reserve(2 * requests.size());
+  for (const BufferRequest& request : requests) {
+    const int64_t size = AlignUp(request.bytes, request.alignment);
+    events.push_back({request.first, size});
+    events.push_back({int64_t{request.last} + 1, -size});
+  }
+  return events;
+}
+
+}  // namespace
+
+int64_t LowerBound(std::span<const BufferRequest> requests) { return PeakOf(LifetimeEvents(requests)); }
+
+int64_t LowerBoundWithOverlaps(std::span<const BufferRequest> requests) {
+  std::vector<Event> events = LifetimeEvents(requests);
+  for (const BufferRequest& out : requests) {
+    int64_t saving = 0;
+    for (const OverlapAllowance& a : out.may_overlap) {
+      const BufferRequest& in = requests[static_cast<size_t>(a.input)];
+      if (in.last == out.first) saving = std::max(saving, std::min({a.max_bytes, in.bytes, out.bytes}));
+    }
+    if (saving == 0) continue;
+    events.push_back({out.first, -saving});
+    events.push_back({int64_t{out.first} + 1, saving});
+  }
+  return PeakOf(std::move(events));
 }
 
 }  // namespace memfold

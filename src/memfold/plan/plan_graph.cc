@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "memfold/ops/registry.h"
+#include "memfold/plan/diagonal_planner.h"
 #include "memfold/plan/lower_bound.h"
 #include "memfold/plan/planner.h"
 #include "memfold/plan/verify_plan.h"
@@ -11,6 +13,7 @@ namespace {
 
 constexpr std::string_view kBest = "best";
 constexpr std::string_view kOffline = "offline";
+constexpr std::string_view kDiagonal = "diagonal";
 
 // Among the time steps at which the arena is full to its top, the one with the most live
 // bytes: the operator whose working set sets the arena size.
@@ -32,14 +35,16 @@ int32_t PeakTime(const Liveness& live, const Plan& plan) {
   return static_cast<int32_t>(peak);
 }
 
-Result<Plan> PlaceVerified(std::string_view name, const std::vector<BufferRequest>& requests) {
-  std::unique_ptr<Planner> planner = MakePlanner(name);
-  Plan plan = planner->Place(requests);
+Result<Plan> Verified(Plan plan, const std::vector<BufferRequest>& requests) {
   Status verified = VerifyPlan(requests, plan);
   if (!verified.ok()) {
-    return Status::Error("planner '" + std::string(name) + "' produced an invalid plan (a memfold bug, please report): " + verified.message());
+    return Status::Error("planner '" + plan.planner + "' produced an invalid plan (a memfold bug, please report): " + verified.message());
   }
   return plan;
+}
+
+Result<Plan> PlaceVerified(const Planner& planner, const std::vector<BufferRequest>& requests) {
+  return Verified(planner.Place(requests), requests);
 }
 
 // The model file's own offsets, the rest planned around them as TFLM does; verified like any
@@ -60,41 +65,98 @@ Result<Plan> PlaceOffline(const Graph& graph, const Liveness& live) {
   return plan;
 }
 
+// The smallest of the diagonal placement orders.
+Result<Plan> PlaceDiagonal(const std::vector<BufferRequest>& requests) {
+  std::optional<Plan> best;
+  for (auto order : {DiagonalPlanner::Order::kLargestFirst, DiagonalPlanner::Order::kReverseExecution,
+                     DiagonalPlanner::Order::kPeakFirst}) {
+    MF_ASSIGN_OR_RETURN(Plan plan, PlaceVerified(DiagonalPlanner(order), requests));
+    if (!best || plan.arena_bytes < best->arena_bytes) best = std::move(plan);
+  }
+  return *best;
+}
+
 }  // namespace
+
+void AddOverlapAllowances(const Graph& graph, OverlapSource source, Liveness* live) {
+  for (size_t pos = 0; pos < graph.schedule.size(); ++pos) {
+    const Node& node = graph.node(graph.schedule[pos]);
+    const OpDef* def = FindOp(node.op);
+    if (def == nullptr || def->alias || node.outputs.empty()) continue;
+    const OverlapFn model = source == OverlapSource::kAnalytic ? def->overlap_analytic : def->overlap_algorithmic;
+    const int32_t out = live->buffer_of[static_cast<size_t>(node.outputs[0])];
+    if (model == nullptr || out == kNoBuffer || live->requests[static_cast<size_t>(out)].first != NodeTime(pos)) continue;
+    for (size_t k = 0; k < node.inputs.size(); ++k) {
+      const ValueId v = node.inputs[k];
+      const int32_t in = v == kNoValue ? kNoBuffer : live->buffer_of[static_cast<size_t>(v)];
+      if (in == kNoBuffer || in == out || live->requests[static_cast<size_t>(in)].last != NodeTime(pos)) continue;
+      const std::optional<int64_t> os = model(graph, node, static_cast<int>(k));
+      if (os && *os > 0) live->requests[static_cast<size_t>(out)].may_overlap.push_back({in, *os});
+    }
+  }
+}
+
+int64_t OverlapBytes(const GraphPlan& gp, int32_t id) {
+  const BufferRequest& out = gp.liveness.requests[static_cast<size_t>(id)];
+  int64_t overlap = 0;
+  for (const OverlapAllowance& a : out.may_overlap) {
+    const int64_t end = gp.plan.offsets[static_cast<size_t>(id)] + out.bytes;
+    const int64_t start = gp.plan.offsets[static_cast<size_t>(a.input)];
+    if (start >= gp.plan.offsets[static_cast<size_t>(id)] && start < end) overlap = std::max(overlap, end - start);
+  }
+  return overlap;
+}
 
 std::vector<std::string> GraphPlannerNames() {
   std::vector<std::string> names;
   for (std::string_view name : PlannerNames()) names.emplace_back(name);
+  names.emplace_back(kDiagonal);
   names.emplace_back(kOffline);
   names.emplace_back(kBest);
   return names;
 }
 
-Result<GraphPlan> PlanGraph(const Graph& graph, std::string_view planner) {
-  const bool best = planner == kBest;
-  if (!best && planner != kOffline && MakePlanner(planner) == nullptr) {
+Result<GraphPlan> PlanGraph(const Graph& graph, std::string_view planner, OverlapSource source) {
+  const bool best = planner == kBest, diagonal = planner == kDiagonal;
+  if (!best && !diagonal && planner != kOffline && MakePlanner(planner) == nullptr) {
     std::string names;
     for (const std::string& n : GraphPlannerNames()) names += (names.empty() ? "" : ", ") + n;
     return Status::Error("unknown planner '" + std::string(planner) + "'; choose one of " + names);
   }
   GraphPlan result;
   result.liveness = ComputeLiveness(graph);
-  const std::vector<BufferRequest>& requests = result.liveness.requests;
-  if (best) {
-    bool have = false;
-    for (std::string_view name : PlannerNames()) {
-      MF_ASSIGN_OR_RETURN(Plan plan, PlaceVerified(name, requests));
-      if (!have || plan.arena_bytes < result.plan.arena_bytes) result.plan = std::move(plan);
-      have = true;
-    }
-    Result<Plan> offline = graph.offline_offsets.empty() ? Result<Plan>(Status::Error("none")) : PlaceOffline(graph, result.liveness);
-    if (offline.ok() && offline->arena_bytes < result.plan.arena_bytes) result.plan = std::move(offline).value();
-  } else if (planner == kOffline) {
+  const std::vector<BufferRequest> plain = result.liveness.requests;
+  result.lower_bound = LowerBound(plain);
+  if (planner == kOffline) {
     MF_ASSIGN_OR_RETURN(result.plan, PlaceOffline(graph, result.liveness));
+  } else if (!best && !diagonal) {
+    MF_ASSIGN_OR_RETURN(result.plan, PlaceVerified(*MakePlanner(planner), plain));
   } else {
-    MF_ASSIGN_OR_RETURN(result.plan, PlaceVerified(planner, requests));
+    Liveness with_overlaps = result.liveness;
+    AddOverlapAllowances(graph, source, &with_overlaps);
+    MF_ASSIGN_OR_RETURN(result.plan, PlaceDiagonal(with_overlaps.requests));
+    bool overlapping = true;
+    if (best) {
+      for (std::string_view name : PlannerNames()) {
+        MF_ASSIGN_OR_RETURN(Plan plan, PlaceVerified(*MakePlanner(name), plain));
+        if (plan.arena_bytes < result.plan.arena_bytes) {
+          result.plan = std::move(plan);
+          overlapping = false;
+        }
+      }
+      if (!graph.offline_offsets.empty()) {
+        Result<Plan> offline = PlaceOffline(graph, result.liveness);
+        if (offline.ok() && offline->arena_bytes < result.plan.arena_bytes) {
+          result.plan = std::move(offline).value();
+          overlapping = false;
+        }
+      }
+    }
+    if (overlapping) {
+      result.liveness = std::move(with_overlaps);
+      result.lower_bound = LowerBoundWithOverlaps(result.liveness.requests);
+    }
   }
-  result.lower_bound = LowerBound(requests);
   result.peak_time = PeakTime(result.liveness, result.plan);
   return result;
 }

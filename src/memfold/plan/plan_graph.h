@@ -19,18 +19,31 @@ namespace memfold {
 struct GraphPlan {
   Liveness liveness;
   Plan plan;
-  int64_t lower_bound = 0;
+  int64_t lower_bound = 0;  // with the plan's overlap allowances, if it uses any
   // The time step whose live buffers set the arena size: among steps where the highest live
   // byte reaches the arena's top, the one with the most live bytes (0 = graph inputs, t > 0 =
   // the node at schedule position t - 1).
   int32_t peak_time = 0;
 };
 
-// Planner names the CLI accepts: every registered planner plus "best".
+// Planner names the CLI accepts: every registered planner, "diagonal" (overlaps by proven
+// safe overlap; the smaller of two placement orders), "offline" (the file's plan) and "best"
+// (the smallest verified plan of all).
 std::vector<std::string> GraphPlannerNames();
 
-// Errors: unknown planner name; a plan that fails verification (an internal bug, reported
-// rather than used).
-Result<GraphPlan> PlanGraph(const Graph& graph, std::string_view planner);
+// Which memory-access model supplies the safe overlaps for diagonal planning.
+enum class OverlapSource { kAlgorithmic, kAnalytic };
+
+// Errors: unknown planner name; no offline plan; a plan that fails verification (for memfold's
+// own planners an internal bug, reported rather than used).
+Result<GraphPlan> PlanGraph(const Graph& graph, std::string_view planner,
+                            OverlapSource source = OverlapSource::kAlgorithmic);
+
+// Lets every node's output overlap each input that dies at the node, by the input's safe
+// overlap from `source` (only pairs with O_s > 0).
+void AddOverlapAllowances(const Graph& graph, OverlapSource source, Liveness* live);
+
+// How many bytes of buffer `id` (an output) the plan actually lets an input overlap.
+int64_t OverlapBytes(const GraphPlan& plan, int32_t id);
 
 }  // namespace memfold

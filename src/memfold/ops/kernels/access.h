@@ -8,9 +8,40 @@
 // optimisation relies on their access order.
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 
 namespace memfold {
+
+// The safe overlap O_s implied by an order of accesses (REFERENCE.md §1): with the output at
+// [0, N_out) and the input starting at N_out - O_s, no write may land on input bytes that are
+// read later. Every read of input byte r is checked against the highest output byte written
+// before it: O_s = min over reads of (N_out - max_written_before + r), capped at N_out.
+// Shared by the trace method (fed by recorded accesses) and the algorithmic method (fed by
+// loop replays), so the two can only differ in the access order they report.
+class OverlapAccumulator {
+ public:
+  explicit OverlapAccumulator(int64_t output_bytes) : n_out_(output_bytes), best_(output_bytes) {}
+  void Read(int64_t input_byte) { best_ = std::min(best_, n_out_ - max_written_ + input_byte); }
+  void Write(int64_t output_byte_end) { max_written_ = std::max(max_written_, output_byte_end); }
+  int64_t safe_overlap() const { return best_; }
+
+ private:
+  int64_t n_out_;
+  int64_t best_;
+  int64_t max_written_ = 0;
+};
+
+// Where the trace method looks: one input and one output buffer, and the accumulator.
+struct TraceTarget {
+  const std::byte* input_begin;
+  const std::byte* input_end;
+  const std::byte* output_begin;
+  const std::byte* output_end;
+  OverlapAccumulator* overlap;
+};
+inline thread_local TraceTarget* current_trace = nullptr;
 
 struct Direct {
   template <typename T>
@@ -19,6 +50,26 @@ struct Direct {
   }
   template <typename T>
   static void Store(T* base, int64_t index, T value) {
+    base[index] = value;
+  }
+};
+
+// Plain accesses that also report those touching the traced input and output.
+struct Traced {
+  template <typename T>
+  static T Load(const T* base, int64_t index) {
+    const auto* p = reinterpret_cast<const std::byte*>(base + index);
+    const TraceTarget* t = current_trace;
+    if (p >= t->input_begin && p < t->input_end) t->overlap->Read(p - t->input_begin);
+    return base[index];
+  }
+  template <typename T>
+  static void Store(T* base, int64_t index, T value) {
+    const auto* p = reinterpret_cast<const std::byte*>(base + index);
+    const TraceTarget* t = current_trace;
+    if (p >= t->output_begin && p < t->output_end) {
+      t->overlap->Write(p - t->output_begin + static_cast<int64_t>(sizeof(T)));
+    }
     base[index] = value;
   }
 };

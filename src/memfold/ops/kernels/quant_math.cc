@@ -1,6 +1,7 @@
 #include "memfold/ops/kernels/quant_math.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 
@@ -61,6 +62,134 @@ int32_t MultiplyByQuantizedMultiplier(int64_t x, int32_t quantized_multiplier, i
 int32_t MultiplyByQuantizedMultiplierSmallerThanOneExp(int32_t x, int32_t quantized_multiplier,
                                                        int left_shift) {
   return RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(x, quantized_multiplier), -left_shift);
+}
+
+void QuantizeMultiplierSmallerThanOneExp(double real_multiplier, int32_t* quantized_multiplier,
+                                         int* left_shift) {
+  QuantizeMultiplier(real_multiplier, quantized_multiplier, left_shift);
+}
+
+namespace {
+
+// gemmlowp's plain Add/Sub on int32 raw values; written wrapping so that out-of-range
+// intermediate values (which TFLite never produces) are not undefined behaviour here.
+int32_t WrapAdd(int32_t a, int32_t b) {
+  return static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(b));
+}
+int32_t WrapSub(int32_t a, int32_t b) {
+  return static_cast<int32_t>(static_cast<uint32_t>(a) - static_cast<uint32_t>(b));
+}
+
+// exp(a) for a in [-1/4, 0), a and the result in Q0.31: Taylor expansion around -1/8.
+int32_t ExpOnIntervalBetweenNegativeOneQuarterAnd0Excl(int32_t a) {
+  constexpr int32_t kExpMinusOneEighth = 1895147668;  // exp(-1/8) in Q0.31
+  constexpr int32_t kOneThird = 715827883;            // 1/3 in Q0.31
+  const int32_t x = WrapAdd(a, int32_t{1} << 28);     // a + 1/8
+  const int32_t x2 = SaturatingRoundingDoublingHighMul(x, x);
+  const int32_t x3 = SaturatingRoundingDoublingHighMul(x2, x);
+  const int32_t x4 = SaturatingRoundingDoublingHighMul(x2, x2);
+  const int32_t x4_over_4 = RoundingDivideByPOT(x4, 2);
+  const int32_t poly = RoundingDivideByPOT(
+      WrapAdd(SaturatingRoundingDoublingHighMul(WrapAdd(x4_over_4, x3), kOneThird), x2), 1);
+  return WrapAdd(kExpMinusOneEighth,
+                 SaturatingRoundingDoublingHighMul(kExpMinusOneEighth, WrapAdd(x, poly)));
+}
+
+}  // namespace
+
+int32_t MultiplyByQuantizedMultiplierGreaterThanOne(int32_t x, int32_t quantized_multiplier,
+                                                    int left_shift) {
+  const auto shifted = static_cast<int32_t>(static_cast<uint32_t>(x) << left_shift);
+  return SaturatingRoundingDoublingHighMul(shifted, quantized_multiplier);
+}
+
+int32_t RoundingHalfSum(int32_t a, int32_t b) {
+  const int64_t sum = static_cast<int64_t>(a) + static_cast<int64_t>(b);
+  const int64_t sign = sum >= 0 ? 1 : -1;
+  return static_cast<int32_t>((sum + sign) / 2);
+}
+
+int32_t SaturatingRoundingMultiplyByPOT(int32_t x, int exponent) {
+  if (exponent < 0) return RoundingDivideByPOT(x, -exponent);
+  if (exponent == 0) return x;
+  const int32_t threshold = static_cast<int32_t>((int64_t{1} << (31 - exponent)) - 1);
+  if (x > threshold) return std::numeric_limits<int32_t>::max();
+  if (x < -threshold) return std::numeric_limits<int32_t>::min();
+  return static_cast<int32_t>(static_cast<uint32_t>(x) << exponent);
+}
+
+int32_t ExpOnNegativeValues(int32_t a, int integer_bits) {
+  const int fractional_bits = 31 - integer_bits;
+  const int32_t one_quarter = int32_t{1} << (fractional_bits - 2);
+  const int32_t mask = one_quarter - 1;
+  // a = (a mod 1/4) - 1/4 - remainder, remainder a non-negative multiple of 1/4.
+  const int32_t a_mod_quarter_minus_one_quarter = WrapSub(a & mask, one_quarter);
+  int32_t result = ExpOnIntervalBetweenNegativeOneQuarterAnd0Excl(
+      SaturatingRoundingMultiplyByPOT(a_mod_quarter_minus_one_quarter, integer_bits));
+  const int32_t remainder = WrapSub(a_mod_quarter_minus_one_quarter, a);
+  // exp(-2^k) in Q0.31 for k = -2 .. 4, applied for each set bit of the remainder.
+  struct Barrel {
+    int exponent;
+    int32_t multiplier;
+  };
+  constexpr Barrel kBarrel[] = {{-2, 1672461947}, {-1, 1302514674}, {0, 790015084},
+                                {1, 290630308},   {2, 39332535},    {3, 720401},
+                                {4, 242}};
+  for (const Barrel& b : kBarrel) {
+    if (integer_bits <= b.exponent) continue;
+    const int shift = fractional_bits + b.exponent;
+    if ((remainder & (int32_t{1} << shift)) != 0) {
+      result = SaturatingRoundingDoublingHighMul(result, b.multiplier);
+    }
+  }
+  if (integer_bits > 5) {
+    const int32_t clamp = -(int32_t{1} << (36 - integer_bits));  // -32
+    if (a < clamp) result = 0;
+  }
+  if (a == 0) result = std::numeric_limits<int32_t>::max();  // exp(0) = "one" in Q0.31
+  return result;
+}
+
+int32_t OneOverOnePlusXForXIn01(int32_t a) {
+  const int32_t half_denominator = RoundingHalfSum(a, std::numeric_limits<int32_t>::max());
+  constexpr int32_t k48Over17 = 1515870810;      // Q2.29
+  constexpr int32_t kNeg32Over17 = -1010580540;  // Q2.29
+  constexpr int32_t kOneQ2 = int32_t{1} << 29;
+  int32_t x = WrapAdd(k48Over17, SaturatingRoundingDoublingHighMul(half_denominator, kNeg32Over17));
+  for (int i = 0; i < 3; ++i) {
+    const int32_t half_denominator_times_x = SaturatingRoundingDoublingHighMul(half_denominator, x);
+    const int32_t one_minus = WrapSub(kOneQ2, half_denominator_times_x);
+    // Q2 * Q2 = Q4, rescaled back to Q2.
+    x = WrapAdd(x, SaturatingRoundingMultiplyByPOT(SaturatingRoundingDoublingHighMul(x, one_minus), 2));
+  }
+  // x / 2 as Q1 (same raw bits), rescaled to Q0.
+  return SaturatingRoundingMultiplyByPOT(x, 1);
+}
+
+int32_t GetReciprocal(int32_t x, int x_integer_digits, int* num_bits_over_unit) {
+  const auto ux = static_cast<uint32_t>(x);
+  const int headroom_plus_one = ux == 0 ? 32 : std::countl_zero(ux);
+  *num_bits_over_unit = x_integer_digits - headroom_plus_one;
+  const uint32_t shifted = headroom_plus_one >= 32 ? 0u : ux << headroom_plus_one;
+  const auto shifted_sum_minus_one = static_cast<int32_t>(shifted - (uint32_t{1} << 31));
+  return OneOverOnePlusXForXIn01(shifted_sum_minus_one);
+}
+
+void PreprocessSoftmaxScaling(double beta, double input_scale, int input_integer_bits,
+                              int32_t* quantized_multiplier, int* left_shift) {
+  const double max_real_multiplier = static_cast<double>((int64_t{1} << 31) - 1);
+  const double real_multiplier =
+      std::min(beta * input_scale * static_cast<double>(1 << (31 - input_integer_bits)),
+               max_real_multiplier);
+  QuantizeMultiplier(real_multiplier, quantized_multiplier, left_shift);
+}
+
+int CalculateInputRadius(int input_integer_bits, int input_left_shift, int total_signed_bits) {
+  const double max_input_rescaled =
+      1.0 * static_cast<double>((1 << input_integer_bits) - 1) *
+      static_cast<double>(int64_t{1} << (total_signed_bits - input_integer_bits)) /
+      static_cast<double>(int64_t{1} << input_left_shift);
+  return static_cast<int>(std::floor(max_input_rescaled));
 }
 
 QuantRange QuantizedActivationRange(const std::string& activation, DType dtype, float scale,

@@ -30,6 +30,41 @@ int32_t MultiplyByQuantizedMultiplier(int64_t x, int32_t quantized_multiplier, i
 int32_t MultiplyByQuantizedMultiplierSmallerThanOneExp(int32_t x, int32_t quantized_multiplier,
                                                        int left_shift);
 
+// QuantizeMultiplier for multipliers in (0, 1): the shift is <= 0 (TFLite's
+// QuantizeMultiplierSmallerThanOneExp, used by add/sub).
+void QuantizeMultiplierSmallerThanOneExp(double real_multiplier, int32_t* quantized_multiplier,
+                                         int* left_shift);
+
+// x * 2^left_shift (wrapping like TFLite's int32 arithmetic), then one doubling high multiply:
+// TFLite's MultiplyByQuantizedMultiplierGreaterThanOne (softmax input rescaling).
+int32_t MultiplyByQuantizedMultiplierGreaterThanOne(int32_t x, int32_t quantized_multiplier,
+                                                    int left_shift);
+
+// --- gemmlowp fixed point (raw int32 values; Qm.n means m integer bits, 31 - m fraction bits).
+
+// (a + b) / 2 rounded half away from zero, computed in 64 bits (gemmlowp RoundingHalfSum).
+int32_t RoundingHalfSum(int32_t a, int32_t b);
+// x * 2^exponent: exponent > 0 saturates to INT32_MIN/MAX, exponent < 0 is
+// RoundingDivideByPOT (gemmlowp SaturatingRoundingMultiplyByPOT; also what Rescale does).
+int32_t SaturatingRoundingMultiplyByPOT(int32_t x, int exponent);
+// exp(a) for a <= 0 given in Q(integer_bits).(31 - integer_bits); result in Q0.31
+// (gemmlowp exp_on_negative_values, barrel shifter and all). integer_bits in [0, 30].
+int32_t ExpOnNegativeValues(int32_t a, int integer_bits);
+// 1 / (1 + a) for a in [0, 1) in Q0.31, three Newton-Raphson steps (gemmlowp
+// one_over_one_plus_x_for_x_in_0_1).
+int32_t OneOverOnePlusXForXIn01(int32_t a);
+// TFLite GetReciprocal: x is a positive Q(x_integer_digits) value; returns 1/x as Q0.31 scaled
+// by 2^-num_bits_over_unit.
+int32_t GetReciprocal(int32_t x, int x_integer_digits, int* num_bits_over_unit);
+
+// TFLite PreprocessSoftmaxScaling (double rounding build): beta * input_scale *
+// 2^(31 - input_integer_bits), capped at 2^31 - 1, quantised with a non-negative left shift.
+void PreprocessSoftmaxScaling(double beta, double input_scale, int input_integer_bits,
+                              int32_t* quantized_multiplier, int* left_shift);
+// TFLite CalculateInputRadius: floor((2^input_integer_bits - 1) *
+// 2^(total_signed_bits - input_integer_bits) / 2^input_left_shift), in double precision.
+int CalculateInputRadius(int input_integer_bits, int input_left_shift, int total_signed_bits = 31);
+
 struct QuantRange {
   int32_t min;
   int32_t max;

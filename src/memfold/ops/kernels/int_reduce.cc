@@ -1,0 +1,115 @@
+// Integer mean (TFLM reduce_common.cc EvalIntegerMean and reference_ops::Mean /
+// QuantizedMeanOrSum in reduce.h).
+#include <algorithm>
+#include <bit>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "memfold/ops/kernels/access.h"
+#include "memfold/ops/kernels/convert_kernels.h"
+#include "memfold/ops/kernels/quant_math.h"
+
+namespace memfold {
+namespace {
+
+// The reduced axes as TFLM's ResolveAxis leaves them: negatives wrapped, duplicates dropped.
+std::vector<char> ReducedAxes(const Shape& in, const std::vector<int64_t>& axes) {
+  const auto rank = static_cast<int64_t>(in.size());
+  std::vector<char> reduced(in.size(), 0);
+  for (int64_t a : axes) reduced[static_cast<size_t>(a < 0 ? a + rank : a)] = 1;
+  return reduced;
+}
+
+}  // namespace
+
+template <typename A, typename T>
+void MeanQuantized(const KernelContext& ctx) {
+  const Value& in_value = *ctx.inputs[0].value;
+  const Value& out_value = *ctx.outputs[0].value;
+  const Shape& in = in_value.shape;
+  const std::vector<char> reduced = ReducedAxes(in, ctx.node.attrs.Ints("axes"));
+  In<A, T> x{ctx.inputs[0].ptr<T>()};
+  Out<A, T> y{ctx.outputs[0].ptr<T>()};
+  Out<A, int32_t> sum{reinterpret_cast<int32_t*>(ctx.scratch[0])};
+  const int64_t outputs = ctx.outputs[0].elements();
+
+  // Reset output data and sums, interleaved as TFLM does.
+  for (int64_t i = 0; i < outputs; ++i) {
+    y.Set(i, T());
+    sum.Set(i, 0);
+  }
+  const bool same_quantization = ZeroPoint(in_value) == ZeroPoint(out_value) && Scale(in_value) == Scale(out_value);
+  // QuantizedMeanOrSum returns here when the input is empty (reference_ops::Mean has no such
+  // check but then reads nothing and divides by zero only if the count is zero, which it skips).
+  if (ctx.inputs[0].elements() == 0) return;
+
+  // ReduceSumImpl: input in row-major order; the sum index is the row-major offset over the
+  // dimensions that are kept.
+  const size_t rank = in.size();
+  std::vector<int64_t> sum_stride(rank, 0);
+  int64_t stride = 1;
+  for (size_t d = rank; d-- > 0;) {
+    if (reduced[d]) continue;
+    sum_stride[d] = stride;
+    stride *= in[d];
+  }
+  std::vector<int64_t> coord(rank, 0);
+  const int64_t n = ctx.inputs[0].elements();
+  int64_t s = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const int32_t value = x[i];
+    sum.Set(s, static_cast<int32_t>(static_cast<uint32_t>(sum[s]) + static_cast<uint32_t>(value)));
+    for (size_t d = rank; d-- > 0;) {
+      s += sum_stride[d];
+      if (++coord[d] < in[d]) break;
+      s -= sum_stride[d] * in[d];
+      coord[d] = 0;
+    }
+  }
+
+  int64_t count = 1;
+  for (size_t d = 0; d < rank; ++d) {
+    if (reduced[d]) count *= in[d];
+  }
+  if (count == 0) return;
+
+  if (same_quantization) {
+    // reference_ops::Mean<T, int32_t>: truncating division, then a narrowing cast.
+    const auto divisor = static_cast<int32_t>(count);
+    for (int64_t i = 0; i < outputs; ++i) y.Set(i, static_cast<T>(sum[i] / divisor));
+    return;
+  }
+
+  // QuantizedMeanOrSum with compute_sum = false: fold 1/count into the multiplier.
+  int32_t multiplier = 0;
+  int shift = 0;
+  QuantizeMultiplier(static_cast<double>(Scale(in_value)) / static_cast<double>(Scale(out_value)), &multiplier, &shift);
+  int count_shift = 63 - std::countl_zero(static_cast<uint64_t>(count));
+  count_shift = std::min(count_shift, 32);
+  count_shift = std::min(count_shift, 31 + shift);
+  multiplier = static_cast<int32_t>((static_cast<int64_t>(multiplier) << count_shift) / count);
+  shift -= count_shift;
+
+  const int32_t in_zero_point = ZeroPoint(in_value);
+  const int32_t out_zero_point = ZeroPoint(out_value);
+  constexpr int32_t kMin = std::numeric_limits<T>::min();
+  constexpr int32_t kMax = std::numeric_limits<T>::max();
+  for (int64_t i = 0; i < outputs; ++i) {
+    const auto shifted = static_cast<int32_t>(static_cast<int64_t>(sum[i]) - int64_t{in_zero_point} * count);
+    int32_t value = MultiplyByQuantizedMultiplier(shifted, multiplier, shift) + out_zero_point;
+    value = std::min(std::max(value, kMin), kMax);
+    y.Set(i, static_cast<T>(value));
+  }
+}
+
+std::vector<int64_t> MeanScratch(const Graph& graph, const Node& node) {
+  const DType dtype = graph.value(node.inputs[0]).dtype;
+  if (dtype != DType::kI8 && dtype != DType::kI16) return {};
+  return {graph.value(node.outputs[0]).elements() * 4};
+}
+
+template void MeanQuantized<Direct, int8_t>(const KernelContext&);
+template void MeanQuantized<Direct, int16_t>(const KernelContext&);
+
+}  // namespace memfold

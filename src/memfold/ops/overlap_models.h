@@ -1,0 +1,48 @@
+// Memory-access models of memfold's kernels for diagonal memory optimisation: for output 0
+// and one input of a node, the safe overlap O_s in bytes (REFERENCE.md §1).
+//
+// *Algorithmic* models replay the kernel's loop nest computing offsets only (the paper's
+// minR / maxW method) and feed them to the same OverlapAccumulator the trace method uses, so
+// they are exact for the kernel's loop order; cost O(output elements), never O(MACs).
+// *Analytic* models are closed forms, O(rank): for window ops the read offset of a step is
+// separable into row, column, channel and batch terms, each convex piecewise linear, so the
+// minimum lies at an end point or at the padding kink of each term. They never exceed the
+// exact value (dilated windows with padding use max(0, start) for the first tap, a bound).
+//
+// Every model follows the loop order documented in kernels/float_kernels.h; an op whose
+// integer kernel visits memory in another order gets its own model (or none).
+#pragma once
+
+#include <optional>
+
+#include "memfold/ir/graph.h"
+
+namespace memfold {
+
+// Algorithmic (exact) models.
+std::optional<int64_t> AlgorithmicElementwise(const Graph& g, const Node& n, int input);
+std::optional<int64_t> AlgorithmicBroadcast(const Graph& g, const Node& n, int input);
+std::optional<int64_t> AlgorithmicConv2D(const Graph& g, const Node& n, int input);
+std::optional<int64_t> AlgorithmicDepthwise(const Graph& g, const Node& n, int input);
+std::optional<int64_t> AlgorithmicPool(const Graph& g, const Node& n, int input);
+std::optional<int64_t> AlgorithmicFullyConnected(const Graph& g, const Node& n, int input);
+std::optional<int64_t> AlgorithmicMatMul(const Graph& g, const Node& n, int input);
+std::optional<int64_t> AlgorithmicSoftmax(const Graph& g, const Node& n, int input);
+std::optional<int64_t> AlgorithmicMean(const Graph& g, const Node& n, int input);
+std::optional<int64_t> AlgorithmicConcat(const Graph& g, const Node& n, int input);
+std::optional<int64_t> AlgorithmicSlice(const Graph& g, const Node& n, int input);
+std::optional<int64_t> AlgorithmicTranspose(const Graph& g, const Node& n, int input);
+std::optional<int64_t> AlgorithmicPad(const Graph& g, const Node& n, int input);
+
+// Analytic (closed-form lower bound) models.
+std::optional<int64_t> AnalyticElementwise(const Graph& g, const Node& n, int input);
+std::optional<int64_t> AnalyticBroadcast(const Graph& g, const Node& n, int input);
+std::optional<int64_t> AnalyticWindow(const Graph& g, const Node& n, int input);  // conv, dw, pools
+std::optional<int64_t> AnalyticFullyConnected(const Graph& g, const Node& n, int input);
+std::optional<int64_t> AnalyticZero(const Graph& g, const Node& n, int input);  // matmul
+std::optional<int64_t> AnalyticMean(const Graph& g, const Node& n, int input);
+std::optional<int64_t> AnalyticConcat(const Graph& g, const Node& n, int input);
+std::optional<int64_t> AnalyticSlice(const Graph& g, const Node& n, int input);
+std::optional<int64_t> AnalyticPad(const Graph& g, const Node& n, int input);
+
+}  // namespace memfold

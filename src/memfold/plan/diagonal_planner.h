@@ -1,0 +1,39 @@
+// The diagonal planner (diagonal memory optimisation): like greedy first-fit placement, but
+// an output may overlap the start of an input that dies at its op by up to the proven safe
+// overlap O_s (BufferRequest::may_overlap), in either placement order of the two buffers.
+//
+// Each buffer takes the lowest aligned offset outside the forbidden ranges its placed,
+// time-overlapping neighbours impose: [o - size, o + size_e) for an unrelated neighbour e,
+// shrunk by O_s on the side where the pair may overlap. Two placement orders:
+//   kLargestFirst     TFLM's greedy order (size, largest first; ties in reverse request order)
+//   kReverseExecution the paper's heap allocation in reverse execution order (latest first use
+//                     first), which lets each input be placed against its consumer's output.
+//   kPeakFirst        buffers live at the busiest steps first (by the most bytes live at any
+//                     step of their lifetime, then size): the peak's producer/consumer pairs
+//                     settle their overlaps before smaller buffers take the low offsets.
+// Complexity O(n k log k) for k time-overlapping neighbours per buffer.
+#pragma once
+
+#include "memfold/plan/planner.h"
+
+namespace memfold {
+
+class DiagonalPlanner final : public Planner {
+ public:
+  enum class Order { kLargestFirst, kReverseExecution, kPeakFirst };
+  explicit DiagonalPlanner(Order order) : order_(order) {}
+  std::string_view name() const override {
+    switch (order_) {
+      case Order::kLargestFirst: return "diagonal_greedy";
+      case Order::kReverseExecution: return "diagonal_reverse";
+      case Order::kPeakFirst: return "diagonal_peak";
+    }
+    return "diagonal";
+  }
+  Plan Place(std::span<const BufferRequest> requests) const override;
+
+ private:
+  Order order_;
+};
+
+}  // namespace memfold
