@@ -115,6 +115,21 @@ TEST(PlanExport, CHeaderRoundTrip) {
   EXPECT_EQ(parsed, ValueOffsets(model.graph, *gp));
 }
 
+// Vela compiles the whole network into one Ethos-U operator and plans the arena itself: every
+// arena tensor at offset 0 (input, output, scratch and fast scratch all overlap, which only the
+// NPU's own command stream makes safe). TFLM takes that on trust: its head is 74,560 B, the
+// scratch tensor's 74,464 B plus 96 B its Ethos-U kernel requests. memfold cannot prove the
+// overlaps and says so; its own greedy plan keeps all four tensors apart.
+TEST(TfliteReader, VelaOfflinePlanIsReadAndRefused) {
+  const TfliteModel vela = Read("tflite-micro/person_detect_vela.tflite");
+  Result<GraphPlan> offline = PlanGraph(vela.graph, "offline");
+  ASSERT_FALSE(offline.ok());
+  EXPECT_NE(offline.status().message().find("the model's offline plan is unsafe"), std::string::npos);
+  Result<GraphPlan> greedy = PlanGraph(vela.graph, "greedy");
+  ASSERT_TRUE(greedy.ok());
+  EXPECT_EQ(greedy->plan.arena_bytes, 74464 + 74464 + 9216 + 16);  // scratch, fast scratch, input, output
+}
+
 // ---- Broken files: each must be rejected with a message, never crash. -------------------
 
 Status ParseStatus(const Bytes& bytes) { return ParseTflite(bytes, "broken.tflite").status(); }

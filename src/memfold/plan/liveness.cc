@@ -64,7 +64,7 @@ Liveness ComputeLiveness(const Graph& graph) {
     for (ValueId out : node.outputs) touch(out, NodeTime(pos));
   }
   Liveness live;
-  live.end_time = static_cast<int32_t>(graph.schedule.size());
+  live.end_time = NodeTime(graph.schedule.size());
   for (ValueId v : graph.outputs) touch(v, live.end_time);
 
   live.buffer_of.assign(num_values, kNoBuffer);

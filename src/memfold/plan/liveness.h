@@ -3,7 +3,10 @@
 // Lifetimes follow TensorFlow Lite Micro (REFERENCE.md §2): graph inputs are live from time 0,
 // the node at schedule position i runs at time i + 1, its outputs are first live then, every
 // value a node reads is live at least until that node's time, and graph outputs stay live to
-// the end. An operator's inputs and outputs are therefore always live together.
+// the end: the step after the last node, when the caller reads them. (TFLM ends them at the
+// last node; no other buffer is live after it, so plans are the same, but no planner may
+// mistake an output read by the last node for a value that dies there.) An operator's inputs
+// and outputs are therefore always live together.
 //
 // Values that need no arena memory get no request: constants, weights, zero-sized values.
 // Alias ops (reshape) share their input's buffer, which then lives as long as any alias is
@@ -25,7 +28,7 @@ struct Liveness {
   std::vector<int32_t> buffer_of;  // per value: its request index, or -1 (not in the arena)
   std::vector<ValueId> value_of;   // per request: the value that owns it (kNoValue: scratch)
   std::vector<std::vector<int32_t>> scratch_of;  // per node: its scratch buffers' requests
-  int32_t end_time = 0;            // the time of the last node (= number of nodes)
+  int32_t end_time = 0;            // when the caller reads the outputs: number of nodes + 1
 };
 
 inline constexpr int32_t kNoBuffer = -1;

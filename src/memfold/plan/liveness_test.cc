@@ -23,9 +23,10 @@ TEST(Liveness, FollowsTflmLifetimesAndAliases) {
   Result<Graph> g = b.Finish({y});
   ASSERT_TRUE(g.ok()) << g.status().message();
   const Liveness live = ComputeLiveness(*g);
-  // Buffers: x, a (shared with r), y. Times: x at 0; a at 1 (relu), r at 2 (reshape), y at 3.
+  // Buffers: x, a (shared with r), y. Times: x at 0; a at 1 (relu), r at 2 (reshape), y at 3;
+  // the caller reads y at 4.
   ASSERT_EQ(live.requests.size(), 3u);
-  EXPECT_EQ(live.end_time, 3);
+  EXPECT_EQ(live.end_time, 4);
   const BufferRequest& bx = live.requests[static_cast<size_t>(live.buffer_of[static_cast<size_t>(x)])];
   const BufferRequest& ba = live.requests[static_cast<size_t>(live.buffer_of[static_cast<size_t>(a)])];
   const BufferRequest& by = live.requests[static_cast<size_t>(live.buffer_of[static_cast<size_t>(y)])];
@@ -35,7 +36,7 @@ TEST(Liveness, FollowsTflmLifetimesAndAliases) {
   EXPECT_EQ(ba.first, 1);
   EXPECT_EQ(ba.last, 3);   // the alias r is read at time 3, so a lives until then
   EXPECT_EQ(by.first, 3);
-  EXPECT_EQ(by.last, 3);   // outputs live to the end (= 3)
+  EXPECT_EQ(by.last, 4);   // outputs live to the end (= 4)
   EXPECT_EQ(bx.bytes, 16);
   EXPECT_EQ(bx.alignment, 16);
 }

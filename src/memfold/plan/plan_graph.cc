@@ -65,14 +65,20 @@ Result<Plan> PlaceOffline(const Graph& graph, const Liveness& live) {
   return plan;
 }
 
-// The smallest of the diagonal placement orders.
+// The smallest of the diagonal placement orders. The greedy plans (which use no overlap) are
+// candidates too, so diagonal planning never needs more memory than greedy.
 Result<Plan> PlaceDiagonal(const std::vector<BufferRequest>& requests) {
   std::optional<Plan> best;
+  auto consider = [&](const Planner& planner) -> Status {
+    MF_ASSIGN_OR_RETURN(Plan plan, PlaceVerified(planner, requests));
+    if (!best || plan.arena_bytes < best->arena_bytes) best = std::move(plan);
+    return Status::Ok();
+  };
   for (auto order : {DiagonalPlanner::Order::kLargestFirst, DiagonalPlanner::Order::kReverseExecution,
                      DiagonalPlanner::Order::kPeakFirst}) {
-    MF_ASSIGN_OR_RETURN(Plan plan, PlaceVerified(DiagonalPlanner(order), requests));
-    if (!best || plan.arena_bytes < best->arena_bytes) best = std::move(plan);
+    MF_RETURN_IF_ERROR(consider(DiagonalPlanner(order)));
   }
+  for (std::string_view name : {"greedy", "greedy_stable"}) MF_RETURN_IF_ERROR(consider(*MakePlanner(name)));
   return *best;
 }
 

@@ -31,13 +31,13 @@ template <typename A, typename T> void Requantize(const KernelContext& ctx);
 // arithmetic. `T` is int8, uint8 or int16. One read then one write per element. O(n).
 template <typename A, typename T> void Dequantize(const KernelContext& ctx);
 
-// mean of int8 / int16 (TFLM reduce_common.cc EvalIntegerMean). Scratch 0 holds one int32
-// running sum per output element. When input and output share scale and zero point:
-// reference_ops::Mean (sum, then truncating integer division by the element count, zero point
-// untouched); otherwise reference_ops::QuantizedMeanOrSum (sum minus count * input zero point,
-// rescaled by a multiplier with 1/count folded in, plus output zero point, clamped). Both first
-// zero the output and the sums, then walk the input in row-major order adding into the sums,
-// then write each output once. O(input + output).
+// mean of int8 / int16 (TFLM reduce_common.cc EvalIntegerMean -> reference_ops::
+// QuantizedMeanOrSum, used even when input and output share scale and zero point). Scratch 0
+// holds one int32 running sum per output element. Zero the output and the sums, walk the input in
+// row-major order adding into the sums, then write each output once: (sum - count * input zero
+// point) rescaled by QuantizeMultiplier(in_scale / out_scale) with 1/count folded into the
+// multiplier (rounded, not truncated), plus the output zero point, clamped.
+// O(input + output).
 template <typename A, typename T> void MeanQuantized(const KernelContext& ctx);
 
 // Scratch of mean: TFLM requests output elements * 4 bytes for int8 and int16 inputs, nothing

@@ -104,8 +104,8 @@ AddSubParams SubParams(const KernelContext& ctx) {
   const float twice_max_input_scale = 2 * std::max(s1, s2);
   const auto real_input1 = static_cast<double>(s1 / twice_max_input_scale);
   const auto real_input2 = static_cast<double>(s2 / twice_max_input_scale);
-  const auto real_output = static_cast<double>(
-      twice_max_input_scale / (static_cast<float>(1 << p.left_shift) * so));
+  const auto real_output =
+      static_cast<double>(twice_max_input_scale / (static_cast<float>(1 << p.left_shift) * so));
   QuantizeMultiplierSmallerThanOneExp(real_input1, &p.input1_multiplier, &p.input1_shift);
   QuantizeMultiplierSmallerThanOneExp(real_input2, &p.input2_multiplier, &p.input2_shift);
   QuantizeMultiplierSmallerThanOneExp(real_output, &p.output_multiplier, &p.output_shift);
@@ -124,8 +124,10 @@ template <typename A>
 void AddI8(const KernelContext& ctx) {
   const AddSubParams p = AddParams(ctx);
   BinaryI8<A>(ctx, [&p](int32_t x, int32_t y) {
-    const int32_t a = ScaledInput(x, p.input1_offset, p.input1_multiplier, p.input1_shift, p.left_shift);
-    const int32_t b = ScaledInput(y, p.input2_offset, p.input2_multiplier, p.input2_shift, p.left_shift);
+    const int32_t a =
+        ScaledInput(x, p.input1_offset, p.input1_multiplier, p.input1_shift, p.left_shift);
+    const int32_t b =
+        ScaledInput(y, p.input2_offset, p.input2_multiplier, p.input2_shift, p.left_shift);
     return MultiplyByQuantizedMultiplierSmallerThanOneExp(a + b, p.output_multiplier,
                                                           p.output_shift) +
            p.output_offset;
@@ -136,8 +138,10 @@ template <typename A>
 void SubI8(const KernelContext& ctx) {
   const AddSubParams p = SubParams(ctx);
   BinaryI8<A>(ctx, [&p](int32_t x, int32_t y) {
-    const int32_t a = ScaledInput(x, p.input1_offset, p.input1_multiplier, p.input1_shift, p.left_shift);
-    const int32_t b = ScaledInput(y, p.input2_offset, p.input2_multiplier, p.input2_shift, p.left_shift);
+    const int32_t a =
+        ScaledInput(x, p.input1_offset, p.input1_multiplier, p.input1_shift, p.left_shift);
+    const int32_t b =
+        ScaledInput(y, p.input2_offset, p.input2_multiplier, p.input2_shift, p.left_shift);
     return MultiplyByQuantizedMultiplierSmallerThanOneExp(a - b, p.output_multiplier,
                                                           p.output_shift) +
            p.output_offset;
@@ -158,9 +162,8 @@ void MulI8(const KernelContext& ctx) {
   const int32_t input2_offset = -ZeroPoint(*ctx.inputs[1].value);
   const int32_t output_offset = ZeroPoint(*ctx.outputs[0].value);
   BinaryI8<A>(ctx, [=](int32_t x, int32_t y) {
-    return output_offset +
-           MultiplyByQuantizedMultiplier((input1_offset + x) * (input2_offset + y), multiplier,
-                                         shift);
+    return output_offset + MultiplyByQuantizedMultiplier((input1_offset + x) * (input2_offset + y),
+                                                         multiplier, shift);
   });
 }
 
@@ -168,8 +171,8 @@ namespace {
 
 template <typename A, typename OutT>
 void SoftmaxRows(const KernelContext& ctx) {
-  constexpr int kScaledDiffIntegerBits = 5;      // exp input: Q5.26
-  constexpr int kAccumulationIntegerBits = 12;   // sum of exps: Q12.19
+  constexpr int kScaledDiffIntegerBits = 5;     // exp input: Q5.26
+  constexpr int kAccumulationIntegerBits = 12;  // sum of exps: Q12.19
   // softmax_common.cc CalculateSoftmaxParams (int8 input).
   const double beta = static_cast<double>(static_cast<float>(ctx.node.attrs.Float("beta")));
   const double input_scale = static_cast<double>(Scale(*ctx.inputs[0].value));
@@ -177,8 +180,8 @@ void SoftmaxRows(const KernelContext& ctx) {
   int input_left_shift = 0;
   PreprocessSoftmaxScaling(beta, input_scale, kScaledDiffIntegerBits, &input_multiplier,
                            &input_left_shift);
-  const auto diff_min = static_cast<int32_t>(
-      -1.0 * CalculateInputRadius(kScaledDiffIntegerBits, input_left_shift));
+  const auto diff_min =
+      static_cast<int32_t>(-1.0 * CalculateInputRadius(kScaledDiffIntegerBits, input_left_shift));
 
   const Shape& shape = ctx.inputs[0].shape();
   const int64_t depth = shape.empty() ? 1 : shape.back();
@@ -213,8 +216,8 @@ void SoftmaxRows(const KernelContext& ctx) {
         const int32_t scaled_diff = MultiplyByQuantizedMultiplierGreaterThanOne(
             input_diff, input_multiplier, input_left_shift);
         const int32_t exp_q0 = ExpOnNegativeValues(scaled_diff, kScaledDiffIntegerBits);
-        const int32_t unsat = RoundingDivideByPOT(
-            SaturatingRoundingDoublingHighMul(shifted_scale, exp_q0), exponent);
+        const int32_t unsat =
+            RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(shifted_scale, exp_q0), exponent);
         const int32_t shifted = unsat + kOutMin;
         y.Set(i * depth + c, static_cast<OutT>(std::max(std::min(shifted, kOutMax), kOutMin)));
       } else {

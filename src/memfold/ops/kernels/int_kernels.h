@@ -16,29 +16,38 @@ namespace memfold {
 // reference_integer_ops::ConvPerChannel: batch, out_y, out_x, out_channel; filter_y,
 // filter_x, in_channel. Multiplier per output channel = double(in_scale) *
 // double(filter_scale[c]) / double(out_scale) (PopulateConvolutionQuantizationParams).
-template <typename A> void Conv2DI8(const KernelContext& ctx);
+template <typename A>
+void Conv2DI8(const KernelContext& ctx);
 // reference_integer_ops::DepthwiseConvPerChannel: batch, out_y, out_x, in_channel, m;
 // filter_y, filter_x.
-template <typename A> void DepthwiseConv2DI8(const KernelContext& ctx);
+template <typename A>
+void DepthwiseConv2DI8(const KernelContext& ctx);
 // reference_integer_ops::FullyConnected (per-tensor filter: multiplier =
 // double(float(in_scale * filter_scale)) / double(out_scale)) or FullyConnectedPerChannel.
-template <typename A> void FullyConnectedI8(const KernelContext& ctx);
+template <typename A>
+void FullyConnectedI8(const KernelContext& ctx);
 // reference_integer_ops::AveragePool / MaxPool on int8: batch, out_y, out_x, channel over
 // the clipped window; the average rounds half away from zero with integer division.
-template <typename A> void AvgPool2DI8(const KernelContext& ctx);
-template <typename A> void MaxPool2DI8(const KernelContext& ctx);
+template <typename A>
+void AvgPool2DI8(const KernelContext& ctx);
+template <typename A>
+void MaxPool2DI8(const KernelContext& ctx);
 
 // reference_integer_ops::Add / BroadcastAdd6DSlow and reference_ops::Sub /
 // BroadcastQuantSubSlow (inputs rescaled to a common scale after a left shift of 20),
 // reference_integer_ops::Mul / BroadcastMul4DSlow. Output in row-major order.
-template <typename A> void AddI8(const KernelContext& ctx);
-template <typename A> void SubI8(const KernelContext& ctx);
-template <typename A> void MulI8(const KernelContext& ctx);
+template <typename A>
+void AddI8(const KernelContext& ctx);
+template <typename A>
+void SubI8(const KernelContext& ctx);
+template <typename A>
+void MulI8(const KernelContext& ctx);
 
 // reference_ops::Softmax<int8_t, int8_t or int16_t> (gemmlowp fixed-point exp, Q5.26 scaled
 // differences, Q12 accumulator): per row the max, then the sum of exps, then the outputs.
 // The output type is the output value's dtype (i8: zero point -128, scale 1/256; i16: zero
 // point -32768, scale 1/65536, as TFLM's Prepare requires).
-template <typename A> void SoftmaxI8(const KernelContext& ctx);
+template <typename A>
+void SoftmaxI8(const KernelContext& ctx);
 
 }  // namespace memfold

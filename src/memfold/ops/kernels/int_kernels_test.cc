@@ -270,10 +270,10 @@ TEST(IntKernels, FullyConnectedRequantisationTiesAndSaturation) {
   //   w -100, bias -1000: acc -1200 -> -300 -> -301  -> saturates at -128
   QNet net;
   const ValueId x = net.Input({1, 1}, {5}, 0.5f, 3);
-  const ValueId w = net.Constant<int8_t>({6, 1}, DType::kI8, {1, -1, 1, 1, 100, -100},
-                                         Quant({0.5f}));
-  const ValueId b = net.Constant<int32_t>({6}, DType::kI32, {0, 0, -1, -5, 1000, -1000},
-                                          Quant({0.25f}));
+  const ValueId w =
+      net.Constant<int8_t>({6, 1}, DType::kI8, {1, -1, 1, 1, 100, -100}, Quant({0.5f}));
+  const ValueId b =
+      net.Constant<int32_t>({6}, DType::kI32, {0, 0, -1, -5, 1000, -1000}, Quant({0.25f}));
   const ValueId y = net.Op("fully_connected", {x, w, b}, {}, 1.0f, -1);
   EXPECT_EQ(net.Run(y), (std::vector<int8_t>{0, -2, 0, -2, 127, -128}));
 }
@@ -288,8 +288,8 @@ TEST(IntKernels, FullyConnectedRelu6ClampsToQuantisedRange) {
   QNet net;
   const ValueId x = net.Input({1, 1}, {10}, 0.5f, 0);
   const ValueId w = net.Constant<int8_t>({3, 1}, DType::kI8, {1, -1, 20}, Quant({0.1f}));
-  const ValueId y = net.Op("fully_connected", {x, w}, MakeAttrs({{"activation", std::string("relu6")}}),
-                           0.05f, -100);
+  const ValueId y = net.Op("fully_connected", {x, w},
+                           MakeAttrs({{"activation", std::string("relu6")}}), 0.05f, -100);
   EXPECT_EQ(net.Run(y), (std::vector<int8_t>{-90, -100, 20}));
 }
 
@@ -302,11 +302,11 @@ TEST(IntKernels, PerChannelConvUsesEachChannelsScale) {
   //                    RDBPOT(-7, 1) = -3.5 -> -4 -> -2
   QNet net;
   const ValueId x = net.Input({1, 1, 2, 1}, {7, -5}, 1.0f, 0);
-  const ValueId w = net.Constant<int8_t>({2, 1, 1, 1}, DType::kI8, {3, 3},
-                                         Quant({0.5f, 0.25f}, 0, 0));
+  const ValueId w =
+      net.Constant<int8_t>({2, 1, 1, 1}, DType::kI8, {3, 3}, Quant({0.5f, 0.25f}, 0, 0));
   const ValueId b = net.Constant<int32_t>({2}, DType::kI32, {1, 1}, Quant({0.5f, 0.25f}));
-  const ValueId y = net.Op("conv2d", {x, w, b}, MakeAttrs({{"padding", std::string("valid")}}),
-                           1.0f, 2);
+  const ValueId y =
+      net.Op("conv2d", {x, w, b}, MakeAttrs({{"padding", std::string("valid")}}), 1.0f, 2);
   EXPECT_EQ(net.Run(y), (std::vector<int8_t>{13, 8, -5, -2}));
 }
 

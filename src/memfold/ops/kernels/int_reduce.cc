@@ -1,5 +1,6 @@
-// Integer mean (TFLM reduce_common.cc EvalIntegerMean and reference_ops::Mean /
-// QuantizedMeanOrSum in reduce.h).
+// Integer mean (TFLM reduce_common.cc EvalIntegerMean, which always calls
+// reference_ops::QuantizedMeanOrSum in reduce.h, even when input and output share scale and zero
+// point; older TFLite took a truncating reference_ops::Mean shortcut in that case).
 #include <algorithm>
 #include <bit>
 #include <cstdint>
@@ -39,9 +40,7 @@ void MeanQuantized(const KernelContext& ctx) {
     y.Set(i, T());
     sum.Set(i, 0);
   }
-  const bool same_quantization = ZeroPoint(in_value) == ZeroPoint(out_value) && Scale(in_value) == Scale(out_value);
-  // QuantizedMeanOrSum returns here when the input is empty (reference_ops::Mean has no such
-  // check but then reads nothing and divides by zero only if the count is zero, which it skips).
+  // QuantizedMeanOrSum returns here when the input is empty, the output already zeroed.
   if (ctx.inputs[0].elements() == 0) return;
 
   // ReduceSumImpl: input in row-major order; the sum index is the row-major offset over the
@@ -74,13 +73,6 @@ void MeanQuantized(const KernelContext& ctx) {
   }
   if (count == 0) return;
 
-  if (same_quantization) {
-    // reference_ops::Mean<T, int32_t>: truncating division, then a narrowing cast.
-    const auto divisor = static_cast<int32_t>(count);
-    for (int64_t i = 0; i < outputs; ++i) y.Set(i, static_cast<T>(sum[i] / divisor));
-    return;
-  }
-
   // QuantizedMeanOrSum with compute_sum = false: fold 1/count into the multiplier.
   int32_t multiplier = 0;
   int shift = 0;
@@ -88,6 +80,7 @@ void MeanQuantized(const KernelContext& ctx) {
   int count_shift = 63 - std::countl_zero(static_cast<uint64_t>(count));
   count_shift = std::min(count_shift, 32);
   count_shift = std::min(count_shift, 31 + shift);
+  count_shift = std::max(count_shift, 0);  // only reachable for scale ratios below 2^-31
   multiplier = static_cast<int32_t>((static_cast<int64_t>(multiplier) << count_shift) / count);
   shift -= count_shift;
 

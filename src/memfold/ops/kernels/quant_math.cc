@@ -155,12 +155,14 @@ int32_t OneOverOnePlusXForXIn01(int32_t a) {
   constexpr int32_t k48Over17 = 1515870810;      // Q2.29
   constexpr int32_t kNeg32Over17 = -1010580540;  // Q2.29
   constexpr int32_t kOneQ2 = int32_t{1} << 29;
-  int32_t x = WrapAdd(k48Over17, SaturatingRoundingDoublingHighMul(half_denominator, kNeg32Over17));
+  int32_t x =
+      WrapAdd(k48Over17, SaturatingRoundingDoublingHighMul(half_denominator, kNeg32Over17));
   for (int i = 0; i < 3; ++i) {
     const int32_t half_denominator_times_x = SaturatingRoundingDoublingHighMul(half_denominator, x);
     const int32_t one_minus = WrapSub(kOneQ2, half_denominator_times_x);
     // Q2 * Q2 = Q4, rescaled back to Q2.
-    x = WrapAdd(x, SaturatingRoundingMultiplyByPOT(SaturatingRoundingDoublingHighMul(x, one_minus), 2));
+    const int32_t correction_q4 = SaturatingRoundingDoublingHighMul(x, one_minus);
+    x = WrapAdd(x, SaturatingRoundingMultiplyByPOT(correction_q4, 2));
   }
   // x / 2 as Q1 (same raw bits), rescaled to Q0.
   return SaturatingRoundingMultiplyByPOT(x, 1);
