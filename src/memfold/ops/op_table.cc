@@ -27,25 +27,25 @@ const AttrSpec kPads{"pads", Ints{0, 0, 0, 0}};
 
 // Data movement kernels for every element width (function templates cannot be template
 // arguments, hence the macro).
-#define MF_MOVE_KERNELS(K)                                                      \
-  std::vector<KernelEntry> {                                                    \
-    {DType::kF32, &K<Direct, float>}, {DType::kI8, &K<Direct, int8_t>},         \
-        {DType::kU8, &K<Direct, uint8_t>}, {DType::kBool, &K<Direct, uint8_t>}, \
-        {DType::kI16, &K<Direct, int16_t>}, {DType::kI32, &K<Direct, int32_t>}, \
-        {DType::kI64, &K<Direct, int64_t>}                                      \
+#define MF_MOVE_KERNELS(K)                                                         \
+  std::vector<KernelEntry> {                                                       \
+    MF_KERNEL_T(DType::kF32, K, float), MF_KERNEL_T(DType::kI8, K, int8_t),         \
+        MF_KERNEL_T(DType::kU8, K, uint8_t), MF_KERNEL_T(DType::kBool, K, uint8_t), \
+        MF_KERNEL_T(DType::kI16, K, int16_t), MF_KERNEL_T(DType::kI32, K, int32_t), \
+        MF_KERNEL_T(DType::kI64, K, int64_t)                                        \
   }
 
-OpDef Unary(std::string_view name, KernelFn f32) {
+OpDef Unary(std::string_view name, KernelEntry f32) {
   return {.name = name, .infer = InferSameAsInput,
           .overlap_analytic = AnalyticElementwise, .overlap_algorithmic = AlgorithmicElementwise,
           .inplace_input = 0,
-          .kernels = {{DType::kF32, f32}}};
+          .kernels = {f32}};
 }
 
-OpDef Binary(std::string_view name, KernelFn f32, bool fused_activation) {
+OpDef Binary(std::string_view name, KernelEntry f32, bool fused_activation) {
   OpDef def{.name = name, .min_inputs = 2, .max_inputs = 2, .infer = InferBroadcast,
             .overlap_analytic = AnalyticBroadcast, .overlap_algorithmic = AlgorithmicBroadcast,
-            .inplace_input = 0, .kernels = {{DType::kF32, f32}}};
+            .inplace_input = 0, .kernels = {f32}};
   if (fused_activation) def.attrs = {kActivation};
   return def;
 }
@@ -60,64 +60,64 @@ OpDef WithKernel(OpDef def, KernelEntry kernel) {
 
 std::vector<OpDef> BuildOpTable() {
   return {
-      Unary("relu", &ReluF32<Direct>),
-      Unary("relu6", &Relu6F32<Direct>),
-      Unary("tanh", &TanhF32<Direct>),
-      Unary("sigmoid", &SigmoidF32<Direct>),
-      Unary("exp", &ExpF32<Direct>),
-      Unary("neg", &NegF32<Direct>),
-      Unary("hard_swish", &HardSwishF32<Direct>),
-      WithKernel(Binary("add", &AddF32<Direct>, true), {DType::kI8, &AddI8<Direct>}),
-      WithKernel(Binary("sub", &SubF32<Direct>, true), {DType::kI8, &SubI8<Direct>}),
-      WithKernel(Binary("mul", &MulF32<Direct>, true), {DType::kI8, &MulI8<Direct>}),
-      Binary("div", &DivF32<Direct>, true),
-      Binary("max", &MaxF32<Direct>, false),
-      Binary("min", &MinF32<Direct>, false),
+      Unary("relu", MF_KERNEL(DType::kF32, ReluF32)),
+      Unary("relu6", MF_KERNEL(DType::kF32, Relu6F32)),
+      Unary("tanh", MF_KERNEL(DType::kF32, TanhF32)),
+      Unary("sigmoid", MF_KERNEL(DType::kF32, SigmoidF32)),
+      Unary("exp", MF_KERNEL(DType::kF32, ExpF32)),
+      Unary("neg", MF_KERNEL(DType::kF32, NegF32)),
+      Unary("hard_swish", MF_KERNEL(DType::kF32, HardSwishF32)),
+      WithKernel(Binary("add", MF_KERNEL(DType::kF32, AddF32), true), MF_KERNEL(DType::kI8, AddI8)),
+      WithKernel(Binary("sub", MF_KERNEL(DType::kF32, SubF32), true), MF_KERNEL(DType::kI8, SubI8)),
+      WithKernel(Binary("mul", MF_KERNEL(DType::kF32, MulF32), true), MF_KERNEL(DType::kI8, MulI8)),
+      Binary("div", MF_KERNEL(DType::kF32, DivF32), true),
+      Binary("max", MF_KERNEL(DType::kF32, MaxF32), false),
+      Binary("min", MF_KERNEL(DType::kF32, MinF32), false),
       {.name = "fully_connected", .min_inputs = 2, .max_inputs = 3,
        .attrs = {kActivation, {"keep_num_dims", int64_t{0}}},
        .infer = InferFullyConnected, .cost = MatrixCost,
        .overlap_analytic = AnalyticFullyConnected, .overlap_algorithmic = AlgorithmicFullyConnected,
-       .kernels = {{DType::kF32, &FullyConnectedF32<Direct>}, {DType::kI8, &FullyConnectedI8<Direct>}}},
+       .kernels = {MF_KERNEL(DType::kF32, FullyConnectedF32), MF_KERNEL(DType::kI8, FullyConnectedI8)}},
       {.name = "matmul", .min_inputs = 2, .max_inputs = 2,
        .attrs = {{"transpose_a", int64_t{0}}, {"transpose_b", int64_t{0}}},
        .infer = InferMatMul, .cost = MatrixCost,
        .overlap_analytic = AnalyticZero, .overlap_algorithmic = AlgorithmicMatMul,
-       .kernels = {{DType::kF32, &MatMulF32<Direct>}}},
+       .kernels = {MF_KERNEL(DType::kF32, MatMulF32)}},
       {.name = "batch_matmul", .min_inputs = 2, .max_inputs = 2,
        .attrs = {{"transpose_a", int64_t{0}}, {"transpose_b", int64_t{0}}},
        .infer = InferBatchMatMul, .cost = MatrixCost,
        .overlap_analytic = AnalyticZero, .overlap_algorithmic = AlgorithmicMatMul,
-       .kernels = {{DType::kF32, &BatchMatMulF32<Direct>}}},
+       .kernels = {MF_KERNEL(DType::kF32, BatchMatMulF32)}},
       {.name = "conv2d", .min_inputs = 2, .max_inputs = 3,
        .attrs = {kActivation, kStride, kDilation, kPadding, kPads},
        .infer = InferConv2D, .cost = ConvCost,
        .overlap_analytic = AnalyticWindow, .overlap_algorithmic = AlgorithmicConv2D,
-       .kernels = {{DType::kF32, &Conv2DF32<Direct>}, {DType::kI8, &Conv2DI8<Direct>}}},
+       .kernels = {MF_KERNEL(DType::kF32, Conv2DF32), MF_KERNEL(DType::kI8, Conv2DI8)}},
       {.name = "depthwise_conv2d", .min_inputs = 2, .max_inputs = 3,
        .attrs = {kActivation, kStride, kDilation, kPadding, kPads, {"multiplier", int64_t{0}}},
        .infer = InferDepthwiseConv2D, .cost = ConvCost,
        .overlap_analytic = AnalyticWindow, .overlap_algorithmic = AlgorithmicDepthwise,
-       .kernels = {{DType::kF32, &DepthwiseConv2DF32<Direct>}, {DType::kI8, &DepthwiseConv2DI8<Direct>}}},
+       .kernels = {MF_KERNEL(DType::kF32, DepthwiseConv2DF32), MF_KERNEL(DType::kI8, DepthwiseConv2DI8)}},
       {.name = "max_pool2d",
        .attrs = {kActivation, kStride, kPadding, kPads, {"filter", Ints{}, true}},
        .infer = InferPool2D, .cost = PoolCost,
        .overlap_analytic = AnalyticWindow, .overlap_algorithmic = AlgorithmicPool,
-       .kernels = {{DType::kF32, &MaxPool2DF32<Direct>}, {DType::kI8, &MaxPool2DI8<Direct>}}},
+       .kernels = {MF_KERNEL(DType::kF32, MaxPool2DF32), MF_KERNEL(DType::kI8, MaxPool2DI8)}},
       {.name = "avg_pool2d",
        .attrs = {kActivation, kStride, kPadding, kPads, {"filter", Ints{}, true}},
        .infer = InferPool2D, .cost = PoolCost,
        .overlap_analytic = AnalyticWindow, .overlap_algorithmic = AlgorithmicPool,
-       .kernels = {{DType::kF32, &AvgPool2DF32<Direct>}, {DType::kI8, &AvgPool2DI8<Direct>}}},
+       .kernels = {MF_KERNEL(DType::kF32, AvgPool2DF32), MF_KERNEL(DType::kI8, AvgPool2DI8)}},
       {.name = "mean", .attrs = {{"axes", Ints{}, true}, {"keepdims", int64_t{0}}},
        .infer = InferMean, .overlap_analytic = AnalyticMean, .overlap_algorithmic = AlgorithmicMean,
-       .kernels = {{DType::kF32, &MeanF32<Direct>}, {DType::kI8, &MeanQuantized<Direct, int8_t>},
+       .kernels = {MF_KERNEL(DType::kF32, MeanF32), {DType::kI8, &MeanQuantized<Direct, int8_t>},
                    {DType::kI16, &MeanQuantized<Direct, int16_t>}},
        .scratch = MeanScratch},
       {.name = "softmax",
        .attrs = {{"beta", 1.0}, {"axis", int64_t{-1}}, {"output_dtype", std::string()}},
        .infer = InferSoftmax,
        .overlap_analytic = AnalyticElementwise, .overlap_algorithmic = AlgorithmicSoftmax,
-       .kernels = {{DType::kF32, &SoftmaxF32<Direct>}, {DType::kI8, &SoftmaxI8<Direct>}}},
+       .kernels = {MF_KERNEL(DType::kF32, SoftmaxF32), MF_KERNEL(DType::kI8, SoftmaxI8)}},
       {.name = "reshape", .attrs = {{"shape", Ints{}, true}}, .infer = InferReshape,
        .cost = MoveCost, .alias = true},
       {.name = "concat", .max_inputs = kVariadic, .attrs = {{"axis", int64_t{0}, true}},

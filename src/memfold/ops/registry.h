@@ -74,6 +74,8 @@ struct KernelEntry {
 };
 // Both instantiations of a kernel template.
 #define MF_KERNEL(dtype, kernel) ::memfold::KernelEntry{dtype, &kernel<Direct>, &kernel<Traced>}
+#define MF_KERNEL_T(dtype, kernel, T) \
+  ::memfold::KernelEntry{dtype, &kernel<Direct, T>, &kernel<Traced, T>}
 
 // The safe overlap O_s, in bytes, of output 0 over input `input` (diagonal memory
 // optimisation, REFERENCE.md §1), or nullopt when the method has no model of this op.

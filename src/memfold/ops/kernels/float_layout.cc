@@ -179,10 +179,10 @@ void Pad(const KernelContext& ctx) {
 }
 
 #define MF_INSTANTIATE_MOVES(T)                                     \
-  template void Concat<Direct, T>(const KernelContext&);           \
-  template void Slice<Direct, T>(const KernelContext&);            \
-  template void Transpose<Direct, T>(const KernelContext&);        \
-  template void Pad<Direct, T>(const KernelContext&);
+  MF_INSTANTIATE_KERNEL_T(Concat, T)           \
+  MF_INSTANTIATE_KERNEL_T(Slice, T)            \
+  MF_INSTANTIATE_KERNEL_T(Transpose, T)        \
+  MF_INSTANTIATE_KERNEL_T(Pad, T)
 MF_INSTANTIATE_MOVES(int8_t)
 MF_INSTANTIATE_MOVES(uint8_t)
 MF_INSTANTIATE_MOVES(int16_t)
@@ -191,7 +191,7 @@ MF_INSTANTIATE_MOVES(int32_t)
 MF_INSTANTIATE_MOVES(int64_t)
 #undef MF_INSTANTIATE_MOVES
 
-template void MeanF32<Direct>(const KernelContext&);
-template void SoftmaxF32<Direct>(const KernelContext&);
+MF_INSTANTIATE_KERNEL(MeanF32)
+MF_INSTANTIATE_KERNEL(SoftmaxF32)
 
 }  // namespace memfold

@@ -96,8 +96,8 @@ void BatchMatMulF32(const KernelContext& ctx) {
   }
 }
 
-template void FullyConnectedF32<Direct>(const KernelContext&);
-template void MatMulF32<Direct>(const KernelContext&);
-template void BatchMatMulF32<Direct>(const KernelContext&);
+MF_INSTANTIATE_KERNEL(FullyConnectedF32)
+MF_INSTANTIATE_KERNEL(MatMulF32)
+MF_INSTANTIATE_KERNEL(BatchMatMulF32)
 
 }  // namespace memfold

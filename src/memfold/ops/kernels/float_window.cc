@@ -157,9 +157,9 @@ void MaxPool2DF32(const KernelContext& ctx) {
       [](float acc, int64_t) { return acc; });
 }
 
-template void Conv2DF32<Direct>(const KernelContext&);
-template void DepthwiseConv2DF32<Direct>(const KernelContext&);
-template void AvgPool2DF32<Direct>(const KernelContext&);
-template void MaxPool2DF32<Direct>(const KernelContext&);
+MF_INSTANTIATE_KERNEL(Conv2DF32)
+MF_INSTANTIATE_KERNEL(DepthwiseConv2DF32)
+MF_INSTANTIATE_KERNEL(AvgPool2DF32)
+MF_INSTANTIATE_KERNEL(MaxPool2DF32)
 
 }  // namespace memfold

@@ -277,10 +277,10 @@ void MaxPool2DI8(const KernelContext& ctx) {
       [](int32_t acc, int32_t) { return acc; });
 }
 
-template void Conv2DI8<Direct>(const KernelContext&);
-template void DepthwiseConv2DI8<Direct>(const KernelContext&);
-template void FullyConnectedI8<Direct>(const KernelContext&);
-template void AvgPool2DI8<Direct>(const KernelContext&);
-template void MaxPool2DI8<Direct>(const KernelContext&);
+MF_INSTANTIATE_KERNEL(Conv2DI8)
+MF_INSTANTIATE_KERNEL(DepthwiseConv2DI8)
+MF_INSTANTIATE_KERNEL(FullyConnectedI8)
+MF_INSTANTIATE_KERNEL(AvgPool2DI8)
+MF_INSTANTIATE_KERNEL(MaxPool2DI8)
 
 }  // namespace memfold

@@ -238,9 +238,9 @@ void SoftmaxI8(const KernelContext& ctx) {
   }
 }
 
-template void AddI8<Direct>(const KernelContext&);
-template void SubI8<Direct>(const KernelContext&);
-template void MulI8<Direct>(const KernelContext&);
-template void SoftmaxI8<Direct>(const KernelContext&);
+MF_INSTANTIATE_KERNEL(AddI8)
+MF_INSTANTIATE_KERNEL(SubI8)
+MF_INSTANTIATE_KERNEL(MulI8)
+MF_INSTANTIATE_KERNEL(SoftmaxI8)
 
 }  // namespace memfold
