@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "memfold/ir/graph.h"
 #include "memfold/io/model_loader.h"
@@ -41,6 +42,7 @@ int InspectCommand(const CommonOptions& options);
 int PlanCommand(const PlanOptions& options);
 int RunCommand(const RunOptions& options);
 int OverlapCommand(const CommonOptions& options);
+int CompareCommand(const std::vector<std::string>& models, bool json);
 
 // Prints "memfold: MESSAGE" on stderr and returns `code`.
 int Fail(const std::string& message, int code = kExitBadInput);

@@ -54,6 +54,12 @@ int main(int argc, char** argv) {
   CLI::App* overlap = app.add_subcommand("overlap", "safe overlap O_s of every operator by the analytic, algorithmic and trace methods");
   AddModelArgs(overlap, &overlap_options);
 
+  std::vector<std::string> compare_models;
+  bool compare_json = false;
+  CLI::App* compare = app.add_subcommand("compare", "every planner's arena, lower bounds and diagonal saving for several models");
+  compare->add_option("MODEL", compare_models, "models (.tflite files or zoo:NAME)")->required();
+  compare->add_flag("--json", compare_json, "print one JSON object");
+
   memfold::cli::RunOptions run_options;
   CLI::App* run = app.add_subcommand("run", "run the model inside the planned arena; compare with an unplanned run");
   AddModelArgs(run, &run_options.common);
@@ -61,7 +67,7 @@ int main(int argc, char** argv) {
   run->add_option("--input", run_options.input_file, "raw little-endian input bytes (default: CONTRACT.md's input)");
 
   if (argc > 1 && argv[1][0] != '-' && !IsCommand(app, argv[1])) {
-    std::cerr << "memfold: unknown command '" << argv[1] << "'; commands are zoo, inspect, plan, overlap, run (see memfold --help)\n";
+    std::cerr << "memfold: unknown command '" << argv[1] << "'; commands are zoo, inspect, plan, overlap, run, compare (see memfold --help)\n";
     return kExitBadInput;
   }
   try {
@@ -80,5 +86,6 @@ int main(int argc, char** argv) {
   if (plan->parsed()) return memfold::cli::PlanCommand(plan_options);
   if (run->parsed()) return memfold::cli::RunCommand(run_options);
   if (overlap->parsed()) return memfold::cli::OverlapCommand(overlap_options);
+  if (compare->parsed()) return memfold::cli::CompareCommand(compare_models, compare_json);
   return memfold::cli::InspectCommand(inspect_options);
 }

@@ -140,7 +140,7 @@ std::vector<OpDef> BuildOpTable() {
        .overlap_analytic = AnalyticElementwise, .overlap_algorithmic = AlgorithmicElementwise,
        .kernels = {{DType::kI8, &Dequantize<Direct, int8_t>}, {DType::kU8, &Dequantize<Direct, uint8_t>},
                    {DType::kI16, &Dequantize<Direct, int16_t>}}},
-      {.name = "svdf", .min_inputs = 5, .max_inputs = 5,
+      {.name = "svdf", .min_inputs = 3, .max_inputs = 5,  // bias (input 3) is optional
        .attrs = {{"rank", int64_t{1}}, kActivation}, .infer = InferSvdf,
        .kernels = {{DType::kF32, &SvdfF32<Direct>}, {DType::kI8, &SvdfI8<Direct>}},
        .scratch = SvdfScratch},
