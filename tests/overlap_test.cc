@@ -20,8 +20,8 @@ namespace {
 const std::filesystem::path kModels = std::filesystem::path(MEMFOLD_SHARED_DIR) / "models";
 
 std::vector<std::string> AllModels() {
-  std::vector<std::string> models = {"zoo:mobilenet_v1,alpha=0.25,res=96", "zoo:mobilenet_v2,alpha=0.35,res=96",
-                                     "zoo:mlp", "zoo:cnn"};
+  std::vector<std::string> models = {"zoo:mobilenet_v1", "zoo:mobilenet_v2", "zoo:mobilenet_v1,alpha=0.25,res=96",
+                                     "zoo:mobilenet_v2,alpha=0.35,res=96", "zoo:mlp", "zoo:cnn"};
   for (const auto& entry : std::filesystem::recursive_directory_iterator(kModels)) {
     if (entry.path().extension() == ".tflite") models.push_back(entry.path().string());
   }

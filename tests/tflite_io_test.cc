@@ -69,6 +69,24 @@ TEST(TfliteWriter, EmittedPlanReadsBackWithTheSameGraphAndOffsets) {
   EXPECT_EQ(replanned->plan.arena_bytes, 64512);  // greedy_stable on vww_96_int8
 }
 
+// A diagonal plan survives the trip through TFLM's offline format: read back, it verifies
+// (overlaps within the proven O_s) and runs identically in its arena.
+TEST(TfliteWriter, DiagonalPlanRoundTrip) {
+  const TfliteModel original = Read("tflite-micro/person_detect.tflite");
+  Result<GraphPlan> gp = PlanGraph(original.graph, "diagonal");
+  ASSERT_TRUE(gp.ok());
+  Result<Bytes> written = WithOfflinePlan(original, ValueOffsets(original.graph, *gp));
+  ASSERT_TRUE(written.ok());
+  Result<TfliteModel> back = ParseTflite(*written, "emitted");
+  ASSERT_TRUE(back.ok());
+  Result<GraphPlan> offline = PlanGraph(back->graph, "offline");
+  ASSERT_TRUE(offline.ok()) << offline.status().message();
+  EXPECT_EQ(offline->plan.arena_bytes, gp->plan.arena_bytes);
+  const std::vector<Bytes> inputs = DefaultInputs(back->graph);
+  EXPECT_EQ(RunPlanned(back->graph, offline->liveness, offline->plan, inputs)->outputs,
+            RunUnplanned(original.graph, inputs)->outputs);
+}
+
 TEST(TfliteWriter, ExistingOfflinePlanIsReplaced) {
   const TfliteModel vela = Read("tflite-micro/person_detect_vela.tflite");
   ASSERT_TRUE(vela.offline_offsets.has_value());

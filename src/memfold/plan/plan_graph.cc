@@ -48,7 +48,8 @@ Result<Plan> PlaceVerified(const Planner& planner, const std::vector<BufferReque
 }
 
 // The model file's own offsets, the rest planned around them as TFLM does; verified like any
-// other plan (TFLM takes offline offsets on trust, memfold does not).
+// other plan (TFLM takes offline offsets on trust, memfold does not). Overlaps are accepted
+// up to the proven safe overlap, so diagonal plans memfold wrote verify when read back.
 Result<Plan> PlaceOffline(const Graph& graph, const Liveness& live) {
   if (graph.offline_offsets.empty()) {
     return Status::Error("the model carries no offline plan (OfflineMemoryAllocation); choose another planner");
@@ -134,6 +135,7 @@ Result<GraphPlan> PlanGraph(const Graph& graph, std::string_view planner, Overla
   const std::vector<BufferRequest> plain = result.liveness.requests;
   result.lower_bound = LowerBound(plain);
   if (planner == kOffline) {
+    AddOverlapAllowances(graph, source, &result.liveness);
     MF_ASSIGN_OR_RETURN(result.plan, PlaceOffline(graph, result.liveness));
   } else if (!best && !diagonal) {
     MF_ASSIGN_OR_RETURN(result.plan, PlaceVerified(*MakePlanner(planner), plain));
@@ -151,10 +153,10 @@ Result<GraphPlan> PlanGraph(const Graph& graph, std::string_view planner, Overla
         }
       }
       if (!graph.offline_offsets.empty()) {
-        Result<Plan> offline = PlaceOffline(graph, result.liveness);
+        Result<Plan> offline = PlaceOffline(graph, with_overlaps);
         if (offline.ok() && offline->arena_bytes < result.plan.arena_bytes) {
           result.plan = std::move(offline).value();
-          overlapping = false;
+          overlapping = true;
         }
       }
     }

@@ -70,7 +70,7 @@ void QuantizeF32(const KernelContext& ctx) {
   switch (ctx.outputs[0].value->dtype) {
     case DType::kI8: AffineQuantize<A, int8_t>(ctx); break;
     case DType::kI16: AffineQuantize<A, int16_t>(ctx); break;
-    default: break;  // TFLM refuses other outputs; CheckRunnable-level validation is the importer's
+    default: break;  // TFLM's Prepare refuses other output types
   }
 }
 
@@ -98,13 +98,17 @@ void Dequantize(const KernelContext& ctx) {
   }
 }
 
-template void QuantizeF32<Direct>(const KernelContext&);
-template void Requantize<Direct, int8_t>(const KernelContext&);
-template void Requantize<Direct, uint8_t>(const KernelContext&);
-template void Requantize<Direct, int16_t>(const KernelContext&);
-template void Requantize<Direct, int32_t>(const KernelContext&);
-template void Dequantize<Direct, int8_t>(const KernelContext&);
-template void Dequantize<Direct, uint8_t>(const KernelContext&);
-template void Dequantize<Direct, int16_t>(const KernelContext&);
+#define MF_INSTANTIATE(P)                                          \
+  template void QuantizeF32<P>(const KernelContext&);              \
+  template void Requantize<P, int8_t>(const KernelContext&);       \
+  template void Requantize<P, uint8_t>(const KernelContext&);      \
+  template void Requantize<P, int16_t>(const KernelContext&);      \
+  template void Requantize<P, int32_t>(const KernelContext&);      \
+  template void Dequantize<P, int8_t>(const KernelContext&);       \
+  template void Dequantize<P, uint8_t>(const KernelContext&);      \
+  template void Dequantize<P, int16_t>(const KernelContext&);
+MF_INSTANTIATE(Direct)
+MF_INSTANTIATE(Traced)
+#undef MF_INSTANTIATE
 
 }  // namespace memfold

@@ -1,7 +1,8 @@
 // Type conversions and integer reductions, bit for bit as TensorFlow Lite Micro's reference
 // kernels compute them. Each kernel is registered under the element type of its first input and
 // picks its arithmetic from the output's type; all follow the loop order of the TFLM kernel named
-// beside them (see access.h for why that matters) and are explicitly instantiated for `Direct`.
+// beside them (see access.h for why that matters) and are explicitly instantiated for `Direct`
+// and `Traced`.
 //
 // Quantisation parameters are the per-tensor scale and zero point of the node's input and output
 // values (absent parameters read as scale 1, zero point 0).

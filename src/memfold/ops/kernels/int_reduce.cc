@@ -104,5 +104,7 @@ std::vector<int64_t> MeanScratch(const Graph& graph, const Node& node) {
 
 template void MeanQuantized<Direct, int8_t>(const KernelContext&);
 template void MeanQuantized<Direct, int16_t>(const KernelContext&);
+template void MeanQuantized<Traced, int8_t>(const KernelContext&);
+template void MeanQuantized<Traced, int16_t>(const KernelContext&);
 
 }  // namespace memfold

@@ -216,7 +216,16 @@ std::vector<int64_t> SvdfScratch(const Graph& graph, const Node& node) {
   return {d.batch * d.filters * 4, d.batch * d.units * 4};
 }
 
+std::optional<int64_t> SvdfOverlap(const Graph& graph, const Node& node, int input) {
+  if (input != static_cast<int>(kInput) || node.inputs.empty() || node.inputs[kInput] == kNoValue) {
+    return std::nullopt;
+  }
+  return graph.value(node.outputs[0]).bytes();
+}
+
 template void SvdfI8<Direct>(const KernelContext&);
 template void SvdfF32<Direct>(const KernelContext&);
+template void SvdfI8<Traced>(const KernelContext&);
+template void SvdfF32<Traced>(const KernelContext&);
 
 }  // namespace memfold

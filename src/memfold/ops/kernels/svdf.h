@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "memfold/ops/registry.h"
@@ -27,5 +28,11 @@ template <typename A> void SvdfF32(const KernelContext& ctx);
 // Scratch TFLM requests in Prepare: int8 — batch * filters int32 (time products), then
 // batch * units int32 (sums); float — batch * filters floats.
 std::vector<int64_t> SvdfScratch(const Graph& graph, const Node& node);
+
+// Safe overlap (diagonal memory optimisation) of the output over input 0: both kernels read the
+// whole input in the feature matmul before they write the first output element, so it is the
+// whole output, exactly (an algorithmic and analytic model in one). nullopt for other inputs.
+// O(1).
+std::optional<int64_t> SvdfOverlap(const Graph& graph, const Node& node, int input);
 
 }  // namespace memfold
