@@ -81,6 +81,13 @@ struct KernelEntry {
 // optimisation, REFERENCE.md §1), or nullopt when the method has no model of this op.
 using OverlapFn = std::optional<int64_t> (*)(const Graph& graph, const Node& node, int input);
 
+class GradEmitter;  // ops/gradient.h
+// Reverse-mode gradient of one node: given dL/d(output k) in `dy` (kNoValue where an output
+// has none), emits backward nodes through `emit` and sets (*dx)[k] = dL/d(input k), kNoValue
+// for inputs that get none (integer indices, constants).
+using GradientFn = Status (*)(GradEmitter& emit, const Node& node, std::span<const ValueId> dy,
+                              std::vector<ValueId>* dx);
+
 struct AttrSpec {
   std::string_view name;
   AttrValue default_value;  // also fixes the attribute's type
@@ -107,6 +114,15 @@ struct OpDef {
   bool alias = false;
   std::vector<KernelEntry> kernels;
   ScratchFn scratch = nullptr;
+  // Training. Per output, the input whose storage the output updates in place (optimizer
+  // steps on persistent weights and state), -1 for a fresh output; empty = all fresh.
+  std::vector<int> updates_input;
+  // Reverse-mode gradient, and which forward values the nodes it emits read: bit k of
+  // grad_reads_inputs = input k, of grad_reads_outputs = output k (fully-connected reads X and
+  // W, not Y; tanh reads Y only). Null for ops with no gradient.
+  GradientFn gradient = nullptr;
+  uint32_t grad_reads_inputs = 0;
+  uint32_t grad_reads_outputs = 0;
 
   KernelFn FindKernel(DType dtype) const;
   const KernelEntry* FindKernelEntry(DType dtype) const;
