@@ -26,36 +26,52 @@ void RunNode(const Graph& graph, const Node& node, const std::vector<std::byte*>
   kernel(KernelContext{node, inputs, outputs, scratch});
 }
 
-// Points alias outputs at their input's bytes and constants at their data.
+// Points constants at their data (unless a run keeps a mutable copy) and alias outputs —
+// views (reshape) and in-place updates (optimizer steps) — at their input's bytes.
 void BindConstantsAndAliases(const Graph& graph, std::vector<std::byte*>* where) {
   for (ValueId v = 0; v < graph.num_values(); ++v) {
     const Value& value = graph.value(v);
-    if (value.is_constant()) (*where)[static_cast<size_t>(v)] = const_cast<std::byte*>(value.data->data());
+    if (value.is_constant() && (*where)[static_cast<size_t>(v)] == nullptr) {
+      (*where)[static_cast<size_t>(v)] = const_cast<std::byte*>(value.data->data());
+    }
   }
   for (NodeId id : graph.schedule) {
     const Node& node = graph.node(id);
-    if (FindOp(node.op)->alias) {
+    const OpDef* def = FindOp(node.op);
+    if (def->alias) {
       (*where)[static_cast<size_t>(node.outputs[0])] = (*where)[static_cast<size_t>(node.inputs[0])];
+    }
+    for (size_t k = 0; k < def->updates_input.size() && k < node.outputs.size(); ++k) {
+      const int in = def->updates_input[k];
+      if (in >= 0) (*where)[static_cast<size_t>(node.outputs[k])] = (*where)[static_cast<size_t>(node.inputs[static_cast<size_t>(in)])];
     }
   }
 }
 
-// Persistent state (TFLite variable tensors) lives outside the arena and starts as TFLM's
-// ResetVariableTensors leaves it: int8 state filled with its zero point, anything else zero.
-std::vector<Bytes> BindState(const Graph& graph, std::vector<std::byte*>* where) {
-  std::vector<Bytes> storage;
-  storage.reserve(static_cast<size_t>(graph.num_values()));
-  for (ValueId v = 0; v < graph.num_values(); ++v) {
-    const Value& value = graph.value(v);
-    if (value.role != Role::kState || value.is_constant()) continue;
-    int fill = 0;
-    if (value.dtype == DType::kI8 && value.quant && !value.quant->zero_point.empty()) {
-      fill = static_cast<int>(value.quant->zero_point[0]);
+// Values whose bytes persist across runs: state tensors and everything a node updates in place.
+std::vector<char> PersistentValues(const Graph& graph) {
+  std::vector<char> persistent(static_cast<size_t>(graph.num_values()), 0);
+  for (ValueId v = 0; v < graph.num_values(); ++v) persistent[static_cast<size_t>(v)] = graph.value(v).role == Role::kState;
+  for (NodeId id : graph.schedule) {
+    const Node& node = graph.node(id);
+    const OpDef* def = FindOp(node.op);
+    if (def == nullptr) continue;
+    for (int in : def->updates_input) {
+      if (in >= 0 && static_cast<size_t>(in) < node.inputs.size()) persistent[static_cast<size_t>(node.inputs[static_cast<size_t>(in)])] = 1;
     }
-    storage.emplace_back(static_cast<size_t>(value.bytes()), static_cast<std::byte>(fill));
-    (*where)[static_cast<size_t>(v)] = storage.back().data();
   }
-  return storage;
+  return persistent;
+}
+
+// Initial persistent bytes: a constant's data; TFLite state as TFLM's ResetVariableTensors
+// leaves it (int8 filled with its zero point); anything else zero.
+Bytes InitialBytes(const Value& value) {
+  if (value.is_constant()) return *value.data;
+  int fill = 0;
+  if (value.dtype == DType::kI8 && value.quant && !value.quant->zero_point.empty()) {
+    fill = static_cast<int>(value.quant->zero_point[0]);
+  }
+  return Bytes(static_cast<size_t>(value.bytes()), static_cast<std::byte>(fill));
 }
 
 RunOutputs CollectOutputs(const Graph& graph, const std::vector<std::byte*>& where) {
@@ -142,25 +158,62 @@ Status CheckRunnable(const Graph& graph, const std::vector<Bytes>& inputs) {
   return Status::Ok();
 }
 
-Result<RunOutputs> RunUnplanned(const Graph& graph, const std::vector<Bytes>& inputs) {
+Session::Session(const Graph& graph)
+    : graph_(graph), storage_(static_cast<size_t>(graph.num_values())), persistent_(PersistentValues(graph)) {
+  for (ValueId v = 0; v < graph.num_values(); ++v) {
+    if (persistent_[static_cast<size_t>(v)]) storage_[static_cast<size_t>(v)] = InitialBytes(graph.value(v));
+  }
+}
+
+const Bytes* Session::Persistent(ValueId value) const {
+  return persistent_[static_cast<size_t>(value)] ? &storage_[static_cast<size_t>(value)] : nullptr;
+}
+
+int64_t Session::persistent_bytes() const {
+  int64_t total = 0;
+  for (size_t v = 0; v < storage_.size(); ++v) total += persistent_[v] ? static_cast<int64_t>(storage_[v].size()) : 0;
+  return total;
+}
+
+Result<RunOutputs> Session::Run(const std::vector<Bytes>& inputs, const Liveness* live, const Plan* plan,
+                                const ExecOptions& options) {
+  const Graph& graph = graph_;
   MF_RETURN_IF_ERROR(CheckRunnable(graph, inputs));
-  std::vector<Bytes> storage(static_cast<size_t>(graph.num_values()));
+  const bool planned = live != nullptr && plan != nullptr;
   std::vector<std::byte*> where(static_cast<size_t>(graph.num_values()), nullptr);
   for (ValueId v = 0; v < graph.num_values(); ++v) {
-    const Value& value = graph.value(v);
-    if (value.is_constant() || value.role == Role::kState) continue;
-    storage[static_cast<size_t>(v)].assign(static_cast<size_t>(value.bytes()), kPoison);
-    where[static_cast<size_t>(v)] = storage[static_cast<size_t>(v)].data();
+    if (persistent_[static_cast<size_t>(v)]) where[static_cast<size_t>(v)] = storage_[static_cast<size_t>(v)].data();
   }
-  const std::vector<Bytes> state = BindState(graph, &where);
+  Arena arena = AllocateArena(planned ? plan->arena_bytes : 0);
+  std::vector<Bytes> own;  // unplanned: one buffer per computed value
+  if (planned) {
+    for (ValueId v = 0; v < graph.num_values(); ++v) {
+      const int32_t buffer = live->buffer_of[static_cast<size_t>(v)];
+      if (buffer != kNoBuffer && where[static_cast<size_t>(v)] == nullptr) {
+        where[static_cast<size_t>(v)] = arena.get() + plan->offsets[static_cast<size_t>(buffer)];
+      }
+    }
+  } else {
+    own.resize(static_cast<size_t>(graph.num_values()));
+    for (ValueId v = 0; v < graph.num_values(); ++v) {
+      const Value& value = graph.value(v);
+      if (value.is_constant() || where[static_cast<size_t>(v)] != nullptr) continue;
+      own[static_cast<size_t>(v)].assign(static_cast<size_t>(value.bytes()), kPoison);
+      where[static_cast<size_t>(v)] = own[static_cast<size_t>(v)].data();
+    }
+  }
   BindConstantsAndAliases(graph, &where);
+  if (planned && options.poison) PoisonStartingBuffers(*live, *plan, 0, arena.get());
   CopyInputs(graph, inputs, where);
-  for (NodeId id : graph.schedule) {
+  for (size_t pos = 0; pos < graph.schedule.size(); ++pos) {
+    const NodeId id = graph.schedule[pos];
     const Node& node = graph.node(id);
-    const OpDef* def = FindOp(node.op);
     std::vector<Bytes> scratch_storage;
     std::vector<std::byte*> scratch;
-    if (def->scratch != nullptr) {
+    if (planned) {
+      if (options.poison) PoisonStartingBuffers(*live, *plan, NodeTime(pos), arena.get());
+      for (int32_t r : live->scratch_of[static_cast<size_t>(id)]) scratch.push_back(arena.get() + plan->offsets[static_cast<size_t>(r)]);
+    } else if (const OpDef* def = FindOp(node.op); def->scratch != nullptr) {
       for (int64_t bytes : def->scratch(graph, node)) {
         scratch_storage.emplace_back(static_cast<size_t>(bytes), kPoison);
         scratch.push_back(scratch_storage.back().data());
@@ -171,27 +224,13 @@ Result<RunOutputs> RunUnplanned(const Graph& graph, const std::vector<Bytes>& in
   return CollectOutputs(graph, where);
 }
 
+Result<RunOutputs> RunUnplanned(const Graph& graph, const std::vector<Bytes>& inputs) {
+  return Session(graph).Run(inputs);
+}
+
 Result<RunOutputs> RunPlanned(const Graph& graph, const Liveness& live, const Plan& plan,
                               const std::vector<Bytes>& inputs, const ExecOptions& options) {
-  MF_RETURN_IF_ERROR(CheckRunnable(graph, inputs));
-  Arena arena = AllocateArena(plan.arena_bytes);
-  std::vector<std::byte*> where(static_cast<size_t>(graph.num_values()), nullptr);
-  for (ValueId v = 0; v < graph.num_values(); ++v) {
-    const int32_t buffer = live.buffer_of[static_cast<size_t>(v)];
-    if (buffer != kNoBuffer) where[static_cast<size_t>(v)] = arena.get() + plan.offsets[static_cast<size_t>(buffer)];
-  }
-  const std::vector<Bytes> state = BindState(graph, &where);
-  BindConstantsAndAliases(graph, &where);
-  if (options.poison) PoisonStartingBuffers(live, plan, 0, arena.get());
-  CopyInputs(graph, inputs, where);
-  for (size_t pos = 0; pos < graph.schedule.size(); ++pos) {
-    if (options.poison) PoisonStartingBuffers(live, plan, NodeTime(pos), arena.get());
-    const NodeId id = graph.schedule[pos];
-    std::vector<std::byte*> scratch;
-    for (int32_t r : live.scratch_of[static_cast<size_t>(id)]) scratch.push_back(arena.get() + plan.offsets[static_cast<size_t>(r)]);
-    RunNode(graph, graph.node(id), where, scratch);
-  }
-  return CollectOutputs(graph, where);
+  return Session(graph).Run(inputs, &live, &plan, options);
 }
 
 std::vector<Bytes> DefaultInputs(const Graph& graph) {

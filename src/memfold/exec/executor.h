@@ -8,6 +8,10 @@
 // a planner that lets a value be overwritten while live, or a kernel reading dead memory,
 // shows up as a different result.
 //
+// Persistent tensors — weights that optimizer steps update in place, optimizer state, TFLite
+// variable tensors — live outside the arena in a Session, which keeps them across runs (one
+// run = one inference, or one training step). RunPlanned / RunUnplanned use a fresh Session.
+//
 // Complexity: the kernels' work, plus O(B log B) per node for poisoning (B = live buffers).
 #pragma once
 
@@ -31,6 +35,25 @@ struct RunOutputs {
 
 // Checks that every node has a kernel for its types and the inputs have the right sizes.
 Status CheckRunnable(const Graph& graph, const std::vector<Bytes>& inputs);
+
+class Session {
+ public:
+  // Copies the initial contents of every persistent tensor; `graph` must outlive the session.
+  explicit Session(const Graph& graph);
+  // One run. With `liveness` and `plan`, computed values live in one arena laid out by the plan;
+  // without, each gets its own buffer.
+  Result<RunOutputs> Run(const std::vector<Bytes>& inputs, const Liveness* liveness = nullptr,
+                         const Plan* plan = nullptr, const ExecOptions& options = {});
+  // Current bytes of a persistent value (a weight after training steps), or null.
+  const Bytes* Persistent(ValueId value) const;
+  // Bytes of persistent memory (weights updated in place, optimizer and other state).
+  int64_t persistent_bytes() const;
+
+ private:
+  const Graph& graph_;
+  std::vector<Bytes> storage_;    // per value: its persistent bytes, or empty
+  std::vector<char> persistent_;  // per value
+};
 
 Result<RunOutputs> RunUnplanned(const Graph& graph, const std::vector<Bytes>& inputs);
 Result<RunOutputs> RunPlanned(const Graph& graph, const Liveness& liveness, const Plan& plan,

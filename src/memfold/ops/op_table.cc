@@ -6,6 +6,7 @@
 #include <string>
 
 #include "memfold/ops/cost.h"
+#include "memfold/ops/gradient.h"
 #include "memfold/ops/infer.h"
 #include "memfold/ops/kernels/access.h"
 #include "memfold/ops/overlap_models.h"
@@ -35,17 +36,23 @@ const AttrSpec kPads{"pads", Ints{0, 0, 0, 0}};
         MF_KERNEL_T(DType::kI64, K, int64_t)                                        \
   }
 
-OpDef Unary(std::string_view name, KernelEntry f32) {
+// Bits of OpDef::grad_reads_*.
+constexpr uint32_t kReadsFirst = 1, kReadsSecond = 2, kReadsBoth = 3;
+
+OpDef Unary(std::string_view name, KernelEntry f32, GradientFn gradient = nullptr,
+            uint32_t reads_outputs = 0) {
   return {.name = name, .infer = InferSameAsInput,
           .overlap_analytic = AnalyticElementwise, .overlap_algorithmic = AlgorithmicElementwise,
           .inplace_input = 0,
-          .kernels = {f32}};
+          .kernels = {f32}, .gradient = gradient, .grad_reads_outputs = reads_outputs};
 }
 
-OpDef Binary(std::string_view name, KernelEntry f32, bool fused_activation) {
+OpDef Binary(std::string_view name, KernelEntry f32, bool fused_activation,
+             GradientFn gradient = nullptr, uint32_t reads_inputs = 0) {
   OpDef def{.name = name, .min_inputs = 2, .max_inputs = 2, .infer = InferBroadcast,
             .overlap_analytic = AnalyticBroadcast, .overlap_algorithmic = AlgorithmicBroadcast,
-            .inplace_input = 0, .kernels = {f32}};
+            .inplace_input = 0, .kernels = {f32}, .gradient = gradient,
+            .grad_reads_inputs = reads_inputs};
   if (fused_activation) def.attrs = {kActivation};
   return def;
 }
@@ -60,16 +67,16 @@ OpDef WithKernel(OpDef def, KernelEntry kernel) {
 
 std::vector<OpDef> BuildOpTable() {
   return {
-      Unary("relu", MF_KERNEL(DType::kF32, ReluF32)),
+      Unary("relu", MF_KERNEL(DType::kF32, ReluF32), GradRelu, kReadsFirst),
       Unary("relu6", MF_KERNEL(DType::kF32, Relu6F32)),
-      Unary("tanh", MF_KERNEL(DType::kF32, TanhF32)),
-      Unary("sigmoid", MF_KERNEL(DType::kF32, SigmoidF32)),
-      Unary("exp", MF_KERNEL(DType::kF32, ExpF32)),
-      Unary("neg", MF_KERNEL(DType::kF32, NegF32)),
+      Unary("tanh", MF_KERNEL(DType::kF32, TanhF32), GradTanh, kReadsFirst),
+      Unary("sigmoid", MF_KERNEL(DType::kF32, SigmoidF32), GradSigmoid, kReadsFirst),
+      Unary("exp", MF_KERNEL(DType::kF32, ExpF32), GradExp, kReadsFirst),
+      Unary("neg", MF_KERNEL(DType::kF32, NegF32), GradNeg),
       Unary("hard_swish", MF_KERNEL(DType::kF32, HardSwishF32)),
-      WithKernel(Binary("add", MF_KERNEL(DType::kF32, AddF32), true), MF_KERNEL(DType::kI8, AddI8)),
-      WithKernel(Binary("sub", MF_KERNEL(DType::kF32, SubF32), true), MF_KERNEL(DType::kI8, SubI8)),
-      WithKernel(Binary("mul", MF_KERNEL(DType::kF32, MulF32), true), MF_KERNEL(DType::kI8, MulI8)),
+      WithKernel(Binary("add", MF_KERNEL(DType::kF32, AddF32), true, GradAdd), MF_KERNEL(DType::kI8, AddI8)),
+      WithKernel(Binary("sub", MF_KERNEL(DType::kF32, SubF32), true, GradSub), MF_KERNEL(DType::kI8, SubI8)),
+      WithKernel(Binary("mul", MF_KERNEL(DType::kF32, MulF32), true, GradMul, kReadsBoth), MF_KERNEL(DType::kI8, MulI8)),
       Binary("div", MF_KERNEL(DType::kF32, DivF32), true),
       Binary("max", MF_KERNEL(DType::kF32, MaxF32), false),
       Binary("min", MF_KERNEL(DType::kF32, MinF32), false),
@@ -77,37 +84,43 @@ std::vector<OpDef> BuildOpTable() {
        .attrs = {kActivation, {"keep_num_dims", int64_t{0}}},
        .infer = InferFullyConnected, .cost = MatrixCost,
        .overlap_analytic = AnalyticFullyConnected, .overlap_algorithmic = AlgorithmicFullyConnected,
-       .kernels = {MF_KERNEL(DType::kF32, FullyConnectedF32), MF_KERNEL(DType::kI8, FullyConnectedI8)}},
+       .kernels = {MF_KERNEL(DType::kF32, FullyConnectedF32), MF_KERNEL(DType::kI8, FullyConnectedI8)},
+       .gradient = GradFullyConnected, .grad_reads_inputs = kReadsBoth},
       {.name = "matmul", .min_inputs = 2, .max_inputs = 2,
        .attrs = {{"transpose_a", int64_t{0}}, {"transpose_b", int64_t{0}}},
        .infer = InferMatMul, .cost = MatrixCost,
        .overlap_analytic = AnalyticZero, .overlap_algorithmic = AlgorithmicMatMul,
-       .kernels = {MF_KERNEL(DType::kF32, MatMulF32)}},
+       .kernels = {MF_KERNEL(DType::kF32, MatMulF32)}, .gradient = GradMatMul, .grad_reads_inputs = kReadsBoth},
       {.name = "batch_matmul", .min_inputs = 2, .max_inputs = 2,
        .attrs = {{"transpose_a", int64_t{0}}, {"transpose_b", int64_t{0}}},
        .infer = InferBatchMatMul, .cost = MatrixCost,
        .overlap_analytic = AnalyticZero, .overlap_algorithmic = AlgorithmicMatMul,
-       .kernels = {MF_KERNEL(DType::kF32, BatchMatMulF32)}},
+       .kernels = {MF_KERNEL(DType::kF32, BatchMatMulF32)},
+       .gradient = GradMatMul, .grad_reads_inputs = kReadsBoth},
       {.name = "conv2d", .min_inputs = 2, .max_inputs = 3,
        .attrs = {kActivation, kStride, kDilation, kPadding, kPads},
        .infer = InferConv2D, .cost = ConvCost,
        .overlap_analytic = AnalyticWindow, .overlap_algorithmic = AlgorithmicConv2D,
-       .kernels = {MF_KERNEL(DType::kF32, Conv2DF32), MF_KERNEL(DType::kI8, Conv2DI8)}},
+       .kernels = {MF_KERNEL(DType::kF32, Conv2DF32), MF_KERNEL(DType::kI8, Conv2DI8)},
+       .gradient = GradConv2D, .grad_reads_inputs = kReadsBoth},
       {.name = "depthwise_conv2d", .min_inputs = 2, .max_inputs = 3,
        .attrs = {kActivation, kStride, kDilation, kPadding, kPads, {"multiplier", int64_t{0}}},
        .infer = InferDepthwiseConv2D, .cost = ConvCost,
        .overlap_analytic = AnalyticWindow, .overlap_algorithmic = AlgorithmicDepthwise,
-       .kernels = {MF_KERNEL(DType::kF32, DepthwiseConv2DF32), MF_KERNEL(DType::kI8, DepthwiseConv2DI8)}},
+       .kernels = {MF_KERNEL(DType::kF32, DepthwiseConv2DF32), MF_KERNEL(DType::kI8, DepthwiseConv2DI8)},
+       .gradient = GradDepthwise, .grad_reads_inputs = kReadsBoth},
       {.name = "max_pool2d",
        .attrs = {kActivation, kStride, kPadding, kPads, {"filter", Ints{}, true}},
        .infer = InferPool2D, .cost = PoolCost,
        .overlap_analytic = AnalyticWindow, .overlap_algorithmic = AlgorithmicPool,
-       .kernels = {MF_KERNEL(DType::kF32, MaxPool2DF32), MF_KERNEL(DType::kI8, MaxPool2DI8)}},
+       .kernels = {MF_KERNEL(DType::kF32, MaxPool2DF32), MF_KERNEL(DType::kI8, MaxPool2DI8)},
+       .gradient = GradMaxPool, .grad_reads_inputs = kReadsFirst},
       {.name = "avg_pool2d",
        .attrs = {kActivation, kStride, kPadding, kPads, {"filter", Ints{}, true}},
        .infer = InferPool2D, .cost = PoolCost,
        .overlap_analytic = AnalyticWindow, .overlap_algorithmic = AlgorithmicPool,
-       .kernels = {MF_KERNEL(DType::kF32, AvgPool2DF32), MF_KERNEL(DType::kI8, AvgPool2DI8)}},
+       .kernels = {MF_KERNEL(DType::kF32, AvgPool2DF32), MF_KERNEL(DType::kI8, AvgPool2DI8)},
+       .gradient = GradAvgPool},
       {.name = "mean", .attrs = {{"axes", Ints{}, true}, {"keepdims", int64_t{0}}},
        .infer = InferMean, .overlap_analytic = AnalyticMean, .overlap_algorithmic = AlgorithmicMean,
        .kernels = {MF_KERNEL(DType::kF32, MeanF32), MF_KERNEL_T(DType::kI8, MeanQuantized, int8_t),
@@ -117,20 +130,25 @@ std::vector<OpDef> BuildOpTable() {
        .attrs = {{"beta", 1.0}, {"axis", int64_t{-1}}, {"output_dtype", std::string()}},
        .infer = InferSoftmax,
        .overlap_analytic = AnalyticElementwise, .overlap_algorithmic = AlgorithmicSoftmax,
-       .kernels = {MF_KERNEL(DType::kF32, SoftmaxF32), MF_KERNEL(DType::kI8, SoftmaxI8)}},
+       .kernels = {MF_KERNEL(DType::kF32, SoftmaxF32), MF_KERNEL(DType::kI8, SoftmaxI8)},
+       .gradient = GradSoftmax, .grad_reads_outputs = kReadsFirst},
       {.name = "reshape", .attrs = {{"shape", Ints{}, true}}, .infer = InferReshape,
-       .cost = MoveCost, .alias = true},
+       .cost = MoveCost, .alias = true, .gradient = GradReshape},
       {.name = "concat", .max_inputs = kVariadic, .attrs = {{"axis", int64_t{0}, true}},
        .infer = InferConcat, .cost = MoveCost,
-       .overlap_analytic = AnalyticConcat, .overlap_algorithmic = AlgorithmicConcat, .kernels = MF_MOVE_KERNELS(Concat)},
+       .overlap_analytic = AnalyticConcat, .overlap_algorithmic = AlgorithmicConcat, .kernels = MF_MOVE_KERNELS(Concat),
+       .gradient = GradConcat},
       {.name = "slice", .attrs = {{"begin", Ints{}, true}, {"size", Ints{}, true}},
        .infer = InferSlice, .cost = MoveCost,
-       .overlap_analytic = AnalyticSlice, .overlap_algorithmic = AlgorithmicSlice, .kernels = MF_MOVE_KERNELS(Slice)},
+       .overlap_analytic = AnalyticSlice, .overlap_algorithmic = AlgorithmicSlice, .kernels = MF_MOVE_KERNELS(Slice),
+       .gradient = GradSlice},
       {.name = "transpose", .attrs = {{"perm", Ints{}, true}}, .infer = InferTranspose,
-       .cost = MoveCost, .overlap_algorithmic = AlgorithmicTranspose, .kernels = MF_MOVE_KERNELS(Transpose)},
+       .cost = MoveCost, .overlap_algorithmic = AlgorithmicTranspose, .kernels = MF_MOVE_KERNELS(Transpose),
+       .gradient = GradTranspose},
       {.name = "pad", .attrs = {{"paddings", Ints{}, true}, {"value", 0.0}},
        .infer = InferPad, .cost = MoveCost,
-       .overlap_analytic = AnalyticPad, .overlap_algorithmic = AlgorithmicPad, .kernels = MF_MOVE_KERNELS(Pad)},
+       .overlap_analytic = AnalyticPad, .overlap_algorithmic = AlgorithmicPad, .kernels = MF_MOVE_KERNELS(Pad),
+       .gradient = GradPad},
       {.name = "quantize", .attrs = {{"dtype", std::string(), true}}, .infer = InferConvertType,
        .overlap_analytic = AnalyticElementwise, .overlap_algorithmic = AlgorithmicElementwise,
        .kernels = {MF_KERNEL(DType::kF32, QuantizeF32), MF_KERNEL_T(DType::kI8, Requantize, int8_t),

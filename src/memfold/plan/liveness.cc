@@ -9,18 +9,23 @@ namespace {
 
 bool NeedsArena(const Value& value) {
   return !value.is_constant() && value.role != Role::kWeight && value.role != Role::kState &&
-         value.bytes() > 0;
+         value.role != Role::kOptimizerState && value.bytes() > 0;
 }
 
-// root[v] = the value whose buffer v uses (itself unless produced by an alias op).
+// root[v] = the value whose buffer v uses: itself, unless v is a view (reshape) or an
+// in-place update (optimizer step) of another value.
 std::vector<ValueId> StorageRoots(const Graph& graph) {
   std::vector<ValueId> root(static_cast<size_t>(graph.num_values()));
   for (ValueId v = 0; v < graph.num_values(); ++v) root[static_cast<size_t>(v)] = v;
   for (NodeId id : graph.schedule) {
     const Node& node = graph.node(id);
     const OpDef* def = FindOp(node.op);
-    if (def == nullptr || !def->alias) continue;
-    root[static_cast<size_t>(node.outputs[0])] = root[static_cast<size_t>(node.inputs[0])];
+    if (def == nullptr) continue;
+    if (def->alias) root[static_cast<size_t>(node.outputs[0])] = root[static_cast<size_t>(node.inputs[0])];
+    for (size_t k = 0; k < def->updates_input.size() && k < node.outputs.size(); ++k) {
+      const int in = def->updates_input[k];
+      if (in >= 0) root[static_cast<size_t>(node.outputs[k])] = root[static_cast<size_t>(node.inputs[static_cast<size_t>(in)])];
+    }
   }
   return root;
 }

@@ -1,0 +1,35 @@
+// The gradient pass: reverse-mode automatic differentiation over the IR, plus the optimizer
+// update, turning a forward graph whose output is a scalar loss into one training step.
+//
+// Trainable parameters are the float32 weights (role kWeight) the loss depends on. The pass
+// walks the forward schedule backwards, asks each node's registry row for its gradient
+// builder, sums gradients of values read more than once, and appends one in-place optimizer
+// update per parameter (its state, e.g. momentum, becomes an optimizer-state value). Nodes
+// whose results no gradient needs are removed afterwards. O(V + E) plus the builders.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "memfold/ir/graph.h"
+#include "memfold/ir/status.h"
+
+namespace memfold {
+
+struct TrainingConfig {
+  std::string optimizer = "sgd_momentum";  // or "adam"
+  double learning_rate = 0.01;
+};
+
+struct TrainingGraph {
+  ValueId loss = kNoValue;
+  std::vector<ValueId> params;  // trainable weights, in value order
+  std::vector<ValueId> grads;   // dL/dparam, same order
+  size_t forward_nodes = 0;     // schedule[0, forward_nodes) is the forward pass
+};
+
+// Preconditions: graph->outputs[0] is a float32 scalar (the loss). Errors name the op that
+// has no gradient.
+Result<TrainingGraph> BuildTrainingGraph(Graph* graph, const TrainingConfig& config = {});
+
+}  // namespace memfold
