@@ -1,11 +1,13 @@
 #include "memfold/plan/plan_graph.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "memfold/ops/registry.h"
 #include "memfold/plan/diagonal_planner.h"
 #include "memfold/plan/lower_bound.h"
 #include "memfold/plan/planner.h"
+#include "memfold/plan/storage_planner.h"
 #include "memfold/plan/verify_plan.h"
 
 namespace memfold {
@@ -14,6 +16,7 @@ namespace {
 constexpr std::string_view kBest = "best";
 constexpr std::string_view kOffline = "offline";
 constexpr std::string_view kDiagonal = "diagonal";
+constexpr std::string_view kMxnet = "mxnet";
 
 // Among the time steps at which the arena is full to its top, the one with the most live
 // bytes: the operator whose working set sets the arena size.
@@ -83,6 +86,32 @@ Result<Plan> PlaceDiagonal(const std::vector<BufferRequest>& requests) {
   return *best;
 }
 
+// MXNet's storage plan, its storages then placed in one arena by the greedy planner. In-place
+// pairs share bytes at the step where the input dies: a full overlap, proven for the
+// element-wise ops MXNet runs in place (their O_s is the whole output).
+Result<Plan> PlaceMxnet(const Graph& graph, Liveness* live) {
+  const StoragePlan storage = PlanStorage(graph, *live);
+  std::vector<BufferRequest> blocks(storage.storage_bytes.size());
+  for (size_t s = 0; s < blocks.size(); ++s) {
+    blocks[s].id = static_cast<int32_t>(s);
+    blocks[s].bytes = storage.storage_bytes[s];
+    blocks[s].first = std::numeric_limits<int32_t>::max();
+    blocks[s].last = -1;
+  }
+  for (const BufferRequest& r : live->requests) {
+    BufferRequest& block = blocks[static_cast<size_t>(storage.storage_of[static_cast<size_t>(r.id)])];
+    block.first = std::min(block.first, r.first);
+    block.last = std::max(block.last, r.last);
+  }
+  MF_ASSIGN_OR_RETURN(Plan placed, PlaceVerified(*MakePlanner("greedy"), blocks));
+  Plan plan{.planner = std::string(kMxnet), .arena_bytes = placed.arena_bytes, .offsets = {}};
+  for (const BufferRequest& r : live->requests) plan.offsets.push_back(placed.offsets[static_cast<size_t>(storage.storage_of[static_cast<size_t>(r.id)])]);
+  for (const auto& [out, in] : storage.in_place) {
+    live->requests[static_cast<size_t>(out)].may_overlap.push_back({in, live->requests[static_cast<size_t>(out)].bytes});
+  }
+  return Verified(std::move(plan), live->requests);
+}
+
 }  // namespace
 
 void AddOverlapAllowances(const Graph& graph, OverlapSource source, Liveness* live) {
@@ -117,6 +146,7 @@ int64_t OverlapBytes(const GraphPlan& gp, int32_t id) {
 std::vector<std::string> GraphPlannerNames() {
   std::vector<std::string> names;
   for (std::string_view name : PlannerNames()) names.emplace_back(name);
+  names.emplace_back(kMxnet);
   names.emplace_back(kDiagonal);
   names.emplace_back(kOffline);
   names.emplace_back(kBest);
@@ -125,7 +155,7 @@ std::vector<std::string> GraphPlannerNames() {
 
 Result<GraphPlan> PlanGraph(const Graph& graph, std::string_view planner, OverlapSource source) {
   const bool best = planner == kBest, diagonal = planner == kDiagonal;
-  if (!best && !diagonal && planner != kOffline && MakePlanner(planner) == nullptr) {
+  if (!best && !diagonal && planner != kOffline && planner != kMxnet && MakePlanner(planner) == nullptr) {
     std::string names;
     for (const std::string& n : GraphPlannerNames()) names += (names.empty() ? "" : ", ") + n;
     return Status::Error("unknown planner '" + std::string(planner) + "'; choose one of " + names);
@@ -137,6 +167,8 @@ Result<GraphPlan> PlanGraph(const Graph& graph, std::string_view planner, Overla
   if (planner == kOffline) {
     AddOverlapAllowances(graph, source, &result.liveness);
     MF_ASSIGN_OR_RETURN(result.plan, PlaceOffline(graph, result.liveness));
+  } else if (planner == kMxnet) {
+    MF_ASSIGN_OR_RETURN(result.plan, PlaceMxnet(graph, &result.liveness));
   } else if (!best && !diagonal) {
     MF_ASSIGN_OR_RETURN(result.plan, PlaceVerified(*MakePlanner(planner), plain));
   } else {

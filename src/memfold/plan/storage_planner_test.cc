@@ -1,0 +1,62 @@
+#include "memfold/plan/storage_planner.h"
+
+#include <gtest/gtest.h>
+
+#include "memfold/exec/executor.h"
+#include "memfold/plan/plan_graph.h"
+#include "memfold/zoo/builder.h"
+
+namespace memfold {
+namespace {
+
+// x -> tanh -> tanh -> tanh: each tanh is the last reader of its input and may run in place,
+// so the whole chain uses the input's storage: one storage of 64 floats.
+TEST(StoragePlanner, InPlaceChainSharesOneStorage) {
+  GraphBuilder b("chain");
+  ValueId v = b.Input("x", {1, 64});
+  for (int k = 0; k < 3; ++k) v = b.Op("tanh", {v}, {}, "t" + std::to_string(k));
+  Result<Graph> g = b.Finish({v});
+  ASSERT_TRUE(g.ok());
+  const Liveness live = ComputeLiveness(*g);
+  const StoragePlan plan = PlanStorage(*g, live);
+  EXPECT_EQ(plan.storage_bytes.size(), 1u);
+  EXPECT_EQ(plan.total_bytes, 256);
+  EXPECT_EQ(plan.in_place.size(), 3u);
+}
+
+// x (4 KiB) -> fc -> a (1 KiB); a -> fc -> c (2 KiB); c -> fc -> d (1 KiB). Fully-connected
+// never runs in place. x is free once a exists; c (2 KiB) then takes x's 4 KiB block (the
+// smallest large-enough block within the match range) and d takes a's.
+TEST(StoragePlanner, BestFitReusesFreedStorage) {
+  GraphBuilder b("mlp");
+  const ValueId x = b.Input("x", {1, 1024});
+  const ValueId a = b.Op("fully_connected", {x, b.Weight("w1", {256, 1024}, 0.1f)}, {}, "a");
+  const ValueId c = b.Op("fully_connected", {a, b.Weight("w2", {512, 256}, 0.1f)}, {}, "c");
+  const ValueId d = b.Op("fully_connected", {c, b.Weight("w3", {256, 512}, 0.1f)}, {}, "d");
+  Result<Graph> g = b.Finish({d});
+  ASSERT_TRUE(g.ok());
+  const Liveness live = ComputeLiveness(*g);
+  const StoragePlan plan = PlanStorage(*g, live);
+  auto storage = [&](ValueId v) { return plan.storage_of[static_cast<size_t>(live.buffer_of[static_cast<size_t>(v)])]; };
+  EXPECT_EQ(storage(c), storage(x));
+  EXPECT_EQ(storage(d), storage(a));
+  EXPECT_EQ(plan.total_bytes, 4096 + 1024);
+  EXPECT_TRUE(plan.in_place.empty());
+}
+
+TEST(StoragePlanner, MxnetPlansVerifyAndRunIdentically) {
+  GraphBuilder b("mix");
+  const ValueId x = b.Input("x", {1, 8, 8, 4});
+  ValueId y = b.Op("tanh", {x}, {}, "t");
+  y = b.Op("add", {y, x}, {}, "residual");
+  y = b.Op("sigmoid", {y}, {}, "s");
+  Result<Graph> g = b.Finish({y});
+  ASSERT_TRUE(g.ok());
+  Result<GraphPlan> gp = PlanGraph(*g, "mxnet");
+  ASSERT_TRUE(gp.ok()) << gp.status().message();
+  const std::vector<Bytes> inputs = DefaultInputs(*g);
+  EXPECT_EQ(RunPlanned(*g, gp->liveness, gp->plan, inputs)->outputs, RunUnplanned(*g, inputs)->outputs);
+}
+
+}  // namespace
+}  // namespace memfold
