@@ -37,7 +37,17 @@ struct RunOptions {
   std::optional<std::string> input_file;
 };
 
+struct TrainOptions {
+  CommonOptions common;
+  std::string strategy = "none";
+  bool plan_only = false;
+  int steps = 0;
+  std::string optimizer = "sgd_momentum";
+  double learning_rate = 0.01;
+};
+
 int ZooCommand(bool json);
+int TrainCommand(const TrainOptions& options);
 int InspectCommand(const CommonOptions& options);
 int PlanCommand(const PlanOptions& options);
 int RunCommand(const RunOptions& options);

@@ -60,6 +60,15 @@ int main(int argc, char** argv) {
   compare->add_option("MODEL", compare_models, "models (.tflite files or zoo:NAME)")->required();
   compare->add_flag("--json", compare_json, "print one JSON object");
 
+  memfold::cli::TrainOptions train_options;
+  CLI::App* train = app.add_subcommand("train", "plan (and with --steps run) a training step: footprint, breakdown, loss");
+  AddModelArgs(train, &train_options.common);
+  train->add_option("--strategy", train_options.strategy, "none (baseline planning)")->check(CLI::IsMember({"none"}));
+  train->add_flag("--plan-only", train_options.plan_only, "plan without executing");
+  train->add_option("--steps", train_options.steps, "training steps to execute")->check(CLI::Range(0, 1000000));
+  train->add_option("--optimizer", train_options.optimizer, "sgd_momentum or adam")->check(CLI::IsMember({"sgd_momentum", "adam"}));
+  train->add_option("--lr", train_options.learning_rate, "learning rate")->check(CLI::PositiveNumber);
+
   memfold::cli::RunOptions run_options;
   CLI::App* run = app.add_subcommand("run", "run the model inside the planned arena; compare with an unplanned run");
   AddModelArgs(run, &run_options.common);
@@ -67,7 +76,7 @@ int main(int argc, char** argv) {
   run->add_option("--input", run_options.input_file, "raw little-endian input bytes (default: CONTRACT.md's input)");
 
   if (argc > 1 && argv[1][0] != '-' && !IsCommand(app, argv[1])) {
-    std::cerr << "memfold: unknown command '" << argv[1] << "'; commands are zoo, inspect, plan, overlap, run, compare (see memfold --help)\n";
+    std::cerr << "memfold: unknown command '" << argv[1] << "'; commands are zoo, inspect, plan, overlap, run, compare, train (see memfold --help)\n";
     return kExitBadInput;
   }
   try {
@@ -87,5 +96,6 @@ int main(int argc, char** argv) {
   if (run->parsed()) return memfold::cli::RunCommand(run_options);
   if (overlap->parsed()) return memfold::cli::OverlapCommand(overlap_options);
   if (compare->parsed()) return memfold::cli::CompareCommand(compare_models, compare_json);
+  if (train->parsed()) return memfold::cli::TrainCommand(train_options);
   return memfold::cli::InspectCommand(inspect_options);
 }

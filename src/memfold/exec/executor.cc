@@ -158,6 +158,18 @@ Status CheckRunnable(const Graph& graph, const std::vector<Bytes>& inputs) {
   return Status::Ok();
 }
 
+// Copies the node's outputs that `capture` asks for.
+void Capture(const Graph& graph, const Node& node, const std::vector<std::byte*>& where,
+             const std::vector<ValueId>& capture, std::vector<Bytes>* captured) {
+  for (size_t k = 0; k < capture.size(); ++k) {
+    for (ValueId out : node.outputs) {
+      if (out != capture[k]) continue;
+      const std::byte* data = where[static_cast<size_t>(out)];
+      (*captured)[k].assign(data, data + graph.value(out).bytes());
+    }
+  }
+}
+
 Session::Session(const Graph& graph)
     : graph_(graph), storage_(static_cast<size_t>(graph.num_values())), persistent_(PersistentValues(graph)) {
   for (ValueId v = 0; v < graph.num_values(); ++v) {
@@ -203,6 +215,7 @@ Result<RunOutputs> Session::Run(const std::vector<Bytes>& inputs, const Liveness
     }
   }
   BindConstantsAndAliases(graph, &where);
+  std::vector<Bytes> captured(options.capture.size());
   if (planned && options.poison) PoisonStartingBuffers(*live, *plan, 0, arena.get());
   CopyInputs(graph, inputs, where);
   for (size_t pos = 0; pos < graph.schedule.size(); ++pos) {
@@ -220,8 +233,11 @@ Result<RunOutputs> Session::Run(const std::vector<Bytes>& inputs, const Liveness
       }
     }
     RunNode(graph, node, where, scratch);
+    Capture(graph, node, where, options.capture, &captured);
   }
-  return CollectOutputs(graph, where);
+  RunOutputs result = CollectOutputs(graph, where);
+  result.captured = std::move(captured);
+  return result;
 }
 
 Result<RunOutputs> RunUnplanned(const Graph& graph, const std::vector<Bytes>& inputs) {

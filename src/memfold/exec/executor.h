@@ -27,10 +27,14 @@ namespace memfold {
 
 struct ExecOptions {
   bool poison = true;
+  // Values to copy out as soon as they are computed (before their memory is reused), e.g. the
+  // parameter gradients of a training step.
+  std::vector<ValueId> capture;
 };
 
 struct RunOutputs {
-  std::vector<Bytes> outputs;  // one per graph output, raw little-endian bytes
+  std::vector<Bytes> outputs;   // one per graph output, raw little-endian bytes
+  std::vector<Bytes> captured;  // one per ExecOptions::capture entry
 };
 
 // Checks that every node has a kernel for its types and the inputs have the right sizes.

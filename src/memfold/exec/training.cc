@@ -1,0 +1,60 @@
+#include "memfold/exec/training.h"
+
+#include <cstring>
+
+#include "memfold/io/sha256.h"
+
+namespace memfold {
+namespace {
+
+// The exclusive upper bound of the integers `v` may hold, from the ops that read it.
+int64_t IntegerRange(const Graph& g, ValueId v) {
+  int64_t range = 1000;  // the contract's int32 rule, when no reader constrains it
+  for (NodeId id : g.schedule) {
+    const Node& n = g.node(id);
+    if (n.op == "gather" && n.inputs.size() > 1 && n.inputs[1] == v) range = std::min(range, g.value(n.inputs[0]).shape[0]);
+    if (n.op == "softmax_cross_entropy" && n.inputs.size() > 1 && n.inputs[1] == v) range = std::min(range, g.value(n.inputs[0]).shape.back());
+  }
+  return std::max<int64_t>(range, 1);
+}
+
+}  // namespace
+
+std::vector<Bytes> TrainingInputs(const Graph& graph) {
+  std::vector<Bytes> inputs = DefaultInputs(graph);
+  for (size_t k = 0; k < graph.inputs.size(); ++k) {
+    const Value& v = graph.value(graph.inputs[k]);
+    if (v.dtype != DType::kI32) continue;
+    const int64_t range = IntegerRange(graph, graph.inputs[k]);
+    for (int64_t e = 0; e < v.elements(); ++e) {
+      const auto value = static_cast<int32_t>((7 * e + 3) % range);
+      std::memcpy(inputs[k].data() + 4 * e, &value, 4);
+    }
+  }
+  return inputs;
+}
+
+Trainer::Trainer(const Graph& graph, const TrainingGraph& training, const GraphPlan& plan)
+    : graph_(graph), training_(training), plan_(plan), planned_(graph), unplanned_(graph) {}
+
+Result<StepResult> Trainer::Step(const std::vector<Bytes>& inputs) {
+  ExecOptions options;
+  options.capture = training_.grads;
+  MF_ASSIGN_OR_RETURN(RunOutputs planned, planned_.Run(inputs, &plan_.liveness, &plan_.plan, options));
+  MF_ASSIGN_OR_RETURN(RunOutputs unplanned, unplanned_.Run(inputs, nullptr, nullptr, options));
+  if (planned.outputs != unplanned.outputs || planned.captured != unplanned.captured) {
+    return Status::Error("the planned training step differs from the unplanned one: the plan is unsafe");
+  }
+  StepResult step;
+  std::memcpy(&step.loss, planned.outputs[0].data(), 4);
+  step.gradients = std::move(planned.captured);
+  return step;
+}
+
+std::string GradientSha256(const StepResult& step) {
+  Bytes all;
+  for (const Bytes& g : step.gradients) all.insert(all.end(), g.begin(), g.end());
+  return Sha256Hex(all.data(), all.size());
+}
+
+}  // namespace memfold

@@ -1,0 +1,43 @@
+// Runs training steps: forward, backward and optimizer update of a training graph (see
+// passes/gradient.h), inside one arena laid out by a plan, with persistent weights and
+// optimizer state kept in a Session across steps. Every step also runs on a second, unplanned
+// session and the two must agree bit for bit (loss and parameter gradients), as inference runs
+// do. O(steps * kernel work).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "memfold/exec/executor.h"
+#include "memfold/passes/gradient.h"
+#include "memfold/plan/plan_graph.h"
+
+namespace memfold {
+
+// The contract's default inputs, with integer inputs folded into the range their readers
+// accept: token ids below the embedding table's rows, labels below the number of classes.
+std::vector<Bytes> TrainingInputs(const Graph& graph);
+
+struct StepResult {
+  float loss = 0;
+  std::vector<Bytes> gradients;  // per parameter, in TrainingGraph::params order
+};
+
+class Trainer {
+ public:
+  Trainer(const Graph& graph, const TrainingGraph& training, const GraphPlan& plan);
+  // One step on `inputs`; errors if the planned and the unplanned step differ.
+  Result<StepResult> Step(const std::vector<Bytes>& inputs);
+
+ private:
+  const Graph& graph_;
+  const TrainingGraph& training_;
+  const GraphPlan& plan_;
+  Session planned_;
+  Session unplanned_;
+};
+
+// SHA-256 over all gradients of a step, in parameter order.
+std::string GradientSha256(const StepResult& step);
+
+}  // namespace memfold

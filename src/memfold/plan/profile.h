@@ -1,0 +1,42 @@
+// The memory profiler (Echo's Figure 4): where the bytes of a planned training step go.
+//
+// total = arena + persistent memory. Persistent memory is split into weights (parameters and
+// other state) and optimizer state. Arena bytes are attributed at the peak step: values the
+// forward pass produced (graph inputs included) are feature maps, values the backward pass
+// produced are gradients, kernel scratch is workspace, and the arena bytes no live buffer
+// occupies at that step are fragmentation. The same bytes are also grouped by the layer type
+// of the node that produced them (weights by the layer that reads them). The live-memory
+// curve gives the live arena bytes at every step. O(V + E + B log B).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "memfold/ir/graph.h"
+#include "memfold/plan/plan_graph.h"
+
+namespace memfold {
+
+struct MemoryBreakdown {
+  int64_t feature_maps = 0;
+  int64_t weights = 0;
+  int64_t gradients = 0;
+  int64_t optimizer = 0;
+  int64_t workspace = 0;
+  int64_t fragmentation = 0;
+  int64_t total() const { return feature_maps + weights + gradients + optimizer + workspace + fragmentation; }
+};
+
+struct MemoryProfile {
+  MemoryBreakdown breakdown;
+  std::map<std::string, int64_t> by_layer_type;
+  std::vector<int64_t> live_bytes;  // per time step: live arena bytes
+  int32_t peak_time = 0;
+};
+
+// `forward_nodes`: the schedule's first nodes that form the forward pass.
+MemoryProfile ProfileMemory(const Graph& graph, size_t forward_nodes, const GraphPlan& plan);
+
+}  // namespace memfold
