@@ -116,6 +116,31 @@ std::string ParamName(const ::testing::TestParamInfo<std::string>& info) {
 
 INSTANTIATE_TEST_SUITE_P(Models, EveryModel, ::testing::ValuesIn(AllModels()), ParamName);
 
+// The integer mean zeroes its output before reading any input (the float 4-D H,W mean reads
+// per channel before each write), so their safe overlaps differ: each model must follow its
+// own kernel.
+TEST(SafeOverlap, IntegerMeanIsModelledByItsOwnLoopOrder) {
+  for (DType dtype : {DType::kF32, DType::kI8}) {
+    GraphBuilder b("mean");
+    const ValueId x = b.Input("x", {1, 4, 4, 3}, dtype);
+    Attrs a;
+    a.Set("axes", std::vector<int64_t>{1, 2});
+    a.Set("keepdims", int64_t{1});
+    const ValueId y = b.Op("mean", {x}, a, "mean");
+    Result<Graph> g = b.Finish({y});
+    ASSERT_TRUE(g.ok());
+    for (ValueId v : {x, y}) g->value(v).quant = Quantization{{0.5f}, {1}, 0};
+    const Node& node = g->node(0);
+    const std::optional<int64_t> trace = SafeOverlapByTrace(*g, node, 0);
+    ASSERT_TRUE(trace.has_value());
+    EXPECT_EQ(FindOp("mean")->overlap_algorithmic(*g, node, 0), *trace) << DTypeName(dtype);
+    EXPECT_LE(FindOp("mean")->overlap_analytic(*g, node, 0).value_or(0), *trace);
+    if (dtype == DType::kI8) {
+      EXPECT_EQ(*trace, 0);
+    }
+  }
+}
+
 // x -> depthwise 3x3 stride 1 SAME -> relu. The depthwise output may overlap its input only
 // up to O_s < N_out; a plan claiming one row more must corrupt the result, and the
 // planned-versus-unplanned comparison must notice.

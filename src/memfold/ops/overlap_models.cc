@@ -227,9 +227,12 @@ std::optional<int64_t> AlgorithmicSoftmax(const Graph& g, const Node& n, int inp
   return acc.safe_overlap();
 }
 
-bool IsMeanOverHeightWidth(const Node& n, const Shape& in) {
+// The float kernel's 4-D keep-dims mean over H and W reads per (batch, channel) before each
+// write; every other mean (and every integer mean) zeroes its output before reading anything.
+bool IsMeanOverHeightWidth(const Node& n, const Value& input) {
+  const Shape& in = input.shape;
   const auto& axes = n.attrs.Ints("axes");
-  if (in.size() != 4 || axes.size() != 2 || n.attrs.Int("keepdims") == 0) return false;
+  if (input.dtype != DType::kF32 || in.size() != 4 || axes.size() != 2 || n.attrs.Int("keepdims") == 0) return false;
   auto norm = [](int64_t a) { return a < 0 ? a + 4 : a; };
   return std::min(norm(axes[0]), norm(axes[1])) == 1 && std::max(norm(axes[0]), norm(axes[1])) == 2;
 }
@@ -237,7 +240,7 @@ bool IsMeanOverHeightWidth(const Node& n, const Shape& in) {
 std::optional<int64_t> AlgorithmicMean(const Graph& g, const Node& n, int input) {
   const auto p = PairOf(g, n, input);
   if (!p || input != 0) return std::nullopt;
-  if (!IsMeanOverHeightWidth(n, p->in.shape)) return 0;  // the output is zeroed before any read
+  if (!IsMeanOverHeightWidth(n, p->in)) return 0;  // the output is zeroed before any read
   const Shape& s = p->in.shape;
   OverlapAccumulator acc(p->n_out);
   for (int64_t b = 0; b < s[0]; ++b) {
@@ -377,7 +380,7 @@ std::optional<int64_t> AnalyticZero(const Graph& g, const Node& n, int input) {
 std::optional<int64_t> AnalyticMean(const Graph& g, const Node& n, int input) {
   const auto p = PairOf(g, n, input);
   if (!p || input != 0) return std::nullopt;
-  if (!IsMeanOverHeightWidth(n, p->in.shape)) return 0;
+  if (!IsMeanOverHeightWidth(n, p->in)) return 0;
   const Shape& s = p->in.shape;
   const int64_t total = MinLinear(s[0] - 1, s[1] * s[2] * s[3] * p->ei - s[3] * p->eo) +
                         MinLinear(s[3] - 1, p->ei - p->eo);
