@@ -198,6 +198,7 @@ Result<RunOutputs> Session::Run(const std::vector<Bytes>& inputs, const Liveness
   }
   Arena arena = AllocateArena(planned ? plan->arena_bytes : 0);
   std::vector<Bytes> own;  // unplanned: one buffer per computed value
+  int64_t unplanned_bytes = 0;
   if (planned) {
     for (ValueId v = 0; v < graph.num_values(); ++v) {
       const int32_t buffer = live->buffer_of[static_cast<size_t>(v)];
@@ -212,6 +213,7 @@ Result<RunOutputs> Session::Run(const std::vector<Bytes>& inputs, const Liveness
       if (value.is_constant() || where[static_cast<size_t>(v)] != nullptr) continue;
       own[static_cast<size_t>(v)].assign(static_cast<size_t>(value.bytes()), kPoison);
       where[static_cast<size_t>(v)] = own[static_cast<size_t>(v)].data();
+      unplanned_bytes += value.bytes();
     }
   }
   BindConstantsAndAliases(graph, &where);
@@ -230,6 +232,7 @@ Result<RunOutputs> Session::Run(const std::vector<Bytes>& inputs, const Liveness
       for (int64_t bytes : def->scratch(graph, node)) {
         scratch_storage.emplace_back(static_cast<size_t>(bytes), kPoison);
         scratch.push_back(scratch_storage.back().data());
+        unplanned_bytes += bytes;
       }
     }
     RunNode(graph, node, where, scratch);
@@ -237,6 +240,7 @@ Result<RunOutputs> Session::Run(const std::vector<Bytes>& inputs, const Liveness
   }
   RunOutputs result = CollectOutputs(graph, where);
   result.captured = std::move(captured);
+  result.allocated_bytes = persistent_bytes() + (planned ? plan->arena_bytes : unplanned_bytes);
   return result;
 }
 

@@ -35,6 +35,9 @@ struct ExecOptions {
 struct RunOutputs {
   std::vector<Bytes> outputs;   // one per graph output, raw little-endian bytes
   std::vector<Bytes> captured;  // one per ExecOptions::capture entry
+  // Every byte the run allocated for tensors: the arena (or, unplanned, one buffer per value,
+  // plus scratch) and the session's persistent tensors. Constants read in place are not counted.
+  int64_t allocated_bytes = 0;
 };
 
 // Checks that every node has a kernel for its types and the inputs have the right sizes.
