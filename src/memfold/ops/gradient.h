@@ -30,8 +30,10 @@ class GradEmitter {
   ValueId ReduceTo(ValueId grad, const Shape& shape);
   ValueId Reshape(ValueId v, const Shape& shape);
 
-  const Value& value(ValueId v) const { return graph_->value(v); }
-  const Shape& shape(ValueId v) const { return graph_->value(v).shape; }
+  // Copies, not references: emitting nodes grows the value table, and a reference taken while
+  // evaluating one argument would dangle once another argument emits a node.
+  Value value(ValueId v) const { return graph_->value(v); }
+  Shape shape(ValueId v) const { return graph_->value(v).shape; }
   Status status() const { return status_; }
   void Fail(std::string message) {
     if (status_.ok()) status_ = Status::Error(std::move(message));

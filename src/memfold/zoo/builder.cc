@@ -57,6 +57,28 @@ ValueId GraphBuilder::LayerWeight(const std::string& name, Shape shape, int64_t 
   return Weight(name, std::move(shape), std::sqrt(3.0f / static_cast<float>(std::max<int64_t>(1, fan_in))));
 }
 
+ValueId GraphBuilder::Constant(const std::string& name, Shape shape, std::vector<float> values,
+                               Role role) {
+  const int64_t n = NumElements(shape);
+  auto data = std::make_shared<Bytes>(static_cast<size_t>(n) * sizeof(float));
+  if (values.size() != 1 && static_cast<int64_t>(values.size()) != n) {
+    if (status_.ok()) {
+      status_ = Status::Error("constant '" + name + "' of shape " + ShapeString(shape) + " got " +
+                              std::to_string(values.size()) + " values");
+    }
+    return kNoValue;
+  }
+  for (int64_t k = 0; k < n; ++k) {
+    std::memcpy(data->data() + k * 4, &values[values.size() == 1 ? 0 : static_cast<size_t>(k)], 4);
+  }
+  Value v;
+  v.name = name;
+  v.shape = std::move(shape);
+  v.role = role;
+  v.data = std::move(data);
+  return graph_.AddValue(std::move(v));
+}
+
 ValueId GraphBuilder::Op(const std::string& op, std::vector<ValueId> inputs, Attrs attrs,
                          const std::string& name, const std::string& layer) {
   if (!status_.ok()) return kNoValue;

@@ -25,6 +25,11 @@ class GraphBuilder {
   ValueId Weight(const std::string& name, Shape shape, float scale);
   // A weight scaled for a layer with `fan_in` inputs (uniform He-style: sqrt(3 / fan_in)).
   ValueId LayerWeight(const std::string& name, Shape shape, int64_t fan_in);
+  // A float32 constant with given contents: `values` holds one value per element, or a single
+  // value for every element. Role kWeight for trainable parameters with a fixed start (norm
+  // gamma = 1, beta = 0); kState for values the gradient pass leaves alone (running
+  // statistics, positional encodings, masks, initial recurrent state).
+  ValueId Constant(const std::string& name, Shape shape, std::vector<float> values, Role role);
 
   // Adds a node; returns its first output (kNoValue after an error).
   ValueId Op(const std::string& op, std::vector<ValueId> inputs, Attrs attrs = {},

@@ -8,6 +8,10 @@ namespace memfold {
 namespace {
 
 constexpr ZooKey kBatch{"batch", "1", KeyKind::kInt, 1, 4096, "batch size"};
+constexpr ZooKey kSize{"size", "full", KeyKind::kChoice, 0, 0,
+                       "full: the paper's shapes; tiny: the same architecture small enough to train "
+                       "in well under a second (keys given explicitly still apply)",
+                       "full,tiny"};
 
 const std::vector<ZooModel>& Models() {
   static const std::vector<ZooModel> models = {
@@ -34,6 +38,44 @@ const std::vector<ZooModel>& Models() {
         {"channels", "16", KeyKind::kInt, 1, 4096, "channels of the first convolution"},
         {"classes", "10", KeyKind::kInt, 1, 1 << 16, "output classes"}},
        BuildSmallCnn},
+      {"nmt", "Sockeye LSTM encoder-decoder with MLP attention, unrolled in time (IWSLT15 En-Vi); training loss",
+       {kSize,
+        {"batch", "128", KeyKind::kInt, 1, 4096, "batch size (sentences)"},
+        {"seq", "100", KeyKind::kInt, 1, 1000, "source and target length (Sockeye's --max-seq-len bucket)"},
+        {"hidden", "512", KeyKind::kInt, 2, 1 << 14, "LSTM units = embedding size = attention units (even)"},
+        {"layers", "2", KeyKind::kInt, 1, 64, "encoder layers (the first bidirectional) and decoder layers"},
+        {"vocab", "17191", KeyKind::kInt, 1, 1 << 20, "source vocabulary"},
+        {"tvocab", "7709", KeyKind::kInt, 1, 1 << 20, "target vocabulary"},
+        {"dropout", "0.2", KeyKind::kFloat, 0, 0.95, "dropout rate"}},
+       BuildNmt},
+      {"transformer", "Transformer base (Vaswani et al. 2017), shared vocabulary and tied embeddings; training loss",
+       {kSize,
+        {"batch", "64", KeyKind::kInt, 1, 4096, "batch size (sentences)"},
+        {"seq", "50", KeyKind::kInt, 1, 4096, "source and target length"},
+        {"layers", "6", KeyKind::kInt, 1, 256, "encoder layers and decoder layers"},
+        {"hidden", "512", KeyKind::kInt, 1, 1 << 14, "d_model"},
+        {"heads", "8", KeyKind::kInt, 1, 256, "attention heads (divide hidden)"},
+        {"ffn", "2048", KeyKind::kInt, 1, 1 << 16, "feed-forward units"},
+        {"vocab", "32000", KeyKind::kInt, 1, 1 << 20, "shared vocabulary"},
+        {"dropout", "0.1", KeyKind::kFloat, 0, 0.95, "dropout rate"}},
+       BuildTransformer},
+      {"resnet", "ResNet (He et al. 2016) for ImageNet with batch norm; training loss",
+       {kSize,
+        {"depth", "50", KeyKind::kInt, 1, 1000, "18, 34, 50, 101, 152 or 200"},
+        {"batch", "32", KeyKind::kInt, 1, 4096, "batch size"},
+        {"res", "224", KeyKind::kInt, 8, 1024, "input resolution"},
+        {"classes", "1000", KeyKind::kInt, 1, 1 << 20, "output classes"},
+        {"width", "64", KeyKind::kInt, 1, 4096, "channels of the first stage"}},
+       BuildResNet},
+      {"deepspeech2", "DeepSpeech2: 2 conv + bidirectional LSTM layers, frame-wise cross entropy (no CTC); training loss",
+       {kSize,
+        {"batch", "32", KeyKind::kInt, 1, 4096, "batch size (utterances)"},
+        {"seq", "300", KeyKind::kInt, 1, 100000, "spectrogram frames (10 ms each)"},
+        {"hidden", "800", KeyKind::kInt, 1, 1 << 14, "LSTM units per direction"},
+        {"layers", "5", KeyKind::kInt, 1, 64, "bidirectional LSTM layers"},
+        {"freq", "161", KeyKind::kInt, 1, 4096, "frequency bins"},
+        {"channels", "32", KeyKind::kInt, 1, 4096, "filters of each convolution"}},
+       BuildDeepSpeech2},
   };
   return models;
 }
@@ -60,19 +102,40 @@ Result<double> ParseNumber(const ZooKey& key, std::string_view text, const std::
   return value;
 }
 
+// A kChoice key's value: the index of `text` among the key's comma-separated choices.
+Result<double> ParseChoice(const ZooKey& key, std::string_view text, const std::string& model) {
+  std::string_view rest = key.choices;
+  std::string listed;
+  for (double index = 0; !rest.empty(); ++index) {
+    const size_t comma = rest.find(',');
+    const std::string_view word = rest.substr(0, comma);
+    if (word == text) return index;
+    listed += (listed.empty() ? "" : ", ") + std::string(word);
+    rest = comma == std::string_view::npos ? "" : rest.substr(comma + 1);
+  }
+  return Status::Error("zoo:" + model + ": " + std::string(key.name) + "=" + std::string(text) +
+                       " is not one of " + listed + " (" + std::string(key.help) + ")");
+}
+
 }  // namespace
 
 int64_t ZooArgs::Int(std::string_view key) const {
   return static_cast<int64_t>(values_.find(key)->second);
 }
 double ZooArgs::Float(std::string_view key) const { return values_.find(key)->second; }
+const std::string& ZooArgs::Choice(std::string_view key) const { return choices_.find(key)->second; }
 
 Result<ZooArgs> ParseZooArgs(std::span<const ZooKey> keys, const std::string& model,
                              std::string_view assignments) {
   ZooArgs args;
-  for (const ZooKey& key : keys) {
-    MF_ASSIGN_OR_RETURN(args.values_[std::string(key.name)], ParseNumber(key, key.default_value, model));
-  }
+  auto set = [&](const ZooKey& key, std::string_view text) -> Status {
+    const bool choice = key.kind == KeyKind::kChoice;
+    MF_ASSIGN_OR_RETURN(args.values_[std::string(key.name)],
+                        choice ? ParseChoice(key, text, model) : ParseNumber(key, text, model));
+    if (choice) args.choices_[std::string(key.name)] = std::string(text);
+    return Status::Ok();
+  };
+  for (const ZooKey& key : keys) MF_RETURN_IF_ERROR(set(key, key.default_value));
   while (!assignments.empty()) {
     const size_t comma = assignments.find(',');
     const std::string_view item = assignments.substr(0, comma);
@@ -85,7 +148,8 @@ Result<ZooArgs> ParseZooArgs(std::span<const ZooKey> keys, const std::string& mo
       return Status::Error("zoo:" + model + ": unknown key '" + std::string(item) +
                            "'; keys are " + KeyList(keys) + " (see `memfold zoo`)");
     }
-    MF_ASSIGN_OR_RETURN(args.values_[std::string(name)], ParseNumber(*key, item.substr(eq + 1), model));
+    MF_RETURN_IF_ERROR(set(*key, item.substr(eq + 1)));
+    args.given_.insert(std::string(name));
   }
   return args;
 }

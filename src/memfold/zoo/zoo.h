@@ -2,10 +2,12 @@
 //
 // A model is named by a spec "NAME[,key=value...]" (the CLI's "zoo:" prefix removed). Every
 // model declares its keys with defaults; an unknown model or key, or a value of the wrong kind
-// or out of range, is an error that lists what is accepted. Building is O(model size).
+// or out of range (or, for a choice key, not one of its choices), is an error that lists what
+// is accepted. Building is O(model size).
 #pragma once
 
 #include <map>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -16,7 +18,8 @@
 
 namespace memfold {
 
-enum class KeyKind { kInt, kFloat };
+// kChoice: a word from a fixed list (e.g. size=full|tiny); min_value and max_value are unused.
+enum class KeyKind { kInt, kFloat, kChoice };
 
 struct ZooKey {
   std::string_view name;
@@ -25,6 +28,7 @@ struct ZooKey {
   double min_value;
   double max_value;
   std::string_view help;
+  std::string_view choices = {};  // kChoice only: the accepted words, comma-separated
 };
 
 // Parsed, validated key values of one spec (defaults filled in).
@@ -32,10 +36,16 @@ class ZooArgs {
  public:
   int64_t Int(std::string_view key) const;
   double Float(std::string_view key) const;
+  const std::string& Choice(std::string_view key) const;  // a kChoice key's word
+  // Whether the spec set the key (rather than leaving its default), so that a preset such as
+  // size=tiny can supply its own value for keys the spec leaves alone.
+  bool Given(std::string_view key) const { return given_.contains(key); }
 
  private:
   friend Result<ZooArgs> ParseZooArgs(std::span<const ZooKey>, const std::string&, std::string_view);
   std::map<std::string, double, std::less<>> values_;
+  std::map<std::string, std::string, std::less<>> choices_;
+  std::set<std::string, std::less<>> given_;
 };
 
 struct ZooModel {
@@ -53,5 +63,12 @@ Result<Graph> BuildMobileNetV1(const ZooArgs& args);
 Result<Graph> BuildMobileNetV2(const ZooArgs& args);
 Result<Graph> BuildMlp(const ZooArgs& args);
 Result<Graph> BuildSmallCnn(const ZooArgs& args);
+
+// Training models (zoo/training_models.cc): forward graphs whose first output is the float32
+// scalar loss, every node tagged with its layer type; the gradient pass adds the backward.
+Result<Graph> BuildNmt(const ZooArgs& args);
+Result<Graph> BuildTransformer(const ZooArgs& args);
+Result<Graph> BuildResNet(const ZooArgs& args);
+Result<Graph> BuildDeepSpeech2(const ZooArgs& args);
 
 }  // namespace memfold
