@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <set>
 
 #include "memfold/ops/registry.h"
 #include "memfold/plan/diagonal_planner.h"
@@ -19,21 +20,32 @@ constexpr std::string_view kDiagonal = "diagonal";
 constexpr std::string_view kMxnet = "mxnet";
 
 // Among the time steps at which the arena is full to its top, the one with the most live
-// bytes: the operator whose working set sets the arena size.
+// bytes: the operator whose working set sets the arena size. A sweep over time keeps the ends
+// of the live buffers in a multiset: O(n log n + T).
 int32_t PeakTime(const Liveness& live, const Plan& plan) {
   const auto steps = static_cast<size_t>(live.end_time) + 1;
-  std::vector<int64_t> top(steps, 0), live_bytes(steps, 0);
+  std::vector<int64_t> live_bytes(steps + 1, 0);
+  std::vector<std::vector<int32_t>> starting(steps), ending(steps + 1);
   for (const BufferRequest& r : live.requests) {
-    const int64_t end = plan.offsets[static_cast<size_t>(r.id)] + r.bytes;
-    for (auto t = static_cast<size_t>(r.first); t <= static_cast<size_t>(r.last); ++t) {
-      top[t] = std::max(top[t], end);
-      live_bytes[t] += r.bytes;
-    }
+    live_bytes[static_cast<size_t>(r.first)] += r.bytes;
+    live_bytes[static_cast<size_t>(r.last) + 1] -= r.bytes;
+    starting[static_cast<size_t>(r.first)].push_back(r.id);
+    ending[static_cast<size_t>(r.last) + 1].push_back(r.id);
   }
-  const int64_t highest = *std::max_element(top.begin(), top.end());
+  std::multiset<int64_t> ends;
+  auto end_of = [&](int32_t id) { return plan.offsets[static_cast<size_t>(id)] + live.requests[static_cast<size_t>(id)].bytes; };
+  int64_t highest = -1, running = 0, peak_bytes = -1;
   size_t peak = 0;
   for (size_t t = 0; t < steps; ++t) {
-    if (top[t] == highest && (top[peak] != highest || live_bytes[t] > live_bytes[peak])) peak = t;
+    running += live_bytes[t];
+    for (int32_t id : ending[t]) ends.erase(ends.find(end_of(id)));
+    for (int32_t id : starting[t]) ends.insert(end_of(id));
+    const int64_t top = ends.empty() ? 0 : *ends.rbegin();
+    if (top > highest || (top == highest && running > peak_bytes)) {
+      highest = top;
+      peak_bytes = running;
+      peak = t;
+    }
   }
   return static_cast<int32_t>(peak);
 }
