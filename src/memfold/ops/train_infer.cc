@@ -437,7 +437,7 @@ Cost OptimizerCost(const Graph& graph, const Node& node) {
 std::vector<int64_t> Conv2DBackpropFilterScratch(const Graph& graph, const Node& node) {
   const Shape& dy = graph.value(node.inputs[1]).shape;  // [N, OH, OW, OC]
   const auto& filter = node.attrs.Ints("filter_shape");  // [OC, KH, KW, IC], checked
-  const int64_t rows = dy[0] * dy[1] * dy[2];
+  const int64_t rows = dy[1] * dy[2];  // one image's im2col matrix (the kernel loops over images)
   return {rows * filter[1] * filter[2] * filter[3] * static_cast<int64_t>(sizeof(float))};
 }
 

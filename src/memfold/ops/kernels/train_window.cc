@@ -103,15 +103,17 @@ void Conv2DBackpropFilterF32(const KernelContext& ctx) {
   const Window2D win = ForwardWindow(ctx, xs, f[1], f[2]);
   const int64_t out_c = f[0], in_c = f[3];
   const int64_t depth = f[1] * f[2] * in_c;  // one im2col row
-  const int64_t rows = dys[0] * dys[1] * dys[2];
   const Index4 x_at = Index4::Of(xs);
   In<A, float> x{ctx.inputs[0].ptr<float>()};
   In<A, float> dy{ctx.inputs[1].ptr<float>()};
   Out<A, float> dw{ctx.outputs[0].ptr<float>()};
   Out<A, float> col{reinterpret_cast<float*>(ctx.scratch[0])};
-  // im2col: row r = (b, oy, ox), column k = (fy, fx, ic).
-  int64_t r = 0;
+  const int64_t rows = dys[1] * dys[2];  // im2col rows of one image
+  Zero<A>(dw, out_c * depth);
+  // One image at a time, so the workspace holds one image's im2col matrix, not the batch's.
   for (int64_t b = 0; b < dys[0]; ++b) {
+    // im2col: row r = (oy, ox), column k = (fy, fx, ic).
+    int64_t r = 0;
     for (int64_t oy = 0; oy < win.out_h; ++oy) {
       for (int64_t ox = 0; ox < win.out_w; ++ox, ++r) {
         int64_t k = r * depth;
@@ -127,14 +129,13 @@ void Conv2DBackpropFilterF32(const KernelContext& ctx) {
         }
       }
     }
-  }
-  // dw[oc, :] += dy[r, oc] * col[r, :], row by row.
-  Zero<A>(dw, out_c * depth);
-  for (r = 0; r < rows; ++r) {
-    for (int64_t oc = 0; oc < out_c; ++oc) {
-      const float g = dy[r * out_c + oc];
-      for (int64_t k = 0; k < depth; ++k) {
-        dw.Set(oc * depth + k, dw[oc * depth + k] + g * col[r * depth + k]);
+    // dw[oc, :] += dy[b, r, oc] * col[r, :], row by row.
+    for (r = 0; r < rows; ++r) {
+      for (int64_t oc = 0; oc < out_c; ++oc) {
+        const float g = dy[(b * rows + r) * out_c + oc];
+        for (int64_t k = 0; k < depth; ++k) {
+          dw.Set(oc * depth + k, dw[oc * depth + k] + g * col[r * depth + k]);
+        }
       }
     }
   }
