@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "memfold/exec/training.h"
+#include "memfold/io/model_loader.h"
 #include "memfold/ops/registry.h"
 #include "memfold/passes/gradient.h"
 #include "memfold/plan/profile.h"
@@ -121,6 +122,46 @@ TEST(Training, ExecutedFootprintEqualsPlannedFootprint) {
   EXPECT_GT(profile.breakdown.feature_maps, 0);
   EXPECT_GT(profile.breakdown.gradients, 0);
   EXPECT_GT(profile.breakdown.optimizer, 0);
+}
+
+// The tiny NMT learns to reverse sentences: source s, decoder input <0> s_n ... s_2, labels
+// s_n ... s_1 (teacher forcing), on a fixed batch of eight sentences.
+TEST(Training, TinyNmtLearnsToReverse) {
+  Result<Graph> loaded = LoadModel("zoo:nmt,size=tiny,batch=8,seq=5");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  Graph g = std::move(loaded).value();
+  TrainingConfig config;
+  config.optimizer = "adam";
+  config.learning_rate = 0.01;
+  Result<TrainingGraph> t = BuildTrainingGraph(&g, config);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  Result<GraphPlan> plan = PlanGraph(g, "mxnet");
+  ASSERT_TRUE(plan.ok());
+  const int batch = 8, seq = 5;
+  Bytes source(batch * seq * 4), target(batch * seq * 4), labels(batch * seq * 4);
+  auto put = [](Bytes& b, int index, int32_t v) { std::memcpy(b.data() + 4 * index, &v, 4); };
+  for (int s = 0; s < batch; ++s) {
+    for (int k = 0; k < seq; ++k) {
+      const int32_t token = 1 + (s * 7 + k * 3) % 10;  // ids 1..10 of the tiny vocabulary (11)
+      put(source, s * seq + k, token);
+      put(labels, s * seq + (seq - 1 - k), token);
+    }
+    put(target, s * seq, 0);
+    for (int k = 1; k < seq; ++k) {
+      int32_t previous;
+      std::memcpy(&previous, labels.data() + 4 * (s * seq + k - 1), 4);
+      put(target, s * seq + k, previous);
+    }
+  }
+  Trainer trainer(g, *t, *plan);
+  float first = 0, last = 0;
+  for (int step = 0; step < 300; ++step) {
+    Result<StepResult> r = trainer.Step({source, target, labels});
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    if (step == 0) first = r->loss;
+    last = r->loss;
+  }
+  EXPECT_LT(last, first / 2) << "first " << first << ", last " << last;
 }
 
 TEST(Training, OpWithoutGradientIsAClearError) {
