@@ -77,12 +77,20 @@ int TrainCommand(const TrainOptions& o) {
     const std::vector<Bytes> inputs = TrainingInputs(g);
     Json losses = Json::array();
     StepResult last;
+    std::map<std::string, double> layer_ms;
     for (int step = 0; step < o.steps; ++step) {
       Result<StepResult> result = trainer.Step(inputs);
       if (!result.ok()) return Fail(o.common.model + ": step " + std::to_string(step) + ": " + result.status().message(), kExitFailed);
       losses.push_back(result->loss);
+      for (const auto& [layer, ms] : result->layer_ms) layer_ms[layer] += ms;
       if (!o.common.json) std::cout << "step " << step << " loss " << result->loss << "\n";
       last = std::move(result).value();
+    }
+    out["time_ms_by_layer_type"] = layer_ms;
+    if (!o.common.json) {
+      std::cout << "time by layer type (planned runs):";
+      for (const auto& [layer, ms] : layer_ms) std::cout << " " << layer << " " << ms << " ms;";
+      std::cout << "\n";
     }
     out["loss"] = losses.back();
     out["losses"] = losses;

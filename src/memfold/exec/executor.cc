@@ -1,6 +1,7 @@
 #include "memfold/exec/executor.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -235,7 +236,12 @@ Result<RunOutputs> Session::Run(const std::vector<Bytes>& inputs, const Liveness
         unplanned_bytes += bytes;
       }
     }
+    const auto start = std::chrono::steady_clock::now();
     RunNode(graph, node, where, scratch);
+    if (options.layer_ms != nullptr) {
+      (*options.layer_ms)[node.layer.empty() ? "other" : node.layer] +=
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    }
     Capture(graph, node, where, options.capture, &captured);
   }
   RunOutputs result = CollectOutputs(graph, where);

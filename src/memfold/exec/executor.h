@@ -15,6 +15,7 @@
 // Complexity: the kernels' work, plus O(B log B) per node for poisoning (B = live buffers).
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,8 @@ struct ExecOptions {
   // Values to copy out as soon as they are computed (before their memory is reused), e.g. the
   // parameter gradients of a training step.
   std::vector<ValueId> capture;
+  // When set, wall time of every node is added to its layer type's entry (Echo's Figure 5).
+  std::map<std::string, double>* layer_ms = nullptr;
 };
 
 struct RunOutputs {

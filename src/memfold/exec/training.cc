@@ -38,14 +38,16 @@ Trainer::Trainer(const Graph& graph, const TrainingGraph& training, const GraphP
     : graph_(graph), training_(training), plan_(plan), planned_(graph), unplanned_(graph) {}
 
 Result<StepResult> Trainer::Step(const std::vector<Bytes>& inputs) {
+  StepResult step;
   ExecOptions options;
   options.capture = training_.grads;
+  options.layer_ms = &step.layer_ms;
   MF_ASSIGN_OR_RETURN(RunOutputs planned, planned_.Run(inputs, &plan_.liveness, &plan_.plan, options));
+  options.layer_ms = nullptr;
   MF_ASSIGN_OR_RETURN(RunOutputs unplanned, unplanned_.Run(inputs, nullptr, nullptr, options));
   if (planned.outputs != unplanned.outputs || planned.captured != unplanned.captured) {
     return Status::Error("the planned training step differs from the unplanned one: the plan is unsafe");
   }
-  StepResult step;
   std::memcpy(&step.loss, planned.outputs[0].data(), 4);
   step.gradients = std::move(planned.captured);
   return step;

@@ -21,6 +21,7 @@ std::vector<Bytes> TrainingInputs(const Graph& graph);
 struct StepResult {
   float loss = 0;
   std::vector<Bytes> gradients;  // per parameter, in TrainingGraph::params order
+  std::map<std::string, double> layer_ms;  // planned run's time per layer type
 };
 
 class Trainer {
