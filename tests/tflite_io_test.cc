@@ -26,6 +26,15 @@ TfliteModel Read(const std::string& relative) {
   return std::move(m).value();
 }
 
+// Writes `model` with `offsets` as its offline plan and parses the written file back.
+TfliteModel WriteAndReadBack(const TfliteModel& model, const std::vector<int32_t>& offsets) {
+  Result<Bytes> written = WithOfflinePlan(model, offsets);
+  EXPECT_TRUE(written.ok()) << written.status().message();
+  Result<TfliteModel> back = ParseTflite(std::move(written).value(), "emitted");
+  EXPECT_TRUE(back.ok()) << back.status().message();
+  return std::move(back).value();
+}
+
 void ExpectSameGraph(const Graph& a, const Graph& b) {
   ASSERT_EQ(a.num_values(), b.num_values());
   ASSERT_EQ(a.num_nodes(), b.num_nodes());
@@ -54,16 +63,13 @@ TEST(TfliteWriter, EmittedPlanReadsBackWithTheSameGraphAndOffsets) {
   Result<GraphPlan> gp = PlanGraph(original.graph, "greedy_stable");
   ASSERT_TRUE(gp.ok());
   const std::vector<int32_t> offsets = ValueOffsets(original.graph, *gp);
-  Result<Bytes> written = WithOfflinePlan(original, offsets);
-  ASSERT_TRUE(written.ok()) << written.status().message();
-  EXPECT_EQ(written->size() % 16, original.file.size() % 16);  // old buffers keep alignment
-  Result<TfliteModel> back = ParseTflite(*written, "emitted");
-  ASSERT_TRUE(back.ok()) << back.status().message();
-  ExpectSameGraph(original.graph, back->graph);
-  ASSERT_TRUE(back->offline_offsets.has_value());
-  EXPECT_EQ(*back->offline_offsets, offsets);
+  const TfliteModel back = WriteAndReadBack(original, offsets);
+  EXPECT_EQ(back.file.size() % 16, original.file.size() % 16);  // old buffers keep alignment
+  ExpectSameGraph(original.graph, back.graph);
+  ASSERT_TRUE(back.offline_offsets.has_value());
+  EXPECT_EQ(*back.offline_offsets, offsets);
   // Planning the emitted file "offline" reproduces the plan exactly.
-  Result<GraphPlan> replanned = PlanGraph(back->graph, "offline");
+  Result<GraphPlan> replanned = PlanGraph(back.graph, "offline");
   ASSERT_TRUE(replanned.ok()) << replanned.status().message();
   EXPECT_EQ(replanned->plan.offsets, gp->plan.offsets);
   EXPECT_EQ(replanned->plan.arena_bytes, 64512);  // greedy_stable on vww_96_int8
@@ -75,32 +81,30 @@ TEST(TfliteWriter, DiagonalPlanRoundTrip) {
   const TfliteModel original = Read("tflite-micro/person_detect.tflite");
   Result<GraphPlan> gp = PlanGraph(original.graph, "diagonal");
   ASSERT_TRUE(gp.ok());
-  Result<Bytes> written = WithOfflinePlan(original, ValueOffsets(original.graph, *gp));
-  ASSERT_TRUE(written.ok());
-  Result<TfliteModel> back = ParseTflite(*written, "emitted");
-  ASSERT_TRUE(back.ok());
-  Result<GraphPlan> offline = PlanGraph(back->graph, "offline");
+  const TfliteModel back = WriteAndReadBack(original, ValueOffsets(original.graph, *gp));
+  Result<GraphPlan> offline = PlanGraph(back.graph, "offline");
   ASSERT_TRUE(offline.ok()) << offline.status().message();
   EXPECT_EQ(offline->plan.arena_bytes, gp->plan.arena_bytes);
-  const std::vector<Bytes> inputs = DefaultInputs(back->graph);
-  EXPECT_EQ(RunPlanned(back->graph, offline->liveness, offline->plan, inputs)->outputs,
+  const std::vector<Bytes> inputs = DefaultInputs(back.graph);
+  EXPECT_EQ(RunPlanned(back.graph, offline->liveness, offline->plan, inputs)->outputs,
             RunUnplanned(original.graph, inputs)->outputs);
 }
 
 TEST(TfliteWriter, ExistingOfflinePlanIsReplaced) {
   const TfliteModel vela = Read("tflite-micro/person_detect_vela.tflite");
   ASSERT_TRUE(vela.offline_offsets.has_value());
-  EXPECT_EQ(*vela.offline_offsets, (std::vector<int32_t>{0, -1, -1, 0, 0, 0}));  // Vela's own plan
-  std::vector<int32_t> mine = {9216, -1, -1, 16, 16, 0};
-  Result<Bytes> written = WithOfflinePlan(vela, mine);
-  ASSERT_TRUE(written.ok());
-  Result<TfliteModel> back = ParseTflite(*written, "emitted");
-  ASSERT_TRUE(back.ok()) << back.status().message();
-  EXPECT_EQ(*back->offline_offsets, mine);
+  // Vela's own plan:
+  EXPECT_EQ(*vela.offline_offsets, (std::vector<int32_t>{0, -1, -1, 0, 0, 0}));
+  const std::vector<int32_t> mine = {9216, -1, -1, 16, 16, 0};
+  const TfliteModel back = WriteAndReadBack(vela, mine);
+  ASSERT_TRUE(back.offline_offsets.has_value());
+  EXPECT_EQ(*back.offline_offsets, mine);
   // Exactly one OfflineMemoryAllocation entry remains, next to Vela's version entry.
-  const auto* model = flatbuffers::GetRoot<tflite::Model>(written->data());
+  const auto* model = flatbuffers::GetRoot<tflite::Model>(back.file.data());
   int plans = 0;
-  for (const tflite::Metadata* m : *model->metadata()) plans += m->name()->str() == "OfflineMemoryAllocation";
+  for (const tflite::Metadata* m : *model->metadata()) {
+    plans += m->name()->str() == "OfflineMemoryAllocation";
+  }
   EXPECT_EQ(plans, 1);
   EXPECT_EQ(model->metadata()->size(), 2u);
 }
@@ -109,12 +113,10 @@ TEST(TfliteWriter, EmittedModelComputesTheSame) {
   const TfliteModel original = Read("tflite-micro/hello_world_float.tflite");
   Result<GraphPlan> gp = PlanGraph(original.graph, "greedy");
   ASSERT_TRUE(gp.ok());
-  Result<Bytes> written = WithOfflinePlan(original, ValueOffsets(original.graph, *gp));
-  ASSERT_TRUE(written.ok());
-  Result<TfliteModel> back = ParseTflite(*written, "emitted");
-  ASSERT_TRUE(back.ok());
+  const TfliteModel back = WriteAndReadBack(original, ValueOffsets(original.graph, *gp));
   const std::vector<Bytes> inputs = DefaultInputs(original.graph);
-  EXPECT_EQ(RunUnplanned(original.graph, inputs)->outputs, RunUnplanned(back->graph, inputs)->outputs);
+  EXPECT_EQ(RunUnplanned(original.graph, inputs)->outputs,
+            RunUnplanned(back.graph, inputs)->outputs);
 }
 
 TEST(PlanExport, CHeaderRoundTrip) {

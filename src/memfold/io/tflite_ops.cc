@@ -15,7 +15,9 @@ Result<std::string> Activation(int64_t code) {
     case 1: return std::string("relu");
     case 2: return std::string("relu_n1_to_1");
     case 3: return std::string("relu6");
-    default: return Status::Error("fused activation " + std::to_string(code) + " is not supported (none, relu, relu_n1_to_1, relu6 are)");
+    default:
+      return Status::Error("fused activation " + std::to_string(code) +
+                           " is not supported (none, relu, relu_n1_to_1, relu6 are)");
   }
 }
 
@@ -31,19 +33,24 @@ Status SetActivation(const TfliteConvertContext& ctx, int slot, Node* node) {
 }
 
 Status SetPadding(int8_t padding, Node* node) {
-  if (padding != 0 && padding != 1) return Status::Error("padding " + std::to_string(padding) + " is neither SAME (0) nor VALID (1)");
+  if (padding != 0 && padding != 1) {
+    return Status::Error("padding " + std::to_string(padding) +
+                         " is neither SAME (0) nor VALID (1)");
+  }
   node->attrs.Set("padding", std::string(padding == 0 ? "same" : "valid"));
   return Status::Ok();
 }
 
 // Reads a constant int32/int64 input as integers and removes it from the node's inputs.
-Result<Ints> TakeConstantInts(const TfliteConvertContext& ctx, Node* node, size_t index, const char* what) {
+Result<Ints> TakeConstantInts(const TfliteConvertContext& ctx, Node* node, size_t index,
+                              const char* what) {
   if (index >= node->inputs.size() || node->inputs[index] == kNoValue) {
     return Status::Error(std::string("needs its ") + what + " as input " + std::to_string(index));
   }
   const Value& v = ctx.graph.value(node->inputs[index]);
   if (!v.is_constant() || (v.dtype != DType::kI32 && v.dtype != DType::kI64)) {
-    return Status::Error(std::string("needs its ") + what + " as a constant int32 tensor; '" + v.name + "' is not");
+    return Status::Error(std::string("needs its ") + what + " as a constant int32 tensor; '" +
+                         v.name + "' is not");
   }
   Ints values(static_cast<size_t>(v.elements()));
   for (size_t k = 0; k < values.size(); ++k) {
@@ -61,32 +68,41 @@ Result<Ints> TakeConstantInts(const TfliteConvertContext& ctx, Node* node, size_
 
 Status ConvertNothing(const TfliteConvertContext&, Node*) { return Status::Ok(); }
 
-Status ConvertActivationOnly(const TfliteConvertContext& ctx, Node* node) { return SetActivation(ctx, 0, node); }
+Status ConvertActivationOnly(const TfliteConvertContext& ctx, Node* node) {
+  return SetActivation(ctx, 0, node);
+}
 
-Status ConvertConv2D(const TfliteConvertContext& ctx, Node* node) {
+// Padding (slot 0) and stride (height in slot 2, width in slot 1): how Conv2DOptions,
+// DepthwiseConv2DOptions and Pool2DOptions all begin.
+Status SetPaddingAndStride(const TfliteConvertContext& ctx, Node* node) {
   MF_RETURN_IF_ERROR(SetPadding(Opt<int8_t>(ctx, 0, 0), node));
   node->attrs.Set("stride", Ints{Opt<int32_t>(ctx, 2, 1), Opt<int32_t>(ctx, 1, 1)});
+  return Status::Ok();
+}
+
+Status ConvertConv2D(const TfliteConvertContext& ctx, Node* node) {
+  MF_RETURN_IF_ERROR(SetPaddingAndStride(ctx, node));
   node->attrs.Set("dilation", Ints{Opt<int32_t>(ctx, 5, 1), Opt<int32_t>(ctx, 4, 1)});
   return SetActivation(ctx, 3, node);
 }
 
 Status ConvertDepthwise(const TfliteConvertContext& ctx, Node* node) {
-  MF_RETURN_IF_ERROR(SetPadding(Opt<int8_t>(ctx, 0, 0), node));
-  node->attrs.Set("stride", Ints{Opt<int32_t>(ctx, 2, 1), Opt<int32_t>(ctx, 1, 1)});
+  MF_RETURN_IF_ERROR(SetPaddingAndStride(ctx, node));
   node->attrs.Set("dilation", Ints{Opt<int32_t>(ctx, 6, 1), Opt<int32_t>(ctx, 5, 1)});
   // The multiplier follows from the filter shape; TFLite files sometimes store 0 or 1 here.
   return SetActivation(ctx, 4, node);
 }
 
 Status ConvertPool(const TfliteConvertContext& ctx, Node* node) {
-  MF_RETURN_IF_ERROR(SetPadding(Opt<int8_t>(ctx, 0, 0), node));
-  node->attrs.Set("stride", Ints{Opt<int32_t>(ctx, 2, 1), Opt<int32_t>(ctx, 1, 1)});
+  MF_RETURN_IF_ERROR(SetPaddingAndStride(ctx, node));
   node->attrs.Set("filter", Ints{Opt<int32_t>(ctx, 4, 1), Opt<int32_t>(ctx, 3, 1)});
   return SetActivation(ctx, 5, node);
 }
 
 Status ConvertFullyConnected(const TfliteConvertContext& ctx, Node* node) {
-  if (Opt<int8_t>(ctx, 1, 0) != 0) return Status::Error("shuffled fully-connected weights are not supported");
+  if (Opt<int8_t>(ctx, 1, 0) != 0) {
+    return Status::Error("shuffled fully-connected weights are not supported");
+  }
   node->attrs.Set("keep_num_dims", int64_t{Opt<uint8_t>(ctx, 2, 0) != 0});
   return SetActivation(ctx, 0, node);
 }
@@ -127,10 +143,14 @@ Status ConvertPad(const TfliteConvertContext& ctx, Node* node) {
   node->attrs.Set("paddings", pads);
   const Value& out = ctx.graph.value(node->outputs[0]);
   double fill = 0.0;
-  if (out.quant && !out.quant->zero_point.empty()) fill = static_cast<double>(out.quant->zero_point[0]);
+  if (out.quant && !out.quant->zero_point.empty()) {
+    fill = static_cast<double>(out.quant->zero_point[0]);
+  }
   if (has_value) {
     const Value& v = ctx.graph.value(node->inputs[1]);
-    if (!v.is_constant() || v.elements() != 1) return Status::Error("PADV2 needs a constant scalar pad value");
+    if (!v.is_constant() || v.elements() != 1) {
+      return Status::Error("PADV2 needs a constant scalar pad value");
+    }
     if (v.dtype == DType::kF32) {
       float f;
       std::memcpy(&f, v.data->data(), 4);

@@ -29,13 +29,17 @@ Status RequireWeightTypes(const InferContext& ctx) {
   const bool is_float = ctx.in(0).dtype == DType::kF32;
   const DType w = ctx.in(1).dtype;
   if (is_float ? w != DType::kF32 : w != DType::kI8) {
-    return Status::Error("weights '" + ctx.in(1).name + "' are " + std::string(DTypeName(w)) + " but activations are " +
-                         std::string(DTypeName(ctx.in(0).dtype)) + (is_float ? "; float layers need f32 weights" : "; integer layers need i8 weights"));
+    return Status::Error(
+        "weights '" + ctx.in(1).name + "' are " + std::string(DTypeName(w)) +
+        " but activations are " + std::string(DTypeName(ctx.in(0).dtype)) +
+        (is_float ? "; float layers need f32 weights" : "; integer layers need i8 weights"));
   }
   if (ctx.has(2)) {
     const DType b = ctx.in(2).dtype;
     if (is_float ? b != DType::kF32 : (b != DType::kI32 && b != DType::kI64)) {
-      return Status::Error("bias '" + ctx.in(2).name + "' has type " + std::string(DTypeName(b)) + ", which does not fit " + std::string(DTypeName(ctx.in(0).dtype)) + " activations");
+      return Status::Error("bias '" + ctx.in(2).name + "' has type " + std::string(DTypeName(b)) +
+                           ", which does not fit " + std::string(DTypeName(ctx.in(0).dtype)) +
+                           " activations");
     }
   }
   return Status::Ok();
@@ -67,8 +71,37 @@ Result<DType> OutputDType(const InferContext& ctx, const char* attr) {
   const std::string& name = ctx.node.attrs.Str(attr);
   if (name.empty()) return ctx.in(0).dtype;
   std::optional<DType> dtype = ParseDType(name);
-  if (!dtype) return Status::Error("attribute '" + std::string(attr) + "' names unknown type '" + name + "'");
+  if (!dtype) {
+    return Status::Error("attribute '" + std::string(attr) + "' names unknown type '" + name + "'");
+  }
   return *dtype;
+}
+
+// Operand checks shared by conv2d and depthwise_conv2d: weight types, rank-4 input and filter,
+// and the fused activation.
+Status RequireConvOperands(const InferContext& ctx) {
+  MF_RETURN_IF_ERROR(RequireWeightTypes(ctx));
+  MF_RETURN_IF_ERROR(RequireRank(ctx.in(0), 4, "input"));
+  MF_RETURN_IF_ERROR(RequireRank(ctx.in(1), 4, "filter"));
+  return ParseActivation(ctx.node.attrs).status();
+}
+
+// The output [batch, out_h, out_w, channels] of a window op with a k_h x k_w window over the
+// NHWC input.
+Status PushWindowOutput(const InferContext& ctx, int64_t k_h, int64_t k_w, int64_t channels,
+                        std::vector<TensorType>* out) {
+  const Value& x = ctx.in(0);
+  MF_ASSIGN_OR_RETURN(Window2D win,
+                      ComputeWindow(ctx.node.attrs, x.shape[1], x.shape[2], k_h, k_w));
+  out->push_back({x.dtype, {x.shape[0], win.out_h, win.out_w, channels}});
+  return Status::Ok();
+}
+
+// The output of a convolution with `out_c` channels, after the bias check.
+Status PushConvOutput(const InferContext& ctx, int64_t out_c, std::vector<TensorType>* out) {
+  MF_RETURN_IF_ERROR(RequireBias(ctx, 2, out_c));
+  const Shape& w = ctx.in(1).shape;
+  return PushWindowOutput(ctx, w[1], w[2], out_c, out);
 }
 
 }  // namespace
@@ -164,31 +197,21 @@ Status InferBatchMatMul(const InferContext& ctx, std::vector<TensorType>* out) {
 }
 
 Status InferConv2D(const InferContext& ctx, std::vector<TensorType>* out) {
-  MF_RETURN_IF_ERROR(RequireWeightTypes(ctx));
+  MF_RETURN_IF_ERROR(RequireConvOperands(ctx));
   const Value& x = ctx.in(0);
   const Value& w = ctx.in(1);
-  MF_RETURN_IF_ERROR(RequireRank(x, 4, "input"));
-  MF_RETURN_IF_ERROR(RequireRank(w, 4, "filter"));
-  MF_RETURN_IF_ERROR(ParseActivation(ctx.node.attrs).status());
   const int64_t in_c = x.shape[3], out_c = w.shape[0], filter_c = w.shape[3];
   if (filter_c == 0 || in_c == 0 || in_c % filter_c != 0 || out_c % (in_c / filter_c) != 0) {
     return Status::Error("filter " + Dims(w.shape) + " [out, kh, kw, in] does not fit input " +
                          Dims(x.shape) + " with " + std::to_string(in_c) + " channels");
   }
-  MF_RETURN_IF_ERROR(RequireBias(ctx, 2, out_c));
-  MF_ASSIGN_OR_RETURN(Window2D win,
-                      ComputeWindow(ctx.node.attrs, x.shape[1], x.shape[2], w.shape[1], w.shape[2]));
-  out->push_back({x.dtype, {x.shape[0], win.out_h, win.out_w, out_c}});
-  return Status::Ok();
+  return PushConvOutput(ctx, out_c, out);
 }
 
 Status InferDepthwiseConv2D(const InferContext& ctx, std::vector<TensorType>* out) {
-  MF_RETURN_IF_ERROR(RequireWeightTypes(ctx));
+  MF_RETURN_IF_ERROR(RequireConvOperands(ctx));
   const Value& x = ctx.in(0);
   const Value& w = ctx.in(1);
-  MF_RETURN_IF_ERROR(RequireRank(x, 4, "input"));
-  MF_RETURN_IF_ERROR(RequireRank(w, 4, "filter"));
-  MF_RETURN_IF_ERROR(ParseActivation(ctx.node.attrs).status());
   const int64_t in_c = x.shape[3], out_c = w.shape[3];
   const int64_t multiplier = ctx.node.attrs.Int("multiplier");
   if (w.shape[0] != 1 || in_c == 0 || out_c % in_c != 0 ||
@@ -196,11 +219,7 @@ Status InferDepthwiseConv2D(const InferContext& ctx, std::vector<TensorType>* ou
     return Status::Error("depthwise filter " + Dims(w.shape) + " must be [1, kh, kw, " +
                          std::to_string(in_c) + " x multiplier] for input " + Dims(x.shape));
   }
-  MF_RETURN_IF_ERROR(RequireBias(ctx, 2, out_c));
-  MF_ASSIGN_OR_RETURN(Window2D win,
-                      ComputeWindow(ctx.node.attrs, x.shape[1], x.shape[2], w.shape[1], w.shape[2]));
-  out->push_back({x.dtype, {x.shape[0], win.out_h, win.out_w, out_c}});
-  return Status::Ok();
+  return PushConvOutput(ctx, out_c, out);
 }
 
 Status InferPool2D(const InferContext& ctx, std::vector<TensorType>* out) {
@@ -209,10 +228,7 @@ Status InferPool2D(const InferContext& ctx, std::vector<TensorType>* out) {
   MF_RETURN_IF_ERROR(ParseActivation(ctx.node.attrs).status());
   const auto& filter = ctx.node.attrs.Ints("filter");
   if (filter.size() != 2) return Status::Error("attribute 'filter' needs 2 values [h, w]");
-  MF_ASSIGN_OR_RETURN(Window2D win,
-                      ComputeWindow(ctx.node.attrs, x.shape[1], x.shape[2], filter[0], filter[1]));
-  out->push_back({x.dtype, {x.shape[0], win.out_h, win.out_w, x.shape[3]}});
-  return Status::Ok();
+  return PushWindowOutput(ctx, filter[0], filter[1], x.shape[3], out);
 }
 
 Status InferMean(const InferContext& ctx, std::vector<TensorType>* out) {
@@ -265,20 +281,21 @@ Status InferSvdf(const InferContext& ctx, std::vector<TensorType>* out) {
   const int64_t batch = x.shape[0], filters = feature.shape[0], memory = time.shape[1];
   if (rank <= 0 || filters % rank != 0) {
     return Status::Error("svdf rank " + std::to_string(rank) + " must be positive and divide the " +
-                         std::to_string(filters) + " filters of weights_feature " + Dims(feature.shape));
+                         std::to_string(filters) + " filters of weights_feature " +
+                         Dims(feature.shape));
   }
   if (feature.shape[1] != x.shape[1]) {
     return Status::Error("weights_feature " + Dims(feature.shape) + " must be [filters, " +
                          std::to_string(x.shape[1]) + "] for input " + Dims(x.shape));
   }
   if (time.shape[0] != filters) {
-    return Status::Error("weights_time " + Dims(time.shape) + " must be [" + std::to_string(filters) +
-                         ", memory]");
+    return Status::Error("weights_time " + Dims(time.shape) + " must be [" +
+                         std::to_string(filters) + ", memory]");
   }
   if (state.shape[0] != batch || state.shape[1] != filters * memory) {
     return Status::Error("activation state '" + state.name + "' must have shape [" +
-                         std::to_string(batch) + ", " + std::to_string(filters * memory) + "], has " +
-                         Dims(state.shape));
+                         std::to_string(batch) + ", " + std::to_string(filters * memory) +
+                         "], has " + Dims(state.shape));
   }
   MF_RETURN_IF_ERROR(RequireBias(ctx, 3, filters / rank));
   if (x.dtype != feature.dtype || time.dtype != state.dtype ||
@@ -304,13 +321,16 @@ Status InferReshape(const InferContext& ctx, std::vector<TensorType>* out) {
     if (shape[i] == -1 && unknown < 0) {
       unknown = static_cast<int>(i);
     } else if (shape[i] < 0) {
-      return Status::Error("reshape target " + Dims(shape) + " may hold one -1 and no other negative");
+      return Status::Error("reshape target " + Dims(shape) +
+                           " may hold one -1 and no other negative");
     } else {
       known *= shape[i];
     }
   }
   const int64_t total = ctx.in(0).elements();
-  if (unknown >= 0 && known != 0 && total % known == 0) shape[static_cast<size_t>(unknown)] = total / known;
+  if (unknown >= 0 && known != 0 && total % known == 0) {
+    shape[static_cast<size_t>(unknown)] = total / known;
+  }
   if (NumElements(shape) != total || (unknown >= 0 && known == 0)) {
     return Status::Error("cannot reshape " + Dims(ctx.in(0).shape) + " (" + std::to_string(total) +
                          " elements) to " + Dims(ctx.node.attrs.Ints("shape")));
@@ -347,7 +367,8 @@ Status InferSlice(const InferContext& ctx, std::vector<TensorType>* out) {
   const auto& begin = ctx.node.attrs.Ints("begin");
   const auto& size = ctx.node.attrs.Ints("size");
   if (begin.size() != in.size() || size.size() != in.size()) {
-    return Status::Error("slice needs 'begin' and 'size' with one entry per dimension of " + Dims(in));
+    return Status::Error("slice needs 'begin' and 'size' with one entry per dimension of " +
+                         Dims(in));
   }
   Shape shape(in.size());
   for (size_t d = 0; d < in.size(); ++d) {
@@ -381,8 +402,10 @@ Status InferTranspose(const InferContext& ctx, std::vector<TensorType>* out) {
 Status InferPad(const InferContext& ctx, std::vector<TensorType>* out) {
   const Shape& in = ctx.in(0).shape;
   const auto& pads = ctx.node.attrs.Ints("paddings");
-  if (pads.size() != 2 * in.size() || (!pads.empty() && *std::min_element(pads.begin(), pads.end()) < 0)) {
-    return Status::Error("pad needs 'paddings' = [before, after] >= 0 per dimension of " + Dims(in));
+  if (pads.size() != 2 * in.size() ||
+      (!pads.empty() && *std::min_element(pads.begin(), pads.end()) < 0)) {
+    return Status::Error("pad needs 'paddings' = [before, after] >= 0 per dimension of " +
+                         Dims(in));
   }
   Shape shape(in.size());
   for (size_t d = 0; d < in.size(); ++d) shape[d] = in[d] + pads[2 * d] + pads[2 * d + 1];

@@ -91,13 +91,12 @@ std::vector<OpDef> BuildOpTable() {
       {.name = "matmul", .min_inputs = 2, .max_inputs = 2,
        .attrs = {{"transpose_a", int64_t{0}}, {"transpose_b", int64_t{0}}},
        .infer = InferMatMul, .cost = MatrixCost,
-       .overlap_analytic = AnalyticZero, .overlap_algorithmic = AlgorithmicMatMul,
-       .kernels = {MF_KERNEL(DType::kF32, MatMulF32)}, .gradient = GradMatMul, .grad_reads_inputs = kReadsBoth},
+       .kernels = {{DType::kF32, &MatMulF32<Direct>}},  // BLAS: no access model, no trace
+       .gradient = GradMatMul, .grad_reads_inputs = kReadsBoth},
       {.name = "batch_matmul", .min_inputs = 2, .max_inputs = 2,
        .attrs = {{"transpose_a", int64_t{0}}, {"transpose_b", int64_t{0}}},
        .infer = InferBatchMatMul, .cost = MatrixCost,
-       .overlap_analytic = AnalyticZero, .overlap_algorithmic = AlgorithmicMatMul,
-       .kernels = {MF_KERNEL(DType::kF32, BatchMatMulF32)},
+       .kernels = {{DType::kF32, &BatchMatMulF32<Direct>}},  // BLAS: no access model, no trace
        .gradient = GradMatMul, .grad_reads_inputs = kReadsBoth},
       {.name = "conv2d", .min_inputs = 2, .max_inputs = 3,
        .attrs = {kActivation, kStride, kDilation, kPadding, kPads},

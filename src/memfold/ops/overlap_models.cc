@@ -176,41 +176,6 @@ std::optional<int64_t> AlgorithmicFullyConnected(const Graph& g, const Node& n, 
   return acc.safe_overlap();
 }
 
-std::optional<int64_t> AlgorithmicMatMul(const Graph& g, const Node& n, int input) {
-  const auto p = PairOf(g, n, input);
-  if (!p || input > 1) return std::nullopt;
-  const bool ta = n.attrs.Int("transpose_a") != 0, tb = n.attrs.Int("transpose_b") != 0;
-  const Shape& a = g.value(n.inputs[0]).shape;
-  const Shape& y = p->out.shape;
-  const size_t r = y.size();
-  const int64_t m = y[r - 2], cols = y[r - 1];
-  const int64_t k = ta ? a[a.size() - 2] : a[a.size() - 1];
-  const Shape batch_shape(y.begin(), y.end() - 2);
-  const Shape& in_shape = p->in.shape;
-  const std::vector<int64_t> batch_stride = BroadcastStrides(Shape(in_shape.begin(), in_shape.end() - 2), batch_shape);
-  const int64_t block = in_shape[in_shape.size() - 2] * in_shape[in_shape.size() - 1];
-  OverlapAccumulator acc(p->n_out);
-  std::vector<int64_t> coord(batch_shape.size(), 0);
-  const int64_t batches = NumElements(batch_shape);
-  for (int64_t batch = 0; batch < batches; ++batch) {
-    int64_t base = 0;
-    for (size_t d = 0; d < coord.size(); ++d) base += coord[d] * batch_stride[d];
-    base *= block;
-    for (int64_t i = 0; i < m; ++i) {
-      for (int64_t j = 0; j < cols; ++j) {
-        const int64_t first = input == 0 ? (ta ? i : i * k) : (tb ? j * k : j);
-        if (k > 0) acc.Read((base + first) * p->ei);
-        acc.Write(((batch * m + i) * cols + j + 1) * p->eo);
-      }
-    }
-    for (size_t d = coord.size(); d-- > 0;) {
-      if (++coord[d] < batch_shape[d]) break;
-      coord[d] = 0;
-    }
-  }
-  return acc.safe_overlap();
-}
-
 std::optional<int64_t> AlgorithmicSoftmax(const Graph& g, const Node& n, int input) {
   const auto p = PairOf(g, n, input);
   if (!p) return std::nullopt;
@@ -371,10 +336,6 @@ std::optional<int64_t> AnalyticFullyConnected(const Graph& g, const Node& n, int
   if (batches == 0 || out_c == 0) return 0;
   // Step (b, oc) reads from b * depth after writing b * out_c + oc outputs: last oc binds.
   return Clamp(*p, p->n_out + MinLinear(batches - 1, depth * p->ei - out_c * p->eo) - (out_c - 1) * p->eo);
-}
-
-std::optional<int64_t> AnalyticZero(const Graph& g, const Node& n, int input) {
-  return PairOf(g, n, input) ? std::optional<int64_t>(0) : std::nullopt;
 }
 
 std::optional<int64_t> AnalyticMean(const Graph& g, const Node& n, int input) {

@@ -26,7 +26,6 @@ std::optional<int64_t> AlgorithmicConv2D(const Graph& g, const Node& n, int inpu
 std::optional<int64_t> AlgorithmicDepthwise(const Graph& g, const Node& n, int input);
 std::optional<int64_t> AlgorithmicPool(const Graph& g, const Node& n, int input);
 std::optional<int64_t> AlgorithmicFullyConnected(const Graph& g, const Node& n, int input);
-std::optional<int64_t> AlgorithmicMatMul(const Graph& g, const Node& n, int input);
 std::optional<int64_t> AlgorithmicSoftmax(const Graph& g, const Node& n, int input);
 std::optional<int64_t> AlgorithmicMean(const Graph& g, const Node& n, int input);
 std::optional<int64_t> AlgorithmicConcat(const Graph& g, const Node& n, int input);
@@ -39,7 +38,6 @@ std::optional<int64_t> AnalyticElementwise(const Graph& g, const Node& n, int in
 std::optional<int64_t> AnalyticBroadcast(const Graph& g, const Node& n, int input);
 std::optional<int64_t> AnalyticWindow(const Graph& g, const Node& n, int input);  // conv, dw, pools
 std::optional<int64_t> AnalyticFullyConnected(const Graph& g, const Node& n, int input);
-std::optional<int64_t> AnalyticZero(const Graph& g, const Node& n, int input);  // matmul
 std::optional<int64_t> AnalyticMean(const Graph& g, const Node& n, int input);
 std::optional<int64_t> AnalyticConcat(const Graph& g, const Node& n, int input);
 std::optional<int64_t> AnalyticSlice(const Graph& g, const Node& n, int input);

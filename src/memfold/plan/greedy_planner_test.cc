@@ -11,22 +11,13 @@
 #include <vector>
 
 #include "memfold/plan/lower_bound.h"
+#include "memfold/plan/plan_test_util.h"
 #include "memfold/plan/verify_plan.h"
 
 namespace memfold {
 namespace {
 
 using ::testing::ElementsAre;
-
-BufferRequest Request(int32_t id, int64_t bytes, int32_t first, int32_t last,
-                      int64_t alignment = 16) {
-  return {.id = id,
-          .bytes = bytes,
-          .alignment = alignment,
-          .first = first,
-          .last = last,
-          .may_overlap = {}};
-}
 
 Plan PlaceAndVerify(const std::vector<BufferRequest>& requests) {
   Plan plan = GreedyPlanner().Place(requests);

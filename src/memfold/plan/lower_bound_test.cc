@@ -6,18 +6,10 @@
 
 #include <vector>
 
+#include "memfold/plan/plan_test_util.h"
+
 namespace memfold {
 namespace {
-
-BufferRequest Request(int32_t id, int64_t bytes, int32_t first, int32_t last,
-                      int64_t alignment = 16) {
-  return {.id = id,
-          .bytes = bytes,
-          .alignment = alignment,
-          .first = first,
-          .last = last,
-          .may_overlap = {}};
-}
 
 TEST(LowerBoundTest, EmptyIsZero) { EXPECT_EQ(LowerBound({}), 0); }
 

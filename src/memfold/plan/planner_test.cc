@@ -5,21 +5,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "memfold/plan/plan_test_util.h"
 #include "memfold/plan/verify_plan.h"
 
 namespace memfold {
 namespace {
 
 using ::testing::ElementsAre;
-
-BufferRequest Request(int32_t id, int64_t bytes, int64_t alignment, int32_t first, int32_t last) {
-  return {.id = id,
-          .bytes = bytes,
-          .alignment = alignment,
-          .first = first,
-          .last = last,
-          .may_overlap = {}};
-}
 
 TEST(PlannerRegistryTest, ListsNaiveAndBothGreedies) {
   EXPECT_THAT(PlannerNames(), ElementsAre("naive", "greedy", "greedy_stable"));
@@ -44,9 +36,9 @@ TEST(NaivePlannerTest, EmptyRequestsGiveEmptyArena) {
 
 TEST(NaivePlannerTest, StacksAlignedBuffersInRequestOrderIgnoringLifetimes) {
   const std::vector<BufferRequest> requests = {
-      Request(0, 10, 16, 0, 0),  // offset 0, occupies 16 -> cursor 16
-      Request(1, 20, 4, 5, 5),   // AlignUp(16, 4) = 16, occupies 20 -> cursor 36
-      Request(2, 5, 64, 0, 9),   // AlignUp(36, 64) = 64, occupies 64 -> arena 128
+      Request(0, 10, 0, 0, 16),  // offset 0, occupies 16 -> cursor 16
+      Request(1, 20, 5, 5, 4),   // AlignUp(16, 4) = 16, occupies 20 -> cursor 36
+      Request(2, 5, 0, 9, 64),   // AlignUp(36, 64) = 64, occupies 64 -> arena 128
   };
   const Plan plan = MakePlanner("naive")->Place(requests);
   EXPECT_THAT(plan.offsets, ElementsAre(0, 16, 64));

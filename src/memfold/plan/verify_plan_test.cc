@@ -7,21 +7,13 @@
 
 #include <vector>
 
+#include "memfold/plan/plan_test_util.h"
+
 namespace memfold {
 namespace {
 
 using ::testing::AllOf;
 using ::testing::HasSubstr;
-
-BufferRequest Request(int32_t id, int64_t bytes, int32_t first, int32_t last,
-                      int64_t alignment = 16) {
-  return {.id = id,
-          .bytes = bytes,
-          .alignment = alignment,
-          .first = first,
-          .last = last,
-          .may_overlap = {}};
-}
 
 Plan MakePlan(int64_t arena_bytes, std::vector<int64_t> offsets) {
   return {.planner = "test", .arena_bytes = arena_bytes, .offsets = std::move(offsets)};

@@ -14,7 +14,6 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <limits>
 #include <memory>
 #include <string>
@@ -25,6 +24,7 @@
 #include "memfold/ir/graph.h"
 #include "memfold/ops/kernels/access.h"
 #include "memfold/ops/kernels/convert_kernels.h"
+#include "memfold/ops/kernels/kernel_test_util.h"
 #include "memfold/ops/kernels/quant_math.h"
 #include "memfold/ops/kernels/svdf.h"
 #include "memfold/ops/registry.h"
@@ -33,33 +33,12 @@
 namespace memfold {
 namespace {
 
-template <typename T>
-Bytes ToBytes(const std::vector<T>& values) {
-  Bytes bytes(values.size() * sizeof(T));
-  if (!values.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
-  return bytes;
-}
-
-template <typename T>
-std::vector<T> FromBytes(const Bytes& bytes) {
-  std::vector<T> values(bytes.size() / sizeof(T));
-  if (!values.empty()) std::memcpy(values.data(), bytes.data(), values.size() * sizeof(T));
-  return values;
-}
-
-Quantization Quant(float scale, int64_t zero_point) {
-  Quantization q;
-  q.scale = {scale};
-  q.zero_point = {zero_point};
-  return q;
-}
-
 Value MakeValue(DType dtype, Shape shape, float scale = 1.0f, int64_t zero_point = 0) {
   Value v;
   v.name = "v";
   v.dtype = dtype;
   v.shape = std::move(shape);
-  v.quant = Quant(scale, zero_point);
+  v.quant = Quant({scale}, zero_point);
   return v;
 }
 
@@ -107,7 +86,8 @@ Node MakeNode(std::string op, Attrs attrs = {}) {
 
 TEST(QuantizeF32Test, RoundsHalfAwayFromZero) {
   // scale 0.5: x / 0.5 lands exactly on .5 for every input below.
-  Buffer x = MakeBuffer<float>(DType::kF32, {8}, {0.25f, -0.25f, 0.75f, -0.75f, 1.25f, -1.25f, 0.0f, -0.0f});
+  Buffer x = MakeBuffer<float>(DType::kF32, {8},
+                               {0.25f, -0.25f, 0.75f, -0.75f, 1.25f, -1.25f, 0.0f, -0.0f});
   Buffer y = MakeBuffer<int8_t>(DType::kI8, {8}, {}, 0.5f, 0);
   Call(&QuantizeF32<Direct>, MakeNode("quantize"), {&x}, &y);
   EXPECT_EQ(FromBytes<int8_t>(y.bytes), (std::vector<int8_t>{1, -1, 2, -2, 3, -3, 0, 0}));
@@ -279,10 +259,7 @@ TEST(MeanQuantizedTest, TwoAxesKeepTheMiddleOne) {
 // SVDF.
 
 Attrs SvdfAttrs(int64_t rank, const std::string& activation = "none") {
-  Attrs a;
-  a.Set("rank", rank);
-  a.Set("activation", activation);
-  return a;
+  return MakeAttrs({{"rank", rank}, {"activation", activation}});
 }
 
 // batch 1, input 2, filters 2, memory 2. All scales 1, so both effective multipliers are 1
@@ -374,6 +351,12 @@ struct SvdfGraph {
   ValueId output = kNoValue;
 };
 
+// Adds `v` to `g` with the given role.
+ValueId AddWithRole(Graph* g, Value v, Role role) {
+  v.role = role;
+  return g->AddValue(std::move(v));
+}
+
 ValueId AddConstant(Graph* g, DType dtype, Shape shape, Bytes bytes, float scale = 1.0f,
                     int64_t zero_point = 0) {
   Value v = MakeValue(dtype, std::move(shape), scale, zero_point);
@@ -389,21 +372,19 @@ SvdfGraph BuildInt8Svdf() {
   Graph& g = s.graph;
   Value in = MakeValue(DType::kI8, {1, 2});
   in.name = "input";
-  in.role = Role::kInput;
-  const ValueId input = g.AddValue(std::move(in));
+  const ValueId input = AddWithRole(&g, std::move(in), Role::kInput);
   g.inputs.push_back(input);
   const ValueId feature = AddConstant(&g, DType::kI8, {2, 2}, ToBytes<int8_t>({2, 0, -2, 0}));
   const ValueId time = AddConstant(&g, DType::kI8, {2, 2}, ToBytes<int8_t>({1, 1, 1, 2}));
   Value st = MakeValue(DType::kI8, {1, 4}, 1.0f, 5);
   st.name = "state";
-  st.role = Role::kState;
-  const ValueId state = g.AddValue(std::move(st));
+  const ValueId state = AddWithRole(&g, std::move(st), Role::kState);
   Result<std::vector<ValueId>> out =
       AddOp(&g, "svdf", {input, feature, time, kNoValue, state}, SvdfAttrs(1));
   EXPECT_TRUE(out.ok()) << out.status().message();
   if (!out.ok()) return s;
   s.output = out->front();
-  g.value(s.output).quant = Quant(4.0f, 0);
+  g.value(s.output).quant = Quant({4.0f}, 0);
   g.outputs = {s.output};
   return s;
 }
@@ -425,25 +406,21 @@ TEST(SvdfRowTest, RunsWithStateResetToZeroPointAndPlannedScratch) {
 
 TEST(SvdfRowTest, InferenceRejectsMismatchedShapes) {
   Graph g;
-  Value in = MakeValue(DType::kI8, {1, 3});
-  in.role = Role::kInput;
-  const ValueId input = g.AddValue(std::move(in));
+  const ValueId input = AddWithRole(&g, MakeValue(DType::kI8, {1, 3}), Role::kInput);
   const ValueId feature = AddConstant(&g, DType::kI8, {4, 3}, Bytes(12));
   const ValueId time = AddConstant(&g, DType::kI16, {4, 2}, Bytes(16));
   const ValueId bias = AddConstant(&g, DType::kI32, {2}, Bytes(8));
-  Value good_state = MakeValue(DType::kI16, {1, 8});
-  good_state.role = Role::kState;
-  const ValueId state = g.AddValue(good_state);
-  Value bad_state = MakeValue(DType::kI16, {1, 6});
-  bad_state.role = Role::kState;
-  const ValueId wrong_state = g.AddValue(bad_state);
+  const ValueId state = AddWithRole(&g, MakeValue(DType::kI16, {1, 8}), Role::kState);
+  const ValueId wrong_state = AddWithRole(&g, MakeValue(DType::kI16, {1, 6}), Role::kState);
 
-  Result<std::vector<ValueId>> ok = AddOp(&g, "svdf", {input, feature, time, bias, state}, SvdfAttrs(2));
+  Result<std::vector<ValueId>> ok =
+      AddOp(&g, "svdf", {input, feature, time, bias, state}, SvdfAttrs(2));
   ASSERT_TRUE(ok.ok()) << ok.status().message();
   EXPECT_EQ(g.value(ok->front()).shape, (Shape{1, 2}));
   EXPECT_FALSE(AddOp(&g, "svdf", {input, feature, time, bias, wrong_state}, SvdfAttrs(2)).ok());
   EXPECT_FALSE(AddOp(&g, "svdf", {input, feature, time, bias, state}, SvdfAttrs(3)).ok());
-  EXPECT_FALSE(AddOp(&g, "svdf", {input, feature, time, bias, state}, SvdfAttrs(1)).ok());  // bias [2] vs 4 units
+  // bias [2] vs 4 units:
+  EXPECT_FALSE(AddOp(&g, "svdf", {input, feature, time, bias, state}, SvdfAttrs(1)).ok());
 }
 
 TEST(ConvertRowsTest, QuantizeThenDequantizeThroughTheExecutor) {
@@ -452,19 +429,16 @@ TEST(ConvertRowsTest, QuantizeThenDequantizeThroughTheExecutor) {
   Graph g;
   Value in = MakeValue(DType::kF32, {2});
   in.quant.reset();
-  in.role = Role::kInput;
-  const ValueId x = g.AddValue(std::move(in));
+  const ValueId x = AddWithRole(&g, std::move(in), Role::kInput);
   g.inputs.push_back(x);
-  Attrs to_i8;
-  to_i8.Set("dtype", std::string("i8"));
-  Result<std::vector<ValueId>> q = AddOp(&g, "quantize", {x}, to_i8);
+  Result<std::vector<ValueId>> q =
+      AddOp(&g, "quantize", {x}, MakeAttrs({{"dtype", std::string("i8")}}));
   ASSERT_TRUE(q.ok()) << q.status().message();
-  g.value(q->front()).quant = Quant(0.5f, 2);
-  Attrs to_i16;
-  to_i16.Set("dtype", std::string("i16"));
-  Result<std::vector<ValueId>> r = AddOp(&g, "quantize", {q->front()}, to_i16);
+  g.value(q->front()).quant = Quant({0.5f}, 2);
+  Result<std::vector<ValueId>> r =
+      AddOp(&g, "quantize", {q->front()}, MakeAttrs({{"dtype", std::string("i16")}}));
   ASSERT_TRUE(r.ok()) << r.status().message();
-  g.value(r->front()).quant = Quant(0.25f, 0);
+  g.value(r->front()).quant = Quant({0.25f}, 0);
   Result<std::vector<ValueId>> d = AddOp(&g, "dequantize", {r->front()});
   ASSERT_TRUE(d.ok()) << d.status().message();
   g.outputs = {d->front()};
@@ -475,14 +449,9 @@ TEST(ConvertRowsTest, QuantizeThenDequantizeThroughTheExecutor) {
 
 TEST(ConvertRowsTest, MeanScratchOnlyForIntegerInputs) {
   Graph g;
-  Value f = MakeValue(DType::kF32, {2, 3});
-  f.role = Role::kInput;
-  const ValueId xf = g.AddValue(f);
-  Value i = MakeValue(DType::kI8, {2, 3});
-  i.role = Role::kInput;
-  const ValueId xi = g.AddValue(i);
-  Attrs a;
-  a.Set("axes", std::vector<int64_t>{1});
+  const ValueId xf = AddWithRole(&g, MakeValue(DType::kF32, {2, 3}), Role::kInput);
+  const ValueId xi = AddWithRole(&g, MakeValue(DType::kI8, {2, 3}), Role::kInput);
+  const Attrs a = MakeAttrs({{"axes", std::vector<int64_t>{1}}});
   Result<std::vector<ValueId>> mf = AddOp(&g, "mean", {xf}, a);
   Result<std::vector<ValueId>> mi = AddOp(&g, "mean", {xi}, a);
   ASSERT_TRUE(mf.ok() && mi.ok());

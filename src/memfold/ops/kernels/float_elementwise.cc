@@ -1,10 +1,10 @@
+// float32 element-wise unary and broadcasting binary kernels (see float_kernels.h).
 #include <algorithm>
 #include <cmath>
-#include <vector>
 
 #include "memfold/ops/kernels/access.h"
 #include "memfold/ops/kernels/float_kernels.h"
-#include "memfold/ops/window.h"
+#include "memfold/ops/kernels/kernel_util.h"
 
 namespace memfold {
 namespace {
@@ -17,42 +17,16 @@ void Unary(const KernelContext& ctx, F f) {
   for (int64_t i = 0; i < n; ++i) y.Set(i, f(x[i]));
 }
 
-// Row-major walk over the output with each input's matching index (stride 0 on broadcast
-// dimensions).
+// Broadcasting binary op (reference_ops BroadcastXxx6DSlow order) with the fused activation.
 template <typename A, typename F>
 void Binary(const KernelContext& ctx, F f) {
-  const Shape& out_shape = ctx.outputs[0].shape();
-  const size_t rank = out_shape.size();
-  std::vector<int64_t> stride_a(rank, 0), stride_b(rank, 0);
-  for (int k = 0; k < 2; ++k) {
-    const Shape& in = ctx.inputs[static_cast<size_t>(k)].shape();
-    std::vector<int64_t>& stride = k == 0 ? stride_a : stride_b;
-    int64_t step = 1;
-    for (size_t d = 0; d < in.size(); ++d) {
-      const size_t od = rank - 1 - d;
-      const int64_t dim = in[in.size() - 1 - d];
-      stride[od] = dim == 1 ? 0 : step;
-      step *= dim;
-    }
-  }
   const ActivationRange act = ParseActivation(ctx.node.attrs).value();
   In<A, float> a{ctx.inputs[0].ptr<float>()};
   In<A, float> b{ctx.inputs[1].ptr<float>()};
   Out<A, float> y{ctx.outputs[0].ptr<float>()};
-  const int64_t n = ctx.outputs[0].elements();
-  std::vector<int64_t> index(rank, 0);
-  int64_t ia = 0, ib = 0;
-  for (int64_t i = 0; i < n; ++i) {
+  ForEachBroadcastIndex(ctx, [&](int64_t i, int64_t ia, int64_t ib) {
     y.Set(i, std::min(std::max(f(a[ia], b[ib]), act.min), act.max));
-    for (size_t d = rank; d-- > 0;) {  // advance the row-major counter
-      ia += stride_a[d];
-      ib += stride_b[d];
-      if (++index[d] < out_shape[d]) break;
-      ia -= stride_a[d] * out_shape[d];
-      ib -= stride_b[d] * out_shape[d];
-      index[d] = 0;
-    }
-  }
+  });
 }
 
 }  // namespace

@@ -31,7 +31,7 @@ template <typename A> void MinF32(const KernelContext& ctx);
 
 // reference_ops::FullyConnected: for batch, for output channel: dot product over depth.
 template <typename A> void FullyConnectedF32(const KernelContext& ctx);
-// Plain row-major matrix products: for batch, row, column: dot product over the inner dim.
+// Row-major matrix products by the system BLAS (instantiated for Direct only: not traceable).
 template <typename A> void MatMulF32(const KernelContext& ctx);
 template <typename A> void BatchMatMulF32(const KernelContext& ctx);
 

@@ -1,8 +1,12 @@
+// float32 fully-connected and matrix-product kernels (see float_kernels.h).
+#include <cblas.h>
+
 #include <algorithm>
+#include <type_traits>
 
 #include "memfold/ops/kernels/access.h"
 #include "memfold/ops/kernels/float_kernels.h"
-#include "memfold/ops/window.h"
+#include "memfold/ops/kernels/kernel_util.h"
 
 namespace memfold {
 
@@ -14,8 +18,8 @@ void FullyConnectedF32(const KernelContext& ctx) {
   const ActivationRange act = ParseActivation(ctx.node.attrs).value();
   In<A, float> x{ctx.inputs[0].ptr<float>()};
   In<A, float> w{ctx.inputs[1].ptr<float>()};
-  const bool has_bias = ctx.inputs.size() > 2 && ctx.inputs[2];
-  In<A, float> bias{has_bias ? ctx.inputs[2].ptr<float>() : nullptr};
+  const bool has_bias = HasBias(ctx);
+  In<A, float> bias = BiasInput<A, float>(ctx);
   Out<A, float> y{ctx.outputs[0].ptr<float>()};
   for (int64_t b = 0; b < batches; ++b) {
     for (int64_t oc = 0; oc < out_depth; ++oc) {
@@ -29,21 +33,19 @@ void FullyConnectedF32(const KernelContext& ctx) {
 
 namespace {
 
-// One [m, k] x [k, n] product (with optional transposes) at element offsets a0, b0, y0.
+// One [m, k] x [k, n] product (with optional transposes) at element offsets a0, b0, y0, by the
+// system BLAS (OpenBLAS sgemm packs its operands, so results do not depend on where tensors
+// sit). BLAS visits memory in its own order: matmul has no safe-overlap model and no trace.
 template <typename A>
 void MatMulBlock(In<A, float> a, In<A, float> b, Out<A, float> y, int64_t a0, int64_t b0,
                  int64_t y0, int64_t m, int64_t n, int64_t k, bool ta, bool tb) {
-  for (int64_t i = 0; i < m; ++i) {
-    for (int64_t j = 0; j < n; ++j) {
-      float total = 0.0f;
-      for (int64_t p = 0; p < k; ++p) {
-        const float av = a[a0 + (ta ? p * m + i : i * k + p)];
-        const float bv = b[b0 + (tb ? j * k + p : p * n + j)];
-        total += av * bv;
-      }
-      y.Set(y0 + i * n + j, total);
-    }
-  }
+  static_assert(std::is_same_v<A, Direct>, "BLAS products cannot be traced");
+  if (m == 0 || n == 0) return;
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+              static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, a.base + a0,
+              static_cast<int>(std::max<int64_t>(1, ta ? m : k)), b.base + b0,
+              static_cast<int>(std::max<int64_t>(1, tb ? k : n)), 0.0f, y.base + y0,
+              static_cast<int>(n));
 }
 
 }  // namespace
@@ -97,7 +99,7 @@ void BatchMatMulF32(const KernelContext& ctx) {
 }
 
 MF_INSTANTIATE_KERNEL(FullyConnectedF32)
-MF_INSTANTIATE_KERNEL(MatMulF32)
-MF_INSTANTIATE_KERNEL(BatchMatMulF32)
+template void MatMulF32<Direct>(const KernelContext&);
+template void BatchMatMulF32<Direct>(const KernelContext&);
 
 }  // namespace memfold

@@ -8,56 +8,30 @@
 
 #include "memfold/ops/kernels/access.h"
 #include "memfold/ops/kernels/int_kernels.h"
+#include "memfold/ops/kernels/kernel_util.h"
 #include "memfold/ops/kernels/quant_math.h"
 
 namespace memfold {
 namespace {
 
-QuantRange OutputRange(const KernelContext& ctx) {
-  const Value& out = *ctx.outputs[0].value;
-  const std::string activation =
-      ctx.node.attrs.Has("activation") ? ctx.node.attrs.Str("activation") : "none";
-  return QuantizedActivationRange(activation, out.dtype, Scale(out), ZeroPoint(out));
-}
-
-// Row-major walk over the output with each input's matching index (stride 0 on broadcast
-// dimensions): the visiting order of TFLite's element-wise and BroadcastXxxSlow kernels.
-// `f` maps the two int8 inputs to the unclamped int32 result.
+// Broadcasting binary op in TFLite's row-major order: `f` maps the two int8 inputs to the
+// unclamped int32 result.
 template <typename A, typename F>
 void BinaryI8(const KernelContext& ctx, F f) {
-  const Shape& out_shape = ctx.outputs[0].shape();
-  const size_t rank = out_shape.size();
-  std::vector<int64_t> stride_a(rank, 0), stride_b(rank, 0);
-  for (int k = 0; k < 2; ++k) {
-    const Shape& in = ctx.inputs[static_cast<size_t>(k)].shape();
-    std::vector<int64_t>& stride = k == 0 ? stride_a : stride_b;
-    int64_t step = 1;
-    for (size_t d = 0; d < in.size(); ++d) {
-      const size_t od = rank - 1 - d;
-      const int64_t dim = in[in.size() - 1 - d];
-      stride[od] = dim == 1 ? 0 : step;
-      step *= dim;
-    }
-  }
   const QuantRange range = OutputRange(ctx);
   In<A, int8_t> a{ctx.inputs[0].ptr<int8_t>()};
   In<A, int8_t> b{ctx.inputs[1].ptr<int8_t>()};
   Out<A, int8_t> y{ctx.outputs[0].ptr<int8_t>()};
-  const int64_t n = ctx.outputs[0].elements();
-  std::vector<int64_t> index(rank, 0);
-  int64_t ia = 0, ib = 0;
-  for (int64_t i = 0; i < n; ++i) {
+  ForEachBroadcastIndex(ctx, [&](int64_t i, int64_t ia, int64_t ib) {
     const int32_t raw = f(static_cast<int32_t>(a[ia]), static_cast<int32_t>(b[ib]));
     y.Set(i, static_cast<int8_t>(std::min(range.max, std::max(range.min, raw))));
-    for (size_t d = rank; d-- > 0;) {  // advance the row-major counter
-      ia += stride_a[d];
-      ib += stride_b[d];
-      if (++index[d] < out_shape[d]) break;
-      ia -= stride_a[d] * out_shape[d];
-      ib -= stride_b[d] * out_shape[d];
-      index[d] = 0;
-    }
-  }
+  });
+}
+
+// One input brought to the common scale: (q - zp) * 2^left_shift * input multiplier.
+int32_t ScaledInput(int32_t q, int32_t offset, int32_t multiplier, int shift, int left_shift) {
+  const int32_t shifted = (offset + q) * (1 << left_shift);
+  return MultiplyByQuantizedMultiplierSmallerThanOneExp(shifted, multiplier, shift);
 }
 
 // The rescaling of TFLite's quantised add and sub: both inputs are shifted left by 20 bits
@@ -68,54 +42,62 @@ struct AddSubParams {
   int left_shift;
   int32_t input1_multiplier, input2_multiplier, output_multiplier;
   int input1_shift, input2_shift, output_shift;
+
+  int32_t Input1(int32_t q) const {
+    return ScaledInput(q, input1_offset, input1_multiplier, input1_shift, left_shift);
+  }
+  int32_t Input2(int32_t q) const {
+    return ScaledInput(q, input2_offset, input2_multiplier, input2_shift, left_shift);
+  }
+  // The sum or difference at the common scale, rescaled to the output (not yet clamped).
+  int32_t Output(int32_t combined) const {
+    return MultiplyByQuantizedMultiplierSmallerThanOneExp(combined, output_multiplier,
+                                                          output_shift) +
+           output_offset;
+  }
 };
 
-AddSubParams OffsetsOf(const KernelContext& ctx) {
+int AddSubLeftShift(const KernelContext& ctx) {
+  return ctx.outputs[0].value->dtype == DType::kI16 ? 15 : 20;
+}
+
+// The offsets and the three rescalings, quantised from the real multipliers that add and sub
+// each compute in their own precision.
+AddSubParams QuantizeAddSub(const KernelContext& ctx, double real_input1, double real_input2,
+                            double real_output) {
   AddSubParams p{};
   p.input1_offset = -ZeroPoint(*ctx.inputs[0].value);
   p.input2_offset = -ZeroPoint(*ctx.inputs[1].value);
   p.output_offset = ZeroPoint(*ctx.outputs[0].value);
-  p.left_shift = ctx.outputs[0].value->dtype == DType::kI16 ? 15 : 20;
+  p.left_shift = AddSubLeftShift(ctx);
+  QuantizeMultiplierSmallerThanOneExp(real_input1, &p.input1_multiplier, &p.input1_shift);
+  QuantizeMultiplierSmallerThanOneExp(real_input2, &p.input2_multiplier, &p.input2_shift);
+  QuantizeMultiplierSmallerThanOneExp(real_output, &p.output_multiplier, &p.output_shift);
   return p;
 }
 
 // add_common.cc CalculateOpDataAdd: every quotient in double.
 AddSubParams AddParams(const KernelContext& ctx) {
-  AddSubParams p = OffsetsOf(ctx);
   const float s1 = Scale(*ctx.inputs[0].value), s2 = Scale(*ctx.inputs[1].value);
   const float so = Scale(*ctx.outputs[0].value);
   const double twice_max_input_scale = 2 * static_cast<double>(std::max(s1, s2));
-  const double real_input1 = static_cast<double>(s1) / twice_max_input_scale;
-  const double real_input2 = static_cast<double>(s2) / twice_max_input_scale;
   const double real_output =
-      twice_max_input_scale / ((1 << p.left_shift) * static_cast<double>(so));
-  QuantizeMultiplierSmallerThanOneExp(real_input1, &p.input1_multiplier, &p.input1_shift);
-  QuantizeMultiplierSmallerThanOneExp(real_input2, &p.input2_multiplier, &p.input2_shift);
-  QuantizeMultiplierSmallerThanOneExp(real_output, &p.output_multiplier, &p.output_shift);
-  return p;
+      twice_max_input_scale / ((1 << AddSubLeftShift(ctx)) * static_cast<double>(so));
+  return QuantizeAddSub(ctx, static_cast<double>(s1) / twice_max_input_scale,
+                        static_cast<double>(s2) / twice_max_input_scale, real_output);
 }
 
 // sub_common.cc CalculateOpDataSub: unlike add, the quotients are taken in float and only the
 // results widened to double.
 AddSubParams SubParams(const KernelContext& ctx) {
-  AddSubParams p = OffsetsOf(ctx);
   const float s1 = Scale(*ctx.inputs[0].value), s2 = Scale(*ctx.inputs[1].value);
   const float so = Scale(*ctx.outputs[0].value);
   const float twice_max_input_scale = 2 * std::max(s1, s2);
-  const auto real_input1 = static_cast<double>(s1 / twice_max_input_scale);
-  const auto real_input2 = static_cast<double>(s2 / twice_max_input_scale);
-  const auto real_output =
-      static_cast<double>(twice_max_input_scale / (static_cast<float>(1 << p.left_shift) * so));
-  QuantizeMultiplierSmallerThanOneExp(real_input1, &p.input1_multiplier, &p.input1_shift);
-  QuantizeMultiplierSmallerThanOneExp(real_input2, &p.input2_multiplier, &p.input2_shift);
-  QuantizeMultiplierSmallerThanOneExp(real_output, &p.output_multiplier, &p.output_shift);
-  return p;
-}
-
-// One input brought to the common scale: (q - zp) * 2^left_shift * input multiplier.
-int32_t ScaledInput(int32_t q, int32_t offset, int32_t multiplier, int shift, int left_shift) {
-  const int32_t shifted = (offset + q) * (1 << left_shift);
-  return MultiplyByQuantizedMultiplierSmallerThanOneExp(shifted, multiplier, shift);
+  const float real_output =
+      twice_max_input_scale / (static_cast<float>(1 << AddSubLeftShift(ctx)) * so);
+  return QuantizeAddSub(ctx, static_cast<double>(s1 / twice_max_input_scale),
+                        static_cast<double>(s2 / twice_max_input_scale),
+                        static_cast<double>(real_output));
 }
 
 }  // namespace
@@ -123,29 +105,13 @@ int32_t ScaledInput(int32_t q, int32_t offset, int32_t multiplier, int shift, in
 template <typename A>
 void AddI8(const KernelContext& ctx) {
   const AddSubParams p = AddParams(ctx);
-  BinaryI8<A>(ctx, [&p](int32_t x, int32_t y) {
-    const int32_t a =
-        ScaledInput(x, p.input1_offset, p.input1_multiplier, p.input1_shift, p.left_shift);
-    const int32_t b =
-        ScaledInput(y, p.input2_offset, p.input2_multiplier, p.input2_shift, p.left_shift);
-    return MultiplyByQuantizedMultiplierSmallerThanOneExp(a + b, p.output_multiplier,
-                                                          p.output_shift) +
-           p.output_offset;
-  });
+  BinaryI8<A>(ctx, [&p](int32_t x, int32_t y) { return p.Output(p.Input1(x) + p.Input2(y)); });
 }
 
 template <typename A>
 void SubI8(const KernelContext& ctx) {
   const AddSubParams p = SubParams(ctx);
-  BinaryI8<A>(ctx, [&p](int32_t x, int32_t y) {
-    const int32_t a =
-        ScaledInput(x, p.input1_offset, p.input1_multiplier, p.input1_shift, p.left_shift);
-    const int32_t b =
-        ScaledInput(y, p.input2_offset, p.input2_multiplier, p.input2_shift, p.left_shift);
-    return MultiplyByQuantizedMultiplierSmallerThanOneExp(a - b, p.output_multiplier,
-                                                          p.output_shift) +
-           p.output_offset;
-  });
+  BinaryI8<A>(ctx, [&p](int32_t x, int32_t y) { return p.Output(p.Input1(x) - p.Input2(y)); });
 }
 
 template <typename A>
@@ -169,20 +135,40 @@ void MulI8(const KernelContext& ctx) {
 
 namespace {
 
+constexpr int kScaledDiffIntegerBits = 5;     // exp input: Q5.26
+constexpr int kAccumulationIntegerBits = 12;  // sum of exps: Q12.19
+
+// softmax_common.cc CalculateSoftmaxParams (int8 input): the exp of a difference
+// (input - row max), which counts only at or above diff_min.
+class SoftmaxExp {
+ public:
+  explicit SoftmaxExp(const KernelContext& ctx) {
+    const double beta = static_cast<double>(static_cast<float>(ctx.node.attrs.Float("beta")));
+    const double input_scale = static_cast<double>(Scale(*ctx.inputs[0].value));
+    PreprocessSoftmaxScaling(beta, input_scale, kScaledDiffIntegerBits, &input_multiplier_,
+                             &input_left_shift_);
+    diff_min_ = static_cast<int32_t>(
+        -1.0 * CalculateInputRadius(kScaledDiffIntegerBits, input_left_shift_));
+  }
+
+  bool Counts(int32_t input_diff) const { return input_diff >= diff_min_; }
+
+  // exp(beta * input_scale * input_diff) in Q0.31.
+  int32_t operator()(int32_t input_diff) const {
+    const int32_t scaled_diff = MultiplyByQuantizedMultiplierGreaterThanOne(
+        input_diff, input_multiplier_, input_left_shift_);
+    return ExpOnNegativeValues(scaled_diff, kScaledDiffIntegerBits);
+  }
+
+ private:
+  int32_t input_multiplier_ = 0;
+  int input_left_shift_ = 0;
+  int32_t diff_min_ = 0;
+};
+
 template <typename A, typename OutT>
 void SoftmaxRows(const KernelContext& ctx) {
-  constexpr int kScaledDiffIntegerBits = 5;     // exp input: Q5.26
-  constexpr int kAccumulationIntegerBits = 12;  // sum of exps: Q12.19
-  // softmax_common.cc CalculateSoftmaxParams (int8 input).
-  const double beta = static_cast<double>(static_cast<float>(ctx.node.attrs.Float("beta")));
-  const double input_scale = static_cast<double>(Scale(*ctx.inputs[0].value));
-  int32_t input_multiplier = 0;
-  int input_left_shift = 0;
-  PreprocessSoftmaxScaling(beta, input_scale, kScaledDiffIntegerBits, &input_multiplier,
-                           &input_left_shift);
-  const auto diff_min =
-      static_cast<int32_t>(-1.0 * CalculateInputRadius(kScaledDiffIntegerBits, input_left_shift));
-
+  const SoftmaxExp exp_of(ctx);
   const Shape& shape = ctx.inputs[0].shape();
   const int64_t depth = shape.empty() ? 1 : shape.back();
   const int64_t rows = ctx.inputs[0].elements() / std::max<int64_t>(1, depth);
@@ -197,11 +183,8 @@ void SoftmaxRows(const KernelContext& ctx) {
     int32_t sum_of_exps = 0;  // Q12.19
     for (int64_t c = 0; c < depth; ++c) {
       const int32_t input_diff = static_cast<int32_t>(x[i * depth + c]) - max_in_row;
-      if (input_diff >= diff_min) {
-        const int32_t scaled_diff = MultiplyByQuantizedMultiplierGreaterThanOne(
-            input_diff, input_multiplier, input_left_shift);
-        const int32_t exp_q0 = ExpOnNegativeValues(scaled_diff, kScaledDiffIntegerBits);
-        sum_of_exps += SaturatingRoundingMultiplyByPOT(exp_q0, -kAccumulationIntegerBits);
+      if (exp_of.Counts(input_diff)) {
+        sum_of_exps += SaturatingRoundingMultiplyByPOT(exp_of(input_diff), -kAccumulationIntegerBits);
       }
     }
 
@@ -212,17 +195,13 @@ void SoftmaxRows(const KernelContext& ctx) {
 
     for (int64_t c = 0; c < depth; ++c) {
       const int32_t input_diff = static_cast<int32_t>(x[i * depth + c]) - max_in_row;
-      if (input_diff >= diff_min) {
-        const int32_t scaled_diff = MultiplyByQuantizedMultiplierGreaterThanOne(
-            input_diff, input_multiplier, input_left_shift);
-        const int32_t exp_q0 = ExpOnNegativeValues(scaled_diff, kScaledDiffIntegerBits);
-        const int32_t unsat =
-            RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(shifted_scale, exp_q0), exponent);
-        const int32_t shifted = unsat + kOutMin;
-        y.Set(i * depth + c, static_cast<OutT>(std::max(std::min(shifted, kOutMax), kOutMin)));
-      } else {
-        y.Set(i * depth + c, static_cast<OutT>(kOutMin));
+      int32_t value = kOutMin;
+      if (exp_of.Counts(input_diff)) {
+        const int32_t unsat = RoundingDivideByPOT(
+            SaturatingRoundingDoublingHighMul(shifted_scale, exp_of(input_diff)), exponent);
+        value = std::max(std::min(unsat + kOutMin, kOutMax), kOutMin);
       }
+      y.Set(i * depth + c, static_cast<OutT>(value));
     }
   }
 }

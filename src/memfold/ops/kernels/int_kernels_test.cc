@@ -14,7 +14,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -24,6 +23,7 @@
 
 #include "memfold/exec/executor.h"
 #include "memfold/ir/graph.h"
+#include "memfold/ops/kernels/kernel_test_util.h"
 #include "memfold/ops/kernels/quant_math.h"
 #include "memfold/ops/registry.h"
 
@@ -34,91 +34,34 @@ constexpr int32_t kHalf = int32_t{1} << 30;  // 0.5 in Q0.31
 constexpr int32_t kInt32Max = std::numeric_limits<int32_t>::max();
 constexpr int32_t kInt32Min = std::numeric_limits<int32_t>::min();
 
-template <typename T>
-Bytes ToBytes(const std::vector<T>& values) {
-  Bytes bytes(values.size() * sizeof(T));
-  if (!values.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
-  return bytes;
-}
-
-template <typename T>
-std::vector<T> FromBytes(const Bytes& bytes) {
-  std::vector<T> values(bytes.size() / sizeof(T));
-  if (!values.empty()) std::memcpy(values.data(), bytes.data(), values.size() * sizeof(T));
-  return values;
-}
-
-Quantization Quant(std::vector<float> scales, int64_t zero_point = 0, int32_t axis = 0) {
-  Quantization q;
-  q.zero_point.assign(scales.size(), zero_point);
-  q.scale = std::move(scales);
-  q.axis = axis;
-  return q;
-}
-
-Attrs MakeAttrs(std::initializer_list<std::pair<std::string, AttrValue>> items) {
-  Attrs attrs;
-  for (const auto& [name, value] : items) attrs.Set(name, value);
-  return attrs;
-}
-
 // A quantised graph under construction plus the bytes of its inputs.
-class QNet {
+class QNet : public TestNet {
  public:
   ValueId Input(const Shape& shape, const std::vector<int8_t>& values, float scale,
                 int64_t zero_point) {
-    Value v;
-    v.name = "in" + std::to_string(graph_.inputs.size());
-    v.dtype = DType::kI8;
-    v.shape = shape;
-    v.role = Role::kInput;
-    v.quant = Quant({scale}, zero_point);
-    const ValueId id = graph_.AddValue(std::move(v));
-    graph_.inputs.push_back(id);
-    feeds_.push_back(ToBytes(values));
+    const ValueId id = AddInput(shape, DType::kI8, ToBytes(values));
+    graph_.value(id).quant = Quant({scale}, zero_point);
     return id;
   }
 
   template <typename T>
   ValueId Constant(const Shape& shape, DType dtype, const std::vector<T>& values,
                    std::optional<Quantization> quant) {
-    Value v;
-    v.name = "w" + std::to_string(graph_.num_values());
-    v.dtype = dtype;
-    v.shape = shape;
-    v.role = Role::kWeight;
-    v.quant = std::move(quant);
-    v.data = std::make_shared<Bytes>(ToBytes(values));
-    return graph_.AddValue(std::move(v));
+    return AddConstant(shape, dtype, ToBytes(values), std::move(quant));
   }
 
   // The op's output gets per-tensor quantisation (scale, zero point).
   ValueId Op(std::string_view op, std::vector<ValueId> inputs, Attrs attrs, float scale,
              int64_t zero_point) {
-    Result<std::vector<ValueId>> out = AddOp(&graph_, op, std::move(inputs), std::move(attrs));
-    if (!out.ok()) {
-      ADD_FAILURE() << out.status().message();
-      return kNoValue;
-    }
-    graph_.value(out->front()).quant = Quant({scale}, zero_point);
-    return out->front();
+    const ValueId y = AddNode(op, std::move(inputs), std::move(attrs));
+    if (y != kNoValue) graph_.value(y).quant = Quant({scale}, zero_point);
+    return y;
   }
 
   template <typename T = int8_t>
   std::vector<T> Run(ValueId output) {
-    if (output == kNoValue) return {};
-    graph_.outputs = {output};
-    Result<RunOutputs> run = RunUnplanned(graph_, feeds_);
-    if (!run.ok()) {
-      ADD_FAILURE() << run.status().message();
-      return {};
-    }
-    return FromBytes<T>(run->outputs.front());
+    return FromBytes<T>(RunBytes(output));
   }
-
- private:
-  Graph graph_;
-  std::vector<Bytes> feeds_;
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -45,6 +45,57 @@ void ShiftStateLeft(Out<A, T> state, int64_t total) {
   for (int64_t i = 0; i + 1 < total; ++i) state.Set(i, state[i + 1]);
 }
 
+// The loop nests both kernels share; the arithmetic comes from the caller. Each stage reads
+// and writes in the order of svdf_common.cc.
+
+// Feature matmul into the newest state column: state[b, r, memory - 1] = entry(b, r), where
+// entry does the dot product of feature row r with input row b. Batch outer, filter inner.
+template <typename A, typename T, typename Entry>
+void WriteNewestColumn(const SvdfDims& d, Out<A, T> state, Entry entry) {
+  int64_t column = d.memory - 1;
+  for (int64_t b = 0; b < d.batch; ++b) {
+    for (int64_t r = 0; r < d.filters; ++r) {
+      state.Set(column, entry(b, r));
+      column += d.memory;
+    }
+  }
+}
+
+// Time: every filter's memory row dotted with its time weights, accumulated in `products`:
+// products[p] is zeroed, then accumulate(p, t, s) adds time[t] * state[s] for each memory slot.
+template <typename A, typename P, typename Accumulate>
+void TimeProducts(const SvdfDims& d, Out<A, P> products, Accumulate accumulate) {
+  for (int64_t b = 0; b < d.batch; ++b) {
+    int64_t t = 0;
+    int64_t s = b * d.memory * d.filters;
+    for (int64_t i = 0; i < d.filters; ++i) {
+      const int64_t p = b * d.filters + i;
+      products.Set(p, P{});
+      for (int64_t j = 0; j < d.memory; ++j) accumulate(p, t++, s++);
+    }
+  }
+}
+
+// Bias (or zero) into `sums`, then add(o, p) adds product p into sum o: each unit's `rank`
+// products in turn.
+template <typename A, typename S, typename Add>
+void RankSums(const KernelContext& ctx, const SvdfDims& d, Out<A, S> sums, Add add) {
+  if (ctx.inputs[kBias]) {
+    In<A, S> bias{ctx.inputs[kBias].ptr<S>()};
+    for (int64_t b = 0; b < d.batch; ++b) {
+      for (int64_t j = 0; j < d.units; ++j) sums.Set(b * d.units + j, bias[j]);
+    }
+  } else {
+    for (int64_t i = 0; i < d.batch * d.units; ++i) sums.Set(i, S{});
+  }
+  for (int64_t b = 0; b < d.batch; ++b) {
+    int64_t p = b * d.filters;
+    for (int64_t i = 0; i < d.units; ++i) {
+      for (int64_t j = 0; j < d.rank; ++j) add(b * d.units + i, p++);
+    }
+  }
+}
+
 // EvalIntegerSvdfReference<T>, T = the state / time-weight type (int8 or int16).
 template <typename A, typename T>
 void SvdfInteger(const KernelContext& ctx) {
@@ -75,58 +126,28 @@ void SvdfInteger(const KernelContext& ctx) {
   Out<A, int32_t> sums{reinterpret_cast<int32_t*>(ctx.scratch[1])};
 
   ShiftStateLeft(state, d.batch * d.filters * d.memory);
-
-  // Feature matmul into the newest state column. TFLM clamps to the state type, then adds the
-  // state zero point and narrows (wrapping) into the state.
+  // TFLM clamps the feature dot product to the state type, then adds the state zero point and
+  // narrows (wrapping) into the state.
   constexpr int32_t kStateMin = std::numeric_limits<T>::min();
   constexpr int32_t kStateMax = std::numeric_limits<T>::max();
-  int64_t column = d.memory - 1;
-  for (int64_t b = 0; b < d.batch; ++b) {
-    int64_t w = 0;
-    for (int64_t r = 0; r < d.filters; ++r) {
-      int32_t dot = 0;
-      for (int64_t c = 0; c < d.input_size; ++c) {
-        const int32_t weight = feature[w++];
-        dot = WrappingAdd(dot, WrappingMul(weight, int32_t{input[b * d.input_size + c]} - input_zp));
-      }
-      dot = MultiplyByQuantizedMultiplier(dot, multiplier_1, shift_1);
-      dot = std::min(std::max(kStateMin, dot), kStateMax);
-      state.Set(column, static_cast<T>(WrappingAdd(state_zp, dot)));
-      column += d.memory;
+  WriteNewestColumn(d, state, [&](int64_t b, int64_t r) {
+    int32_t dot = 0;
+    for (int64_t c = 0; c < d.input_size; ++c) {
+      const int32_t weight = feature[r * d.input_size + c];
+      dot = WrappingAdd(dot, WrappingMul(weight, int32_t{input[b * d.input_size + c]} - input_zp));
     }
-  }
-
-  // Time: every filter's memory row dotted with its time weights, accumulated in scratch.
-  for (int64_t b = 0; b < d.batch; ++b) {
-    int64_t p = b * d.filters;
-    int64_t t = 0;
-    int64_t s = b * d.memory * d.filters;
-    for (int64_t i = 0; i < d.filters; ++i, ++p) {
-      products.Set(p, 0);
-      for (int64_t j = 0; j < d.memory; ++j) {
-        const int32_t weight = time[t++];
-        const int32_t value = int32_t{state[s++]} - state_zp;
-        products.Set(p, WrappingAdd(products[p], WrappingMul(weight, value)));
-      }
-    }
-  }
-
-  // Bias (or zero), then the rank sums.
-  if (ctx.inputs[kBias]) {
-    In<A, int32_t> bias{ctx.inputs[kBias].ptr<int32_t>()};
-    for (int64_t b = 0; b < d.batch; ++b) {
-      for (int64_t j = 0; j < d.units; ++j) sums.Set(b * d.units + j, bias[j]);
-    }
-  } else {
-    for (int64_t i = 0; i < d.batch * d.units; ++i) sums.Set(i, 0);
-  }
-  for (int64_t b = 0; b < d.batch; ++b) {
-    int64_t p = b * d.filters;
-    for (int64_t i = 0; i < d.units; ++i) {
-      const int64_t o = b * d.units + i;
-      for (int64_t j = 0; j < d.rank; ++j) sums.Set(o, WrappingAdd(sums[o], products[p++]));
-    }
-  }
+    dot = MultiplyByQuantizedMultiplier(dot, multiplier_1, shift_1);
+    dot = std::min(std::max(kStateMin, dot), kStateMax);
+    return static_cast<T>(WrappingAdd(state_zp, dot));
+  });
+  TimeProducts(d, products, [&](int64_t p, int64_t t, int64_t s) {
+    const int32_t weight = time[t];
+    const int32_t value = int32_t{state[s]} - state_zp;
+    products.Set(p, WrappingAdd(products[p], WrappingMul(weight, value)));
+  });
+  RankSums(ctx, d, sums, [&](int64_t o, int64_t p) {
+    sums.Set(o, WrappingAdd(sums[o], products[p]));
+  });
 
   // Rescale to the int8 output.
   for (int64_t i = 0; i < d.batch * d.units; ++i) {
@@ -161,46 +182,19 @@ void SvdfF32(const KernelContext& ctx) {
   Out<A, float> products{reinterpret_cast<float*>(ctx.scratch[0])};
 
   ShiftStateLeft(state, d.batch * d.filters * d.memory);
-
-  int64_t column = d.memory - 1;
-  for (int64_t b = 0; b < d.batch; ++b) {
-    int64_t w = 0;
-    for (int64_t r = 0; r < d.filters; ++r) {
-      float dot = 0.0f;
-      for (int64_t c = 0; c < d.input_size; ++c) dot += feature[w++] * input[b * d.input_size + c];
-      state.Set(column, dot);
-      column += d.memory;
+  WriteNewestColumn(d, state, [&](int64_t b, int64_t r) {
+    float dot = 0.0f;
+    for (int64_t c = 0; c < d.input_size; ++c) {
+      dot += feature[r * d.input_size + c] * input[b * d.input_size + c];
     }
-  }
-
-  for (int64_t b = 0; b < d.batch; ++b) {
-    int64_t p = b * d.filters;
-    int64_t t = 0;
-    int64_t s = b * d.memory * d.filters;
-    for (int64_t i = 0; i < d.filters; ++i, ++p) {
-      products.Set(p, 0.0f);
-      for (int64_t j = 0; j < d.memory; ++j) {
-        const float weight = time[t++];
-        products.Set(p, products[p] + weight * state[s++]);
-      }
-    }
-  }
-
-  if (ctx.inputs[kBias]) {
-    In<A, float> bias{ctx.inputs[kBias].ptr<float>()};
-    for (int64_t b = 0; b < d.batch; ++b) {
-      for (int64_t j = 0; j < d.units; ++j) output.Set(b * d.units + j, bias[j]);
-    }
-  } else {
-    for (int64_t i = 0; i < d.batch * d.units; ++i) output.Set(i, 0.0f);
-  }
-  for (int64_t b = 0; b < d.batch; ++b) {
-    int64_t p = b * d.filters;
-    for (int64_t i = 0; i < d.units; ++i) {
-      const int64_t o = b * d.units + i;
-      for (int64_t j = 0; j < d.rank; ++j) output.Set(o, output[o] + products[p++]);
-    }
-  }
+    return dot;
+  });
+  TimeProducts(d, products, [&](int64_t p, int64_t t, int64_t s) {
+    const float weight = time[t];
+    products.Set(p, products[p] + weight * state[s]);
+  });
+  // The output holds the sums.
+  RankSums(ctx, d, output, [&](int64_t o, int64_t p) { output.Set(o, output[o] + products[p]); });
   // ActivationValFloat: max(lo, min(x, hi)) in that operand order (NaN becomes lo).
   for (int64_t i = 0; activate && i < d.batch * d.units; ++i) {
     output.Set(i, std::max(act->min, std::min(output[i], act->max)));

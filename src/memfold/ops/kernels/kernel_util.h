@@ -1,0 +1,93 @@
+// Small helpers shared by the float and int8 kernels: NHWC indexing, the window of a 2-D op,
+// optional bias inputs, the int8 output clamp range and the broadcasting row-major walk of the
+// binary element-wise kernels.
+//
+// None of them reads or writes a tensor: kernels still touch memory only through their own
+// In/Out views (access.h), so their access order is unchanged by using these helpers. All O(1)
+// except ForEachBroadcastIndex, O(output elements) amortised.
+//
+// Preconditions: the op's inference function has checked shapes and attributes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "memfold/ops/kernels/access.h"
+#include "memfold/ops/kernels/quant_math.h"
+#include "memfold/ops/registry.h"
+#include "memfold/ops/window.h"
+
+namespace memfold {
+
+// Element index of (batch, y, x, channel) in an NHWC tensor of height h, width w, c channels.
+struct Nhwc {
+  int64_t h, w, c;
+  int64_t operator()(int64_t b, int64_t y, int64_t x, int64_t ch) const {
+    return ((b * h + y) * w + x) * c + ch;
+  }
+};
+
+// The window of a 2-D op over input 0 (NHWC) with a k_h x k_w filter.
+inline Window2D WindowOf(const KernelContext& ctx, int64_t k_h, int64_t k_w) {
+  const Shape& in = ctx.inputs[0].shape();
+  return ComputeWindow(ctx.node.attrs, in[1], in[2], k_h, k_w).value();
+}
+
+// Whether the optional bias (input 2) is present.
+inline bool HasBias(const KernelContext& ctx) { return ctx.inputs.size() > 2 && ctx.inputs[2]; }
+
+// A view of the bias (input 2); its base is null when the bias is absent (never read then).
+template <typename A, typename T>
+In<A, T> BiasInput(const KernelContext& ctx) {
+  return In<A, T>{HasBias(ctx) ? ctx.inputs[2].ptr<T>() : nullptr};
+}
+
+// The clamp range of an integer output under the node's fused activation ("none" if unset).
+inline QuantRange OutputRange(const KernelContext& ctx) {
+  const Value& out = *ctx.outputs[0].value;
+  const std::string activation =
+      ctx.node.attrs.Has("activation") ? ctx.node.attrs.Str("activation") : "none";
+  return QuantizedActivationRange(activation, out.dtype, Scale(out), ZeroPoint(out));
+}
+
+// Element strides of `in` aligned to the last `rank` output dimensions, 0 on broadcast (size 1)
+// and missing leading dimensions.
+inline std::vector<int64_t> BroadcastStrides(const Shape& in, size_t rank) {
+  std::vector<int64_t> stride(rank, 0);
+  int64_t step = 1;
+  for (size_t d = 0; d < in.size(); ++d) {
+    const int64_t dim = in[in.size() - 1 - d];
+    stride[rank - 1 - d] = dim == 1 ? 0 : step;
+    step *= dim;
+  }
+  return stride;
+}
+
+// Row-major walk over the output of a binary op with each input's matching element index: the
+// visiting order of TFLite's element-wise and BroadcastXxxSlow kernels. Calls
+// visit(output_index, index_a, index_b) once per output element, output_index increasing.
+template <typename Visit>
+void ForEachBroadcastIndex(const KernelContext& ctx, Visit visit) {
+  const Shape& out_shape = ctx.outputs[0].shape();
+  const size_t rank = out_shape.size();
+  const std::vector<int64_t> stride_a = BroadcastStrides(ctx.inputs[0].shape(), rank);
+  const std::vector<int64_t> stride_b = BroadcastStrides(ctx.inputs[1].shape(), rank);
+  const int64_t n = ctx.outputs[0].elements();
+  std::vector<int64_t> index(rank, 0);
+  int64_t ia = 0, ib = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    visit(i, ia, ib);
+    for (size_t d = rank; d-- > 0;) {  // advance the row-major counter
+      ia += stride_a[d];
+      ib += stride_b[d];
+      if (++index[d] < out_shape[d]) break;
+      ia -= stride_a[d] * out_shape[d];
+      ib -= stride_b[d] * out_shape[d];
+      index[d] = 0;
+    }
+  }
+}
+
+}  // namespace memfold
