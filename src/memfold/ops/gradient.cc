@@ -1,6 +1,9 @@
 #include "memfold/ops/gradient.h"
 
 
+#include <cstring>
+#include <memory>
+
 namespace memfold {
 namespace {
 
@@ -67,6 +70,16 @@ std::vector<ValueId> GradEmitter::Emit(const std::string& op, std::vector<ValueI
 ValueId GradEmitter::Reshape(ValueId v, const Shape& shape) {
   if (v == kNoValue || graph_->value(v).shape == shape) return v;
   return Op("reshape", {v}, Ints1("shape", shape));
+}
+
+ValueId GradEmitter::Scalar(float value) {
+  Value v;
+  v.name = name_ + "/scalar" + std::to_string(emitted_++);
+  v.role = Role::kWeight;
+  auto data = std::make_shared<Bytes>(4);
+  std::memcpy(data->data(), &value, 4);
+  v.data = std::move(data);
+  return graph_->AddValue(std::move(v));
 }
 
 ValueId GradEmitter::ReduceTo(ValueId grad, const Shape& shape) {
@@ -263,6 +276,33 @@ Status GradPad(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::
   Attrs a = Ints1("begin", begin);
   a.Set("size", e.shape(n.inputs[0]));
   (*dx)[0] = e.Op("slice", {dy[0]}, a);
+  return e.status();
+}
+
+Status GradBroadcastTo(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx) {
+  Resize(n, dx);
+  (*dx)[0] = e.ReduceTo(dy[0], e.shape(n.inputs[0]));
+  return e.status();
+}
+
+// The reduced axes' gradient: dy spread back over the input shape.
+ValueId SpreadOverReducedAxes(GradEmitter& e, const Node& n, ValueId dy) {
+  Shape kept = e.shape(n.inputs[0]);
+  for (int64_t axis : n.attrs.Ints("axes")) kept[static_cast<size_t>(axis < 0 ? axis + static_cast<int64_t>(kept.size()) : axis)] = 1;
+  return e.Op("broadcast_to", {e.Reshape(dy, kept)}, Ints1("shape", e.shape(n.inputs[0])));
+}
+
+Status GradReduceSum(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx) {
+  Resize(n, dx);
+  (*dx)[0] = SpreadOverReducedAxes(e, n, dy[0]);
+  return e.status();
+}
+
+Status GradMean(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx) {
+  Resize(n, dx);
+  const int64_t out = e.value(n.outputs[0]).elements();
+  const float scale = out == 0 ? 0.0f : static_cast<float>(out) / static_cast<float>(e.value(n.inputs[0]).elements());
+  (*dx)[0] = e.Op("mul", {SpreadOverReducedAxes(e, n, dy[0]), e.Scalar(scale)});
   return e.status();
 }
 

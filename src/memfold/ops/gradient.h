@@ -29,6 +29,8 @@ class GradEmitter {
   // Sums a gradient of a broadcast result back to `shape` (undoes numpy broadcasting).
   ValueId ReduceTo(ValueId grad, const Shape& shape);
   ValueId Reshape(ValueId v, const Shape& shape);
+  // A float32 scalar constant.
+  ValueId Scalar(float value);
 
   // Copies, not references: emitting nodes grows the value table, and a reference taken while
   // evaluating one argument would dangle once another argument emits a node.
@@ -68,6 +70,9 @@ Status GradConcat(GradEmitter& e, const Node& n, std::span<const ValueId> dy, st
 Status GradSlice(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx);
 Status GradTranspose(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx);
 Status GradPad(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx);
+Status GradBroadcastTo(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx);
+Status GradReduceSum(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx);
+Status GradMean(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx);
 Status GradGather(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx);
 Status GradBatchNorm(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx);
 Status GradLayerNorm(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx);

@@ -260,6 +260,14 @@ Status InferSoftmax(const InferContext& ctx, std::vector<TensorType>* out) {
   return Status::Ok();
 }
 
+Status InferBroadcastTo(const InferContext& ctx, std::vector<TensorType>* out) {
+  const Shape& target = ctx.node.attrs.Ints("shape");
+  MF_ASSIGN_OR_RETURN(Shape shape, BroadcastShapes(ctx.in(0).shape, target));
+  if (shape != target) return Status::Error(Dims(ctx.in(0).shape) + " does not broadcast to " + Dims(target));
+  out->push_back({ctx.in(0).dtype, target});
+  return Status::Ok();
+}
+
 Status InferConvertType(const InferContext& ctx, std::vector<TensorType>* out) {
   MF_ASSIGN_OR_RETURN(DType dtype, OutputDType(ctx, "dtype"));
   out->push_back({dtype, ctx.in(0).shape});

@@ -24,6 +24,7 @@ Status InferConcat(const InferContext& ctx, std::vector<TensorType>* out);
 Status InferSlice(const InferContext& ctx, std::vector<TensorType>* out);
 Status InferTranspose(const InferContext& ctx, std::vector<TensorType>* out);
 Status InferPad(const InferContext& ctx, std::vector<TensorType>* out);
+Status InferBroadcastTo(const InferContext& ctx, std::vector<TensorType>* out);
 // quantize / dequantize: same shape, element type from attribute "dtype".
 Status InferConvertType(const InferContext& ctx, std::vector<TensorType>* out);
 // svdf: input [batch, input_size], weights_feature [filters, input_size], weights_time

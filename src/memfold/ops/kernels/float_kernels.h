@@ -56,5 +56,6 @@ template <typename A, typename T> void Concat(const KernelContext& ctx);
 template <typename A, typename T> void Slice(const KernelContext& ctx);
 template <typename A, typename T> void Transpose(const KernelContext& ctx);
 template <typename A, typename T> void Pad(const KernelContext& ctx);
+template <typename A, typename T> void BroadcastTo(const KernelContext& ctx);
 
 }  // namespace memfold

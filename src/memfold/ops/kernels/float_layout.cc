@@ -6,6 +6,7 @@
 
 #include "memfold/ops/kernels/access.h"
 #include "memfold/ops/kernels/float_kernels.h"
+#include "memfold/ops/kernels/kernel_util.h"
 
 namespace memfold {
 namespace {
@@ -178,11 +179,22 @@ void Pad(const KernelContext& ctx) {
   }
 }
 
+// numpy broadcast of the input to the output shape: a row-major walk over the output.
+template <typename A, typename T>
+void BroadcastTo(const KernelContext& ctx) {
+  const Shape& out = ctx.outputs[0].shape();
+  In<A, T> x{ctx.inputs[0].ptr<T>()};
+  Out<A, T> y{ctx.outputs[0].ptr<T>()};
+  WalkOutput(out, BroadcastStrides(ctx.inputs[0].shape(), out.size()), 0,
+             [&](int64_t o, int64_t i) { y.Set(o, x[i]); });
+}
+
 #define MF_INSTANTIATE_MOVES(T)                                     \
   MF_INSTANTIATE_KERNEL_T(Concat, T)           \
   MF_INSTANTIATE_KERNEL_T(Slice, T)            \
   MF_INSTANTIATE_KERNEL_T(Transpose, T)        \
-  MF_INSTANTIATE_KERNEL_T(Pad, T)
+  MF_INSTANTIATE_KERNEL_T(Pad, T)                \
+  MF_INSTANTIATE_KERNEL_T(BroadcastTo, T)
 MF_INSTANTIATE_MOVES(int8_t)
 MF_INSTANTIATE_MOVES(uint8_t)
 MF_INSTANTIATE_MOVES(int16_t)

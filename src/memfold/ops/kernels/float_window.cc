@@ -74,8 +74,8 @@ void AvgPool2DF32(const KernelContext& ctx) {
 template <typename A>
 void MaxPool2DF32(const KernelContext& ctx) {
   PoolF32<A>(
-      ctx, std::numeric_limits<float>::lowest(), [](float acc, float v) { return std::max(acc, v); },
-      [](float acc, int64_t) { return acc; });
+      ctx, std::numeric_limits<float>::lowest(),
+      [](float acc, float v) { return std::max(acc, v); }, [](float acc, int64_t) { return acc; });
 }
 
 MF_INSTANTIATE_KERNEL(Conv2DF32)

@@ -122,8 +122,8 @@ ChannelMultipliers FullyConnectedMultipliers(const KernelContext& ctx, bool per_
                                              int64_t out_depth) {
   if (per_channel) return PerChannelMultipliers(ctx, out_depth);
   const Value& filter = *ctx.inputs[1].value;
-  const double input_product_scale = static_cast<double>(Scale(*ctx.inputs[0].value) *
-                                                         Scale(filter));
+  const double input_product_scale =
+      static_cast<double>(Scale(*ctx.inputs[0].value) * Scale(filter));
   const double real_multiplier =
       input_product_scale / static_cast<double>(Scale(*ctx.outputs[0].value));
   ChannelMultipliers mult{{0}, {0}};

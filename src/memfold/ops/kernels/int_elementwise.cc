@@ -184,7 +184,8 @@ void SoftmaxRows(const KernelContext& ctx) {
     for (int64_t c = 0; c < depth; ++c) {
       const int32_t input_diff = static_cast<int32_t>(x[i * depth + c]) - max_in_row;
       if (exp_of.Counts(input_diff)) {
-        sum_of_exps += SaturatingRoundingMultiplyByPOT(exp_of(input_diff), -kAccumulationIntegerBits);
+        sum_of_exps +=
+            SaturatingRoundingMultiplyByPOT(exp_of(input_diff), -kAccumulationIntegerBits);
       }
     }
 

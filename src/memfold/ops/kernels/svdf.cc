@@ -45,8 +45,8 @@ void ShiftStateLeft(Out<A, T> state, int64_t total) {
   for (int64_t i = 0; i + 1 < total; ++i) state.Set(i, state[i + 1]);
 }
 
-// The loop nests both kernels share; the arithmetic comes from the caller. Each stage reads
-// and writes in the order of svdf_common.cc.
+// The loop nests both kernels share. The caller's functions do the arithmetic and the reads and
+// writes of each step, so each kernel keeps the access order of svdf_common.cc.
 
 // Feature matmul into the newest state column: state[b, r, memory - 1] = entry(b, r), where
 // entry does the dot product of feature row r with input row b. Batch outer, filter inner.
@@ -145,9 +145,8 @@ void SvdfInteger(const KernelContext& ctx) {
     const int32_t value = int32_t{state[s]} - state_zp;
     products.Set(p, WrappingAdd(products[p], WrappingMul(weight, value)));
   });
-  RankSums(ctx, d, sums, [&](int64_t o, int64_t p) {
-    sums.Set(o, WrappingAdd(sums[o], products[p]));
-  });
+  RankSums(ctx, d, sums,
+           [&](int64_t o, int64_t p) { sums.Set(o, WrappingAdd(sums[o], products[p])); });
 
   // Rescale to the int8 output.
   for (int64_t i = 0; i < d.batch * d.units; ++i) {
