@@ -130,6 +130,35 @@ TEST(Cli, InputFileIsUsedAndChecked) {
   EXPECT_NE(bad.err.find("holds 5 bytes; the model's inputs need 256"), std::string::npos) << bad.err;
 }
 
+TEST(Cli, TrainPlanOnlyJsonKeys) {
+  const Outcome r = Memfold("train zoo:resnet,size=tiny --plan-only --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = r.Json();
+  for (const char* key : {"strategy", "total_bytes", "breakdown", "by_layer_type", "recomputed_nodes",
+                          "forward_flops", "recompute_flops", "plan_ms"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  for (const char* key : {"feature_maps", "weights", "gradients", "optimizer", "workspace"}) {
+    EXPECT_TRUE(j["breakdown"].contains(key)) << key;
+  }
+  int64_t sum = 0;
+  for (const auto& [key, bytes] : j["breakdown"].items()) sum += bytes.get<int64_t>();
+  EXPECT_EQ(sum, j["total_bytes"].get<int64_t>());
+  EXPECT_EQ(j["strategy"], "none");
+  EXPECT_FALSE(j.contains("loss"));
+}
+
+TEST(Cli, TrainStepsReportLossAndGradientHash) {
+  const Outcome a = Memfold("train zoo:transformer,size=tiny --steps 3 --json");
+  ASSERT_EQ(a.code, 0) << a.err;
+  const auto j = a.Json();
+  EXPECT_EQ(j["losses"].size(), 3u);
+  EXPECT_LT(j["losses"][2].get<double>(), j["losses"][0].get<double>());
+  EXPECT_EQ(j["grad_sha256"].get<std::string>().size(), 64u);
+  // Deterministic: the same run gives the same gradients.
+  EXPECT_EQ(Memfold("train zoo:transformer,size=tiny --steps 3 --json").Json()["grad_sha256"], j["grad_sha256"]);
+}
+
 // Bad usage and bad input: exit 2 and one line on stderr saying what to do.
 TEST(Cli, BadInputExitsTwoWithOneLine) {
   struct Case { const char* args; const char* message; };
@@ -144,6 +173,10 @@ TEST(Cli, BadInputExitsTwoWithOneLine) {
       {"frobnicate", "frobnicate"},
       {"", "A subcommand is required"},
       {"plan", "MODEL is required"},
+      {"train zoo:mlp --plan-only", "first output is a float32 scalar loss"},
+      {"train zoo:resnet,depth=42 --plan-only", "depth"},
+      {"train zoo:nmt,size=big --plan-only", "size=big is not one of full, tiny"},
+      {"train zoo:nmt,size=tiny --strategy magic", "--strategy"},
   };
   for (const Case& c : cases) {
     const Outcome r = Memfold(c.args);
