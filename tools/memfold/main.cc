@@ -63,7 +63,8 @@ int main(int argc, char** argv) {
   memfold::cli::TrainOptions train_options;
   CLI::App* train = app.add_subcommand("train", "plan (and with --steps run) a training step: footprint, breakdown, loss");
   AddModelArgs(train, &train_options.common);
-  train->add_option("--strategy", train_options.strategy, "none (baseline planning)")->check(CLI::IsMember({"none"}));
+  train->add_option("--strategy", train_options.strategy, "none (baseline), mirror (Chen et al.) or echo")
+      ->check(CLI::IsMember({"none", "mirror", "echo"}));
   train->add_flag("--plan-only", train_options.plan_only, "plan without executing");
   train->add_option("--steps", train_options.steps, "training steps to execute")->check(CLI::Range(0, 1000000));
   train->add_option("--optimizer", train_options.optimizer, "sgd_momentum or adam")->check(CLI::IsMember({"sgd_momentum", "adam"}));

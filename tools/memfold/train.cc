@@ -16,21 +16,18 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-double ForwardFlops(const Graph& g, size_t forward_nodes) {
-  double flops = 0;
-  for (size_t pos = 0; pos < forward_nodes; ++pos) flops += NodeCost(g, g.node(g.schedule[pos])).flops;
-  return flops;
-}
-
 Json BreakdownJson(const MemoryBreakdown& b) {
   return {{"feature_maps", b.feature_maps}, {"weights", b.weights}, {"gradients", b.gradients},
           {"optimizer", b.optimizer}, {"workspace", b.workspace}, {"fragmentation", b.fragmentation}};
 }
 
-void PrintHuman(const TrainOptions& o, const Graph& g, const GraphPlan& gp, const MemoryProfile& p, double plan_ms) {
-  const MemoryBreakdown& b = p.breakdown;
-  std::cout << o.common.model << ": training step of " << g.schedule.size() << " nodes, strategy "
-            << o.strategy << ", planned in " << plan_ms << " ms\n\n";
+void PrintHuman(const TrainOptions& o, const PlannedTraining& t) {
+  const MemoryBreakdown& b = t.profile.breakdown;
+  const MemoryProfile& p = t.profile;
+  std::cout << o.common.model << ": training step of " << t.graph.schedule.size() << " nodes, strategy "
+            << o.strategy << " (" << t.recomputed_nodes << " nodes recomputed"
+            << (t.fell_back ? "; Echo's plan was not smaller, so the baseline is kept" : "")
+            << "), planned in " << t.plan_ms << " ms\n\n";
   TextTable table({"memory", ">bytes", ">share"});
   const auto total = static_cast<double>(b.total());
   auto add = [&](const char* name, int64_t bytes) {
@@ -47,7 +44,7 @@ void PrintHuman(const TrainOptions& o, const Graph& g, const GraphPlan& gp, cons
   table.Add({"total", HumanBytes(b.total()), ""});
   std::cout << table.Render() << "\nby layer type:";
   for (const auto& [layer, bytes] : p.by_layer_type) std::cout << " " << layer << " " << HumanBytes(bytes) << ";";
-  std::cout << "\narena " << HumanBytes(gp.plan.arena_bytes) << " (" << gp.plan.planner << " plan, verified)\n";
+  std::cout << "\narena " << HumanBytes(t.plan.plan.arena_bytes) << " (" << t.plan.plan.planner << " plan, verified)\n";
 }
 
 }  // namespace
@@ -55,26 +52,22 @@ void PrintHuman(const TrainOptions& o, const Graph& g, const GraphPlan& gp, cons
 int TrainCommand(const TrainOptions& o) {
   Result<Graph> loaded = LoadModel(o.common.model);
   if (!loaded.ok()) return Fail(loaded.status().message());
-  Graph g = std::move(loaded).value();
-  const auto start = std::chrono::steady_clock::now();
   TrainingConfig config;
   config.optimizer = o.optimizer;
   config.learning_rate = o.learning_rate;
-  Result<TrainingGraph> training = BuildTrainingGraph(&g, config);
-  if (!training.ok()) return Fail(o.common.model + ": " + training.status().message());
-  Result<GraphPlan> planned = PlanGraph(g, "mxnet");
-  if (!planned.ok()) return Fail(planned.status().message(), kExitFailed);
-  const double plan_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  const MemoryProfile profile = ProfileMemory(g, training->forward_nodes, *planned);
-  Json out = {{"model", o.common.model}, {"strategy", o.strategy}, {"total_bytes", profile.breakdown.total()},
-              {"arena_bytes", planned->plan.arena_bytes}, {"breakdown", BreakdownJson(profile.breakdown)},
-              {"by_layer_type", profile.by_layer_type}, {"nodes", g.schedule.size()},
-              {"recomputed_nodes", 0}, {"forward_flops", ForwardFlops(g, training->forward_nodes)},
-              {"recompute_flops", 0}, {"plan_ms", plan_ms}};
-  if (!o.common.json) PrintHuman(o, g, *planned, profile, plan_ms);
+  Result<PlannedTraining> planned = PlanTraining(std::move(loaded).value(), o.strategy, config);
+  if (!planned.ok()) return Fail(o.common.model + ": " + planned.status().message());
+  const PlannedTraining& p = *planned;
+  Json out = {{"model", o.common.model}, {"strategy", o.strategy}, {"total_bytes", p.profile.breakdown.total()},
+              {"arena_bytes", p.plan.plan.arena_bytes}, {"breakdown", BreakdownJson(p.profile.breakdown)},
+              {"by_layer_type", p.profile.by_layer_type}, {"nodes", p.graph.schedule.size()},
+              {"recomputed_nodes", p.recomputed_nodes}, {"forward_flops", p.forward_flops},
+              {"recompute_flops", p.recompute_flops}, {"plan_ms", p.plan_ms}};
+  if (o.strategy == "echo") out["fell_back_to_baseline"] = p.fell_back;
+  if (!o.common.json) PrintHuman(o, p);
   if (!o.plan_only && o.steps > 0) {
-    Trainer trainer(g, *training, *planned);
-    const std::vector<Bytes> inputs = TrainingInputs(g);
+    Trainer trainer(p.graph, p.training, p.plan);
+    const std::vector<Bytes> inputs = TrainingInputs(p.graph);
     Json losses = Json::array();
     StepResult last;
     std::map<std::string, double> layer_ms;
@@ -87,15 +80,14 @@ int TrainCommand(const TrainOptions& o) {
       last = std::move(result).value();
     }
     out["time_ms_by_layer_type"] = layer_ms;
-    if (!o.common.json) {
-      std::cout << "time by layer type (planned runs):";
-      for (const auto& [layer, ms] : layer_ms) std::cout << " " << layer << " " << ms << " ms;";
-      std::cout << "\n";
-    }
     out["loss"] = losses.back();
     out["losses"] = losses;
     out["grad_sha256"] = GradientSha256(last);
-    if (!o.common.json) std::cout << "grad_sha256 " << out["grad_sha256"].get<std::string>() << " (planned and unplanned steps identical)\n";
+    if (!o.common.json) {
+      std::cout << "time by layer type (planned runs):";
+      for (const auto& [layer, ms] : layer_ms) std::cout << " " << layer << " " << ms << " ms;";
+      std::cout << "\ngrad_sha256 " << out["grad_sha256"].get<std::string>() << " (planned and unplanned steps identical)\n";
+    }
   }
   if (o.common.json) std::cout << out.dump(1) << "\n";
   return kExitOk;

@@ -2,7 +2,12 @@
 
 #include <cstring>
 
+#include <chrono>
+
 #include "memfold/io/sha256.h"
+#include "memfold/ops/registry.h"
+#include "memfold/passes/echo.h"
+#include "memfold/passes/recompute.h"
 
 namespace memfold {
 namespace {
@@ -19,6 +24,49 @@ int64_t IntegerRange(const Graph& g, ValueId v) {
 }
 
 }  // namespace
+
+namespace {
+
+Result<PlannedTraining> Finish(PlannedTraining p) {
+  MF_ASSIGN_OR_RETURN(p.plan, PlanGraph(p.graph, "mxnet"));
+  p.profile = ProfileMemory(p.graph, p.training.forward_nodes, p.plan);
+  return p;
+}
+
+}  // namespace
+
+Result<PlannedTraining> PlanTraining(Graph forward, const std::string& strategy, const TrainingConfig& config) {
+  if (strategy != "none" && strategy != "mirror" && strategy != "echo") {
+    return Status::Error("strategy must be none, mirror or echo, not '" + strategy + "'");
+  }
+  const auto start = std::chrono::steady_clock::now();
+  PlannedTraining base;
+  base.graph = std::move(forward);
+  base.strategy = strategy;
+  MF_ASSIGN_OR_RETURN(base.training, BuildTrainingGraph(&base.graph, config));
+  for (size_t pos = 0; pos < base.training.forward_nodes; ++pos) {
+    base.forward_flops += NodeCost(base.graph, base.graph.node(base.graph.schedule[pos])).flops;
+  }
+  PlannedTraining chosen = base;
+  if (strategy != "none") {
+    const std::vector<char> choice = strategy == "mirror" ? MirrorChoice(chosen.graph, chosen.training)
+                                                          : EchoChoice(chosen.graph, chosen.training);
+    MF_ASSIGN_OR_RETURN(RecomputeResult r, ApplyRecomputation(&chosen.graph, chosen.training, choice));
+    chosen.recomputed_nodes = r.recomputed_nodes;
+    chosen.recompute_flops = r.recompute_flops;
+  }
+  MF_ASSIGN_OR_RETURN(chosen, Finish(std::move(chosen)));
+  if (strategy == "echo") {
+    MF_ASSIGN_OR_RETURN(PlannedTraining baseline, Finish(std::move(base)));
+    if (chosen.profile.breakdown.total() >= baseline.profile.breakdown.total()) {
+      baseline.strategy = "echo";
+      baseline.fell_back = true;
+      chosen = std::move(baseline);
+    }
+  }
+  chosen.plan_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return chosen;
+}
 
 std::vector<Bytes> TrainingInputs(const Graph& graph) {
   std::vector<Bytes> inputs = DefaultInputs(graph);

@@ -11,8 +11,28 @@
 #include "memfold/exec/executor.h"
 #include "memfold/passes/gradient.h"
 #include "memfold/plan/plan_graph.h"
+#include "memfold/plan/profile.h"
 
 namespace memfold {
+
+// One training step planned under a recomputation strategy ("none", "mirror", "echo"): the
+// pipeline gradient -> (recomputation) -> plan, and the footprint profile. Echo keeps the
+// baseline plan when its own is not smaller (the paper's guarantee) and says so.
+struct PlannedTraining {
+  Graph graph;
+  TrainingGraph training;
+  GraphPlan plan;
+  MemoryProfile profile;
+  std::string strategy;
+  int recomputed_nodes = 0;
+  double recompute_flops = 0;
+  double forward_flops = 0;
+  bool fell_back = false;  // echo only: the baseline was at least as small
+  double plan_ms = 0;
+};
+
+Result<PlannedTraining> PlanTraining(Graph forward, const std::string& strategy,
+                                     const TrainingConfig& config = {});
 
 // The contract's default inputs, with integer inputs folded into the range their readers
 // accept: token ids below the embedding table's rows, labels below the number of classes.

@@ -1,0 +1,128 @@
+#include "memfold/passes/recompute.h"
+
+#include <functional>
+
+#include "memfold/ops/registry.h"
+
+namespace memfold {
+namespace {
+
+std::vector<char> ForwardMask(const Graph& g, const TrainingGraph& t) {
+  std::vector<char> forward(static_cast<size_t>(g.num_nodes()), 0);
+  for (size_t pos = 0; pos < t.forward_nodes; ++pos) forward[static_cast<size_t>(g.schedule[pos])] = 1;
+  return forward;
+}
+
+// Re-schedules: forward nodes as before, then the backward pass with each clone placed just
+// before the first node that reads it (clones that read clones first).
+std::vector<NodeId> LateSchedule(const Graph& g, size_t forward_nodes, const std::vector<NodeId>& backward,
+                                 const std::vector<NodeId>& clone_of_value) {
+  std::vector<NodeId> order(g.schedule.begin(), g.schedule.begin() + static_cast<std::ptrdiff_t>(forward_nodes));
+  std::vector<char> placed(static_cast<size_t>(g.num_nodes()), 0);
+  std::function<void(NodeId)> place = [&](NodeId id) {
+    if (placed[static_cast<size_t>(id)]) return;
+    placed[static_cast<size_t>(id)] = 1;
+    for (ValueId in : g.node(id).inputs) {
+      if (in != kNoValue && clone_of_value[static_cast<size_t>(in)] != kNoNode) place(clone_of_value[static_cast<size_t>(in)]);
+    }
+    order.push_back(id);
+  };
+  for (NodeId id : backward) place(id);
+  return order;
+}
+
+}  // namespace
+
+bool IsComputeHeavy(const Graph& graph, const Node& node) {
+  if (const AttrValue* force = node.attrs.Find("recompute")) {
+    return std::get<std::string>(*force) == "never";
+  }
+  const Cost cost = NodeCost(graph, node);
+  const double bytes = static_cast<double>(cost.bytes_read + cost.bytes_written);
+  return bytes > 0 && cost.flops / bytes >= kComputeHeavyIntensity;
+}
+
+bool MustNotRecompute(const Graph& graph, const Node& node) {
+  const OpDef* def = FindOp(node.op);
+  if (def == nullptr || (def->kernels.empty() && !def->alias)) return true;
+  if (!def->updates_input.empty()) return true;
+  for (ValueId in : node.inputs) {  // reads state it may update (batch-norm running statistics)
+    if (in != kNoValue && graph.value(in).role == Role::kState) return true;
+  }
+  return node.op == "dropout" || node.layer == "loss";
+}
+
+std::vector<char> MirrorChoice(const Graph& g, const TrainingGraph& t) {
+  std::vector<char> choice(static_cast<size_t>(g.num_nodes()), 0);
+  for (size_t pos = 0; pos < t.forward_nodes; ++pos) {
+    const Node& n = g.node(g.schedule[pos]);
+    choice[static_cast<size_t>(g.schedule[pos])] = !IsComputeHeavy(g, n) && !MustNotRecompute(g, n) && n.op != "concat";
+  }
+  return choice;
+}
+
+Result<RecomputeResult> ApplyRecomputation(Graph* g, const TrainingGraph& t, const std::vector<char>& recompute) {
+  const std::vector<char> forward = ForwardMask(*g, t);
+  const std::vector<NodeId> backward(g->schedule.begin() + static_cast<std::ptrdiff_t>(t.forward_nodes), g->schedule.end());
+  // Values the backward pass reads, to decide which recomputed nodes are worth cloning.
+  std::vector<char> read_backward(static_cast<size_t>(g->num_values()), 0);
+  for (NodeId id : backward) {
+    for (ValueId in : g->node(id).inputs) {
+      if (in != kNoValue) read_backward[static_cast<size_t>(in)] = 1;
+    }
+  }
+  std::vector<ValueId> clone(static_cast<size_t>(g->num_values()), kNoValue);
+  RecomputeResult result;
+  // Forward order: a clone's recomputed inputs are cloned before it. Clones of nodes nobody in
+  // the backward pass (or a later clone) needs would be dead; they are skipped below.
+  std::vector<char> needed = read_backward;
+  for (size_t pos = t.forward_nodes; pos-- > 0;) {
+    const NodeId id = g->schedule[pos];
+    if (!recompute[static_cast<size_t>(id)]) continue;
+    bool wanted = false;
+    for (ValueId out : g->node(id).outputs) wanted = wanted || needed[static_cast<size_t>(out)];
+    if (!wanted) continue;
+    for (ValueId in : g->node(id).inputs) {
+      if (in != kNoValue) needed[static_cast<size_t>(in)] = 1;
+    }
+  }
+  for (size_t pos = 0; pos < t.forward_nodes; ++pos) {
+    const NodeId id = g->schedule[pos];
+    const Node original = g->node(id);
+    if (!recompute[static_cast<size_t>(id)] || !forward[static_cast<size_t>(id)]) continue;
+    bool wanted = false;
+    for (ValueId out : original.outputs) wanted = wanted || needed[static_cast<size_t>(out)];
+    if (!wanted) continue;
+    Node copy = original;
+    copy.name += "/recompute";
+    for (ValueId& in : copy.inputs) {
+      if (in != kNoValue && clone[static_cast<size_t>(in)] != kNoValue) in = clone[static_cast<size_t>(in)];
+    }
+    copy.outputs.clear();
+    for (ValueId out : original.outputs) {
+      Value v = g->value(out);
+      v.name += "/recompute";
+      copy.outputs.push_back(g->AddValue(std::move(v)));
+    }
+    const NodeId new_id = g->AddNode(copy);
+    g->schedule.pop_back();  // placed by LateSchedule
+    for (size_t k = 0; k < original.outputs.size(); ++k) {
+      clone[static_cast<size_t>(original.outputs[k])] = copy.outputs[k];
+    }
+    ++result.recomputed_nodes;
+    result.recompute_flops += NodeCost(*g, g->node(new_id)).flops;
+  }
+  std::vector<NodeId> clone_node(static_cast<size_t>(g->num_values()), kNoNode);  // per clone value
+  for (ValueId c : clone) {
+    if (c != kNoValue) clone_node[static_cast<size_t>(c)] = g->value(c).producer;
+  }
+  for (NodeId id : backward) {  // the backward pass reads the clones
+    for (ValueId& in : g->node(id).inputs) {
+      if (in != kNoValue && clone[static_cast<size_t>(in)] != kNoValue) in = clone[static_cast<size_t>(in)];
+    }
+  }
+  g->schedule = LateSchedule(*g, t.forward_nodes, backward, clone_node);
+  return result;
+}
+
+}  // namespace memfold

@@ -1,0 +1,46 @@
+// Recomputation: instead of keeping a forward value until the backward pass reads it, clone the
+// forward nodes that produce it into the backward pass, just before their first backward
+// reader, and let the backward pass read the clones. A clone reads the original inputs of the
+// node it mirrors, or the clones of those inputs when their producers are recomputed too.
+//
+// Strategies choose which forward nodes to recompute:
+//   mirror  Chen et al. as MXNet ships it: every forward node that is not compute-heavy, with
+//           no check of whether that saves memory (REFERENCE.md §4).
+//   echo    the Echo pass (Algorithm 1 of the paper): see echo.h.
+// O(V + E) for the rewrite.
+#pragma once
+
+#include <vector>
+
+#include "memfold/ir/graph.h"
+#include "memfold/ir/status.h"
+#include "memfold/passes/gradient.h"
+
+namespace memfold {
+
+// Arithmetic intensity (FLOPs per byte moved) from which an op counts as compute-heavy, unless
+// a node's attribute "recompute" says "never" (always heavy) or "always" (never heavy).
+inline constexpr double kComputeHeavyIntensity = 1.0;
+
+// Whether a forward node is too costly to recompute, by the registry's cost model.
+bool IsComputeHeavy(const Graph& graph, const Node& node);
+
+// Whether recomputing the node is never allowed: random draws (dropout must reuse its mask),
+// state updates (batch-norm statistics must be updated exactly once), losses, ops without a
+// kernel to rerun.
+bool MustNotRecompute(const Graph& graph, const Node& node);
+
+struct RecomputeResult {
+  int recomputed_nodes = 0;
+  double recompute_flops = 0;
+};
+
+// Clones the forward nodes marked in `recompute` (indexed by node id) into the backward pass of
+// `training` and re-schedules. Nodes whose outputs no backward node reads are not cloned.
+Result<RecomputeResult> ApplyRecomputation(Graph* graph, const TrainingGraph& training,
+                                           const std::vector<char>& recompute);
+
+// Mirror's choice: every forward node that is neither compute-heavy nor forbidden.
+std::vector<char> MirrorChoice(const Graph& graph, const TrainingGraph& training);
+
+}  // namespace memfold
