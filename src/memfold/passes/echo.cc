@@ -19,7 +19,7 @@ class StashModel {
   // a backward node reads it, or a recomputed node does, and it is not itself recomputed.
   bool Kept(ValueId v, const std::vector<char>& in_set) const {
     const NodeId producer = g_.value(v).producer;
-    if (producer != kNoNode && in_set[static_cast<size_t>(producer)]) return false;
+    if (producer != kNoNode && in_set[static_cast<size_t>(producer)] && RecomputesOutput(g_.node(producer), OutputIndex(producer, v))) return false;
     if (g_.value(v).is_constant() || g_.value(v).role == Role::kWeight) return false;  // never in the arena
     for (NodeId reader : readers_[static_cast<size_t>(v)]) {
       if (!forward_[static_cast<size_t>(reader)] || in_set[static_cast<size_t>(reader)]) return true;
@@ -35,6 +35,11 @@ class StashModel {
   }
 
   const std::vector<NodeId>& readers(ValueId v) const { return readers_[static_cast<size_t>(v)]; }
+
+  size_t OutputIndex(NodeId producer, ValueId v) const {
+    const std::vector<ValueId>& outs = g_.node(producer).outputs;
+    return static_cast<size_t>(std::find(outs.begin(), outs.end(), v) - outs.begin());
+  }
 
  private:
   const Graph& g_;

@@ -42,11 +42,16 @@ bool IsComputeHeavy(const Graph& graph, const Node& node) {
   return bytes > 0 && cost.flops / bytes >= kComputeHeavyIntensity;
 }
 
+constexpr char kBatchNorm[] = "batch_norm_train";
+
+bool RecomputesOutput(const Node& node, size_t output) { return node.op != kBatchNorm || output == 0; }
+
 bool MustNotRecompute(const Graph& graph, const Node& node) {
   const OpDef* def = FindOp(node.op);
   if (def == nullptr || (def->kernels.empty() && !def->alias)) return true;
   if (!def->updates_input.empty()) return true;
-  for (ValueId in : node.inputs) {  // reads state it may update (batch-norm running statistics)
+  if (node.op == kBatchNorm) return false;  // re-run as batch_norm_apply
+  for (ValueId in : node.inputs) {  // reads state it may update
     if (in != kNoValue && graph.value(in).role == Role::kState) return true;
   }
   return node.op == "dropout" || node.layer == "loss";
@@ -79,10 +84,11 @@ Result<RecomputeResult> ApplyRecomputation(Graph* g, const TrainingGraph& t, con
   for (size_t pos = t.forward_nodes; pos-- > 0;) {
     const NodeId id = g->schedule[pos];
     if (!recompute[static_cast<size_t>(id)]) continue;
+    const Node& n = g->node(id);
     bool wanted = false;
-    for (ValueId out : g->node(id).outputs) wanted = wanted || needed[static_cast<size_t>(out)];
+    for (size_t k = 0; k < n.outputs.size(); ++k) wanted = wanted || (RecomputesOutput(n, k) && needed[static_cast<size_t>(n.outputs[k])]);
     if (!wanted) continue;
-    for (ValueId in : g->node(id).inputs) {
+    for (ValueId in : n.inputs) {
       if (in != kNoValue) needed[static_cast<size_t>(in)] = 1;
     }
   }
@@ -91,24 +97,29 @@ Result<RecomputeResult> ApplyRecomputation(Graph* g, const TrainingGraph& t, con
     const Node original = g->node(id);
     if (!recompute[static_cast<size_t>(id)] || !forward[static_cast<size_t>(id)]) continue;
     bool wanted = false;
-    for (ValueId out : original.outputs) wanted = wanted || needed[static_cast<size_t>(out)];
+    for (size_t k = 0; k < original.outputs.size(); ++k) wanted = wanted || (RecomputesOutput(original, k) && needed[static_cast<size_t>(original.outputs[k])]);
     if (!wanted) continue;
     Node copy = original;
     copy.name += "/recompute";
+    if (original.op == kBatchNorm) {  // x, gamma, beta and the statistics the node saved
+      copy.op = "batch_norm_apply";
+      copy.attrs = Attrs();
+      copy.inputs = {original.inputs[0], original.inputs[1], original.inputs[2], original.outputs[1], original.outputs[2]};
+    }
     for (ValueId& in : copy.inputs) {
       if (in != kNoValue && clone[static_cast<size_t>(in)] != kNoValue) in = clone[static_cast<size_t>(in)];
     }
     copy.outputs.clear();
-    for (ValueId out : original.outputs) {
-      Value v = g->value(out);
+    for (size_t k = 0; k < original.outputs.size(); ++k) {
+      if (!RecomputesOutput(original, k)) continue;
+      Value v = g->value(original.outputs[k]);
       v.name += "/recompute";
-      copy.outputs.push_back(g->AddValue(std::move(v)));
+      const ValueId c = g->AddValue(std::move(v));
+      copy.outputs.push_back(c);
+      clone[static_cast<size_t>(original.outputs[k])] = c;
     }
     const NodeId new_id = g->AddNode(copy);
     g->schedule.pop_back();  // placed by LateSchedule
-    for (size_t k = 0; k < original.outputs.size(); ++k) {
-      clone[static_cast<size_t>(original.outputs[k])] = copy.outputs[k];
-    }
     ++result.recomputed_nodes;
     result.recompute_flops += NodeCost(*g, g->node(new_id)).flops;
   }

@@ -30,6 +30,11 @@ bool IsComputeHeavy(const Graph& graph, const Node& node);
 // kernel to rerun.
 bool MustNotRecompute(const Graph& graph, const Node& node);
 
+// How a recomputed node is re-run: batch_norm_train, which must not update its running
+// statistics twice, is rebuilt as batch_norm_apply from the statistics it saved; only its
+// output 0 is recomputed. Every other op re-runs itself and recomputes all its outputs.
+bool RecomputesOutput(const Node& node, size_t output);
+
 struct RecomputeResult {
   int recomputed_nodes = 0;
   double recompute_flops = 0;

@@ -97,4 +97,8 @@ template <typename A> void SgdMomentumF32(const KernelContext& ctx);
 // param -= lr * (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + epsilon).
 template <typename A> void AdamF32(const KernelContext& ctx);
 
+// batch_norm_apply (x, gamma, beta, saved_mean, saved_invstd) -> y: batch_norm_train's
+// output rebuilt from its saved statistics (train_recompute.cc).
+template <typename A> void BatchNormApplyF32(const KernelContext& ctx);
+
 }  // namespace memfold
