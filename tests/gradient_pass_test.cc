@@ -14,6 +14,7 @@
 #include "memfold/ops/registry.h"
 #include "memfold/passes/gradient.h"
 #include "memfold/zoo/builder.h"
+#include "test_util.h"
 
 namespace memfold {
 namespace {
@@ -105,21 +106,6 @@ std::vector<Case> Cases() {
   };
 }
 
-// The network's loss with parameter element `e` of value `param` moved by `delta`.
-double Loss(const Graph& forward, ValueId param, int64_t e, float delta) {
-  Graph g = forward;
-  auto data = std::make_shared<Bytes>(*g.value(param).data);
-  float w;
-  std::memcpy(&w, data->data() + 4 * e, 4);
-  w += delta;
-  std::memcpy(data->data() + 4 * e, &w, 4);
-  g.value(param).data = data;
-  Result<RunOutputs> out = RunUnplanned(g, {});
-  float loss;
-  std::memcpy(&loss, out->outputs[0].data(), 4);
-  return loss;
-}
-
 class GradientPass : public ::testing::TestWithParam<Case> {};
 
 TEST_P(GradientPass, MatchesFiniteDifferences) {
@@ -145,7 +131,8 @@ TEST_P(GradientPass, MatchesFiniteDifferences) {
     const ValueId param = t->params[p];
     for (int64_t e = 0; e < g.value(param).elements(); ++e) {
       const float h = 1e-3f;  // small enough not to step over relu's and max pooling's kinks
-      const double numeric = (Loss(forward, param, e, h) - Loss(forward, param, e, -h)) / (2.0 * h);
+      const double numeric = (static_cast<double>(LossWithMoved(forward, param, e, h)) -
+                              LossWithMoved(forward, param, e, -h)) / (2.0 * h);
       float analytic;
       std::memcpy(&analytic, step->gradients[p].data() + 4 * e, 4);
       EXPECT_NEAR(analytic, numeric, 3e-3 + 3e-2 * std::fabs(numeric))

@@ -16,8 +16,9 @@
 namespace memfold {
 
 // One training step planned under a recomputation strategy ("none", "mirror", "echo"): the
-// pipeline gradient -> (recomputation) -> plan, and the footprint profile. Echo keeps the
-// baseline plan when its own is not smaller (the paper's guarantee) and says so.
+// pipeline gradient -> (recomputation) -> plan, and the footprint profile. Echo plans its own
+// choice and, as a check, Mirror's blanket one, keeps the smaller, and keeps the baseline plan
+// when neither is smaller (the paper's never-worse guarantee), saying so.
 struct PlannedTraining {
   Graph graph;
   TrainingGraph training;

@@ -1,7 +1,10 @@
-// FLOP and byte costs of the ops whose cost is not simply one FLOP per output element.
-// A multiply-add counts as two FLOPs. Bytes are whole-tensor traffic (inputs read once,
-// outputs written once). O(rank).
+// FLOP and byte costs of the ops whose cost is not simply one FLOP per output element, and
+// the two pieces every cost is made of: whole-tensor byte traffic (inputs read once, outputs
+// written once) and a count of multiply-adds or window taps. A multiply-add counts as two
+// FLOPs. The training ops' costs (train_infer.h) are built from the same pieces. O(rank).
 #pragma once
+
+#include <cstdint>
 
 #include "memfold/ops/registry.h"
 
@@ -11,5 +14,15 @@ Cost ConvCost(const Graph& graph, const Node& node);           // conv2d and dep
 Cost MatrixCost(const Graph& graph, const Node& node);         // fully_connected, (batch_)matmul
 Cost PoolCost(const Graph& graph, const Node& node);           // max/avg pooling
 Cost MoveCost(const Graph& graph, const Node& node);           // data movement: 0 FLOPs
+
+// The node's byte traffic: every present input read once, every output written once; 0 FLOPs.
+Cost Traffic(const Graph& graph, const Node& node);
+// Traffic plus flops_per_step * positions * steps FLOPs: `steps` multiply-adds (2 FLOPs each)
+// or window taps (1 FLOP each) at each of `positions` output positions.
+Cost StepCost(const Graph& graph, const Node& node, double flops_per_step, int64_t positions,
+              int64_t steps);
+// Multiply-adds per output element of a convolution with `filter`: kh * kw for a depthwise
+// filter [1, kh, kw, oc], kh * kw * ic for a conv2d filter [oc, kh, kw, ic].
+int64_t ConvMacsPerOutput(const Shape& filter, bool depthwise);
 
 }  // namespace memfold

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "memfold/ops/cost.h"
 #include "memfold/ops/op_table.h"
 
 namespace memfold {
@@ -143,14 +144,8 @@ Status CheckShapes(const Graph& graph) {
 Cost NodeCost(const Graph& graph, const Node& node) {
   const OpDef* def = FindOp(node.op);
   if (def != nullptr && def->cost != nullptr) return def->cost(graph, node);
-  Cost cost;
-  for (ValueId in : node.inputs) {
-    if (in != kNoValue) cost.bytes_read += graph.value(in).bytes();
-  }
-  for (ValueId out : node.outputs) {
-    cost.bytes_written += graph.value(out).bytes();
-    cost.flops += static_cast<double>(graph.value(out).elements());
-  }
+  Cost cost = Traffic(graph, node);
+  for (ValueId out : node.outputs) cost.flops += static_cast<double>(graph.value(out).elements());
   return cost;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "memfold/ops/cost.h"
 #include "memfold/ops/infer.h"
 #include "memfold/ops/window.h"
 
@@ -116,15 +117,6 @@ Status RequireSameShapesF32(const InferContext& ctx, size_t count) {
 
 int64_t Channels(const Shape& shape) { return shape.empty() ? 1 : shape.back(); }
 
-Cost Traffic(const Graph& graph, const Node& node) {
-  Cost cost;
-  for (ValueId in : node.inputs) {
-    if (in != kNoValue) cost.bytes_read += graph.value(in).bytes();
-  }
-  for (ValueId out : node.outputs) cost.bytes_written += graph.value(out).bytes();
-  return cost;
-}
-
 int64_t LargestInput(const Graph& graph, const Node& node) {
   int64_t largest = 0;
   for (ValueId in : node.inputs) {
@@ -134,9 +126,7 @@ int64_t LargestInput(const Graph& graph, const Node& node) {
 }
 
 Cost PerElement(const Graph& graph, const Node& node, double flops_per_element) {
-  Cost cost = Traffic(graph, node);
-  cost.flops = flops_per_element * static_cast<double>(LargestInput(graph, node));
-  return cost;
+  return StepCost(graph, node, flops_per_element, LargestInput(graph, node), 1);
 }
 
 }  // namespace
@@ -401,30 +391,23 @@ Status InferAdam(const InferContext& ctx, std::vector<TensorType>* out) {
 }
 
 Cost ConvBackpropCost(const Graph& graph, const Node& node) {
-  Cost cost = Traffic(graph, node);
   // dy is input 0 of the *_backprop_input ops and input 1 of the *_backprop_filter ops.
   const bool filter_grad = node.op.ends_with("_filter");
   const Value& dy = graph.value(node.inputs[filter_grad ? 1 : 0]);
   const Shape& filter = filter_grad ? graph.value(node.outputs[0]).shape
                                     : graph.value(node.inputs[1]).shape;
-  const bool depthwise = node.op.starts_with("depthwise");
-  const int64_t per_output = depthwise ? filter[1] * filter[2] : filter[1] * filter[2] * filter[3];
-  cost.flops = 2.0 * static_cast<double>(dy.elements()) * static_cast<double>(per_output);
-  return cost;
+  return StepCost(graph, node, 2.0, dy.elements(),
+                  ConvMacsPerOutput(filter, node.op.starts_with("depthwise")));
 }
 
 Cost PoolGradCost(const Graph& graph, const Node& node) {
-  Cost cost = Traffic(graph, node);
   const auto& filter = node.attrs.Ints("filter");
-  cost.flops = static_cast<double>(graph.value(node.inputs[0]).elements()) *
-               static_cast<double>(filter[0] * filter[1]);
-  return cost;
+  return StepCost(graph, node, 1.0, graph.value(node.inputs[0]).elements(),
+                  filter[0] * filter[1]);
 }
 
 Cost ScatterAddCost(const Graph& graph, const Node& node) {
-  Cost cost = Traffic(graph, node);
-  cost.flops = static_cast<double>(graph.value(node.inputs[0]).elements());
-  return cost;
+  return StepCost(graph, node, 1.0, graph.value(node.inputs[0]).elements(), 1);
 }
 
 Cost ReduceSumCost(const Graph& graph, const Node& node) { return PerElement(graph, node, 1.0); }

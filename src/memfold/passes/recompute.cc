@@ -37,9 +37,14 @@ bool IsComputeHeavy(const Graph& graph, const Node& node) {
   if (const AttrValue* force = node.attrs.Find("recompute")) {
     return std::get<std::string>(*force) == "never";
   }
-  const Cost cost = NodeCost(graph, node);
-  const double bytes = static_cast<double>(cost.bytes_read + cost.bytes_written);
-  return bytes > 0 && cost.flops / bytes >= kComputeHeavyIntensity;
+  // FLOPs per byte of feature maps moved: weights are read however the activations are kept,
+  // so they do not make a layer cheaper to recompute.
+  double bytes = 0;
+  for (ValueId in : node.inputs) {
+    if (in != kNoValue && !graph.value(in).is_constant() && graph.value(in).role != Role::kWeight) bytes += static_cast<double>(graph.value(in).bytes());
+  }
+  for (ValueId out : node.outputs) bytes += static_cast<double>(graph.value(out).bytes());
+  return bytes > 0 && NodeCost(graph, node).flops / bytes >= kComputeHeavyIntensity;
 }
 
 constexpr char kBatchNorm[] = "batch_norm_train";

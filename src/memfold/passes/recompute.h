@@ -18,8 +18,10 @@
 
 namespace memfold {
 
-// Arithmetic intensity (FLOPs per byte moved) from which an op counts as compute-heavy, unless
-// a node's attribute "recompute" says "never" (always heavy) or "always" (never heavy).
+// Arithmetic intensity (FLOPs per byte of feature maps read and written, weights excluded) from
+// which an op counts as compute-heavy, unless a node's attribute "recompute" says "never"
+// (always heavy) or "always" (never heavy). Element-wise ops are far below it (a few tenths),
+// matrix products and convolutions far above.
 inline constexpr double kComputeHeavyIntensity = 1.0;
 
 // Whether a forward node is too costly to recompute, by the registry's cost model.

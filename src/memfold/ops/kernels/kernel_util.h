@@ -27,12 +27,18 @@ struct Nhwc {
   int64_t operator()(int64_t b, int64_t y, int64_t x, int64_t ch) const {
     return ((b * h + y) * w + x) * c + ch;
   }
+  // The indexer of a rank-4 tensor of shape [*, h, w, c].
+  static Nhwc Of(const Shape& s) { return {s[1], s[2], s[3]}; }
 };
+
+// The window of a 2-D op whose (forward) input is `in` (NHWC), with a k_h x k_w filter.
+inline Window2D WindowOf(const KernelContext& ctx, const Shape& in, int64_t k_h, int64_t k_w) {
+  return ComputeWindow(ctx.node.attrs, in[1], in[2], k_h, k_w).value();
+}
 
 // The window of a 2-D op over input 0 (NHWC) with a k_h x k_w filter.
 inline Window2D WindowOf(const KernelContext& ctx, int64_t k_h, int64_t k_w) {
-  const Shape& in = ctx.inputs[0].shape();
-  return ComputeWindow(ctx.node.attrs, in[1], in[2], k_h, k_w).value();
+  return WindowOf(ctx, ctx.inputs[0].shape(), k_h, k_w);
 }
 
 // Whether the optional bias (input 2) is present.

@@ -1,5 +1,7 @@
 // Batch normalisation (training mode), layer normalisation, their gradients, and dropout
 // (float32). Statistics are two-pass (mean, then squared deviations) and kept in double.
+// Batch norm normalises each channel (a strided column of the [rows, C] view), layer norm each
+// row of the [rows, D] view; both share the statistics and gradient-sum helpers below.
 #include <cmath>
 #include <cstdint>
 #include <utility>
@@ -12,7 +14,8 @@ namespace {
 
 // Mean and biased variance of `count` elements x[first + k * step].
 template <typename A>
-std::pair<double, double> MeanAndVariance(In<A, float> x, int64_t first, int64_t step, int64_t count) {
+std::pair<double, double> MeanAndVariance(In<A, float> x, int64_t first, int64_t step,
+                                          int64_t count) {
   if (count == 0) return {0.0, 0.0};
   double sum = 0.0;
   for (int64_t k = 0; k < count; ++k) sum += x[first + k * step];
@@ -29,6 +32,86 @@ float InvStd(double variance, double epsilon) {
   return static_cast<float>(1.0 / std::sqrt(variance + epsilon));
 }
 
+// The statistics of one normalised group (a batch-norm channel or a layer-norm row): in
+// double, and the float mean and inverse standard deviation the forward op saves and uses.
+struct GroupStats {
+  double mean, variance;
+  float mean_f, invstd;
+};
+
+// The tensors of batch_norm_train and layer_norm, at the same positions in both: inputs x,
+// gamma, beta; outputs y and the saved mean and inverse standard deviation of each group.
+// x is viewed as [rows, depth], depth its last axis.
+template <typename A>
+struct NormForward {
+  explicit NormForward(const KernelContext& ctx)
+      : depth(ctx.inputs[0].shape().back()),
+        rows(depth == 0 ? 0 : ctx.inputs[0].elements() / depth),
+        epsilon(ctx.node.attrs.Float("epsilon")),
+        x{ctx.inputs[0].ptr<float>()},
+        gamma{ctx.inputs[1].ptr<float>()},
+        beta{ctx.inputs[2].ptr<float>()},
+        y{ctx.outputs[0].ptr<float>()},
+        saved_mean{ctx.outputs[1].ptr<float>()},
+        saved_invstd{ctx.outputs[2].ptr<float>()} {}
+
+  // The statistics of the group of `count` elements x[first + k * step], saved at `group`.
+  GroupStats Save(int64_t group, int64_t first, int64_t step, int64_t count) const {
+    const auto [mean, variance] = MeanAndVariance<A>(x, first, step, count);
+    const GroupStats stats{mean, variance, static_cast<float>(mean), InvStd(variance, epsilon)};
+    saved_mean.Set(group, stats.mean_f);
+    saved_invstd.Set(group, stats.invstd);
+    return stats;
+  }
+
+  int64_t depth, rows;
+  double epsilon;
+  In<A, float> x, gamma, beta;
+  Out<A, float> y, saved_mean, saved_invstd;
+};
+
+// One element's term of a normalisation gradient sum: the gradient g and the statistics that
+// normalise the element, xhat = (x - mu) * inv.
+struct GradTerm {
+  double g, mu, inv;
+};
+
+// The tensors of batch_norm_grad and layer_norm_grad, at the same positions in both: inputs
+// dy, x, gamma and the forward op's saved mean and invstd; outputs dx, dgamma, dbeta. x is
+// viewed as [rows, depth], depth its last axis.
+template <typename A>
+struct NormBackward {
+  explicit NormBackward(const KernelContext& ctx)
+      : depth(ctx.inputs[1].shape().back()),
+        rows(depth == 0 ? 0 : ctx.inputs[1].elements() / depth),
+        dy{ctx.inputs[0].ptr<float>()},
+        x{ctx.inputs[1].ptr<float>()},
+        gamma{ctx.inputs[2].ptr<float>()},
+        mean{ctx.inputs[3].ptr<float>()},
+        invstd{ctx.inputs[4].ptr<float>()},
+        dx{ctx.outputs[0].ptr<float>()},
+        dgamma{ctx.outputs[1].ptr<float>()},
+        dbeta{ctx.outputs[2].ptr<float>()} {}
+
+  // The sums of g and of g * (x[i] - mu) * inv over the `count` elements i = first + k * step,
+  // in double, with {g, mu, inv} = term(i, k).
+  template <typename Term>
+  std::pair<double, double> Sums(int64_t first, int64_t step, int64_t count, Term term) const {
+    double sum_g = 0.0, sum_g_xhat = 0.0;
+    for (int64_t k = 0; k < count; ++k) {
+      const int64_t i = first + k * step;
+      const GradTerm t = term(i, k);
+      sum_g += t.g;
+      sum_g_xhat += t.g * (x[i] - t.mu) * t.inv;
+    }
+    return {sum_g, sum_g_xhat};
+  }
+
+  int64_t depth, rows;
+  In<A, float> dy, x, gamma, mean, invstd;
+  Out<A, float> dx, dgamma, dbeta;
+};
+
 uint64_t SplitMix64(uint64_t z) {
   z += 0x9E3779B97F4A7C15ull;
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -40,142 +123,97 @@ uint64_t SplitMix64(uint64_t z) {
 
 template <typename A>
 void BatchNormTrainF32(const KernelContext& ctx) {
-  const int64_t channels = ctx.inputs[0].shape().back();
-  const int64_t rows = channels == 0 ? 0 : ctx.inputs[0].elements() / channels;
-  const double epsilon = ctx.node.attrs.Float("epsilon");
+  const NormForward<A> t(ctx);
+  const int64_t channels = t.depth, rows = t.rows;
   const double momentum = ctx.node.attrs.Float("momentum");
-  In<A, float> x{ctx.inputs[0].ptr<float>()};
-  In<A, float> gamma{ctx.inputs[1].ptr<float>()};
-  In<A, float> beta{ctx.inputs[2].ptr<float>()};
-  Out<A, float> y{ctx.outputs[0].ptr<float>()};
-  Out<A, float> saved_mean{ctx.outputs[1].ptr<float>()};
-  Out<A, float> saved_invstd{ctx.outputs[2].ptr<float>()};
   // The running statistics are updated in place. A constant that is not state is bound to the
   // graph's shared bytes, so it is left alone; state constants get a per-session mutable copy.
-  auto writable = [](const TensorArg& t) {
-    return !t.value->is_constant() || t.value->role == Role::kState;
+  auto writable = [](const TensorArg& arg) {
+    return !arg.value->is_constant() || arg.value->role == Role::kState;
   };
   const bool update_mean = rows > 0 && writable(ctx.inputs[3]);
   const bool update_var = rows > 0 && writable(ctx.inputs[4]);
   Out<A, float> running_mean{ctx.inputs[3].ptr<float>()};
   Out<A, float> running_var{ctx.inputs[4].ptr<float>()};
   for (int64_t c = 0; c < channels; ++c) {
-    const auto [mean, variance] = MeanAndVariance<A>(x, c, channels, rows);
-    const auto mean_f = static_cast<float>(mean);
-    const float invstd = InvStd(variance, epsilon);
-    saved_mean.Set(c, mean_f);
-    saved_invstd.Set(c, invstd);
-    const float g = gamma[c], b = beta[c];
+    const GroupStats s = t.Save(c, c, channels, rows);
+    const float g = t.gamma[c], b = t.beta[c];
     for (int64_t m = 0; m < rows; ++m) {
       const int64_t i = m * channels + c;
-      y.Set(i, (x[i] - mean_f) * invstd * g + b);
+      t.y.Set(i, (t.x[i] - s.mean_f) * s.invstd * g + b);
     }
     if (update_mean) {
-      running_mean.Set(c, static_cast<float>(momentum * running_mean[c] + (1.0 - momentum) * mean));
+      running_mean.Set(
+          c, static_cast<float>(momentum * running_mean[c] + (1.0 - momentum) * s.mean));
     }
     if (update_var) {
-      const double unbiased = rows > 1 ? variance * static_cast<double>(rows) / static_cast<double>(rows - 1)
-                                       : variance;
-      running_var.Set(c, static_cast<float>(momentum * running_var[c] + (1.0 - momentum) * unbiased));
+      const double unbiased =
+          rows > 1 ? s.variance * static_cast<double>(rows) / static_cast<double>(rows - 1)
+                   : s.variance;
+      running_var.Set(
+          c, static_cast<float>(momentum * running_var[c] + (1.0 - momentum) * unbiased));
     }
   }
 }
 
 template <typename A>
 void BatchNormGradF32(const KernelContext& ctx) {
-  const int64_t channels = ctx.inputs[1].shape().back();
-  const int64_t rows = channels == 0 ? 0 : ctx.inputs[1].elements() / channels;
-  In<A, float> dy{ctx.inputs[0].ptr<float>()};
-  In<A, float> x{ctx.inputs[1].ptr<float>()};
-  In<A, float> gamma{ctx.inputs[2].ptr<float>()};
-  In<A, float> mean{ctx.inputs[3].ptr<float>()};
-  In<A, float> invstd{ctx.inputs[4].ptr<float>()};
-  Out<A, float> dx{ctx.outputs[0].ptr<float>()};
-  Out<A, float> dgamma{ctx.outputs[1].ptr<float>()};
-  Out<A, float> dbeta{ctx.outputs[2].ptr<float>()};
+  const NormBackward<A> t(ctx);
+  const int64_t channels = t.depth, rows = t.rows;
   for (int64_t c = 0; c < channels; ++c) {
-    const double mu = mean[c], inv = invstd[c];
-    double sum_dy = 0.0, sum_dy_xhat = 0.0;
-    for (int64_t m = 0; m < rows; ++m) {
-      const int64_t i = m * channels + c;
-      const double g = dy[i];
-      sum_dy += g;
-      sum_dy_xhat += g * (x[i] - mu) * inv;
-    }
-    dbeta.Set(c, static_cast<float>(sum_dy));
-    dgamma.Set(c, static_cast<float>(sum_dy_xhat));
+    const double mu = t.mean[c], inv = t.invstd[c];
+    const auto [sum_dy, sum_dy_xhat] = t.Sums(c, channels, rows, [&](int64_t i, int64_t) {
+      return GradTerm{t.dy[i], mu, inv};
+    });
+    t.dbeta.Set(c, static_cast<float>(sum_dy));
+    t.dgamma.Set(c, static_cast<float>(sum_dy_xhat));
     if (rows == 0) continue;
     const double n = static_cast<double>(rows);
-    const double k = gamma[c] * inv / n;
+    const double k = t.gamma[c] * inv / n;
     for (int64_t m = 0; m < rows; ++m) {
       const int64_t i = m * channels + c;
-      const double xhat = (x[i] - mu) * inv;
-      dx.Set(i, static_cast<float>(k * (n * dy[i] - sum_dy - xhat * sum_dy_xhat)));
+      const double xhat = (t.x[i] - mu) * inv;
+      t.dx.Set(i, static_cast<float>(k * (n * t.dy[i] - sum_dy - xhat * sum_dy_xhat)));
     }
   }
 }
 
 template <typename A>
 void LayerNormF32(const KernelContext& ctx) {
-  const int64_t depth = ctx.inputs[0].shape().back();
-  const int64_t rows = depth == 0 ? 0 : ctx.inputs[0].elements() / depth;
-  const double epsilon = ctx.node.attrs.Float("epsilon");
-  In<A, float> x{ctx.inputs[0].ptr<float>()};
-  In<A, float> gamma{ctx.inputs[1].ptr<float>()};
-  In<A, float> beta{ctx.inputs[2].ptr<float>()};
-  Out<A, float> y{ctx.outputs[0].ptr<float>()};
-  Out<A, float> mean_out{ctx.outputs[1].ptr<float>()};
-  Out<A, float> invstd_out{ctx.outputs[2].ptr<float>()};
-  for (int64_t r = 0; r < rows; ++r) {
-    const int64_t row = r * depth;
-    const auto [mean, variance] = MeanAndVariance<A>(x, row, 1, depth);
-    const auto mean_f = static_cast<float>(mean);
-    const float invstd = InvStd(variance, epsilon);
-    mean_out.Set(r, mean_f);
-    invstd_out.Set(r, invstd);
-    for (int64_t d = 0; d < depth; ++d) {
-      y.Set(row + d, (x[row + d] - mean_f) * invstd * gamma[d] + beta[d]);
+  const NormForward<A> t(ctx);
+  for (int64_t r = 0; r < t.rows; ++r) {
+    const int64_t row = r * t.depth;
+    const GroupStats s = t.Save(r, row, 1, t.depth);
+    for (int64_t d = 0; d < t.depth; ++d) {
+      t.y.Set(row + d, (t.x[row + d] - s.mean_f) * s.invstd * t.gamma[d] + t.beta[d]);
     }
   }
 }
 
 template <typename A>
 void LayerNormGradF32(const KernelContext& ctx) {
-  const int64_t depth = ctx.inputs[1].shape().back();
-  const int64_t rows = depth == 0 ? 0 : ctx.inputs[1].elements() / depth;
-  In<A, float> dy{ctx.inputs[0].ptr<float>()};
-  In<A, float> x{ctx.inputs[1].ptr<float>()};
-  In<A, float> gamma{ctx.inputs[2].ptr<float>()};
-  In<A, float> mean{ctx.inputs[3].ptr<float>()};
-  In<A, float> invstd{ctx.inputs[4].ptr<float>()};
-  Out<A, float> dx{ctx.outputs[0].ptr<float>()};
-  Out<A, float> dgamma{ctx.outputs[1].ptr<float>()};
-  Out<A, float> dbeta{ctx.outputs[2].ptr<float>()};
+  const NormBackward<A> t(ctx);
+  const int64_t depth = t.depth, rows = t.rows;
   const double n = static_cast<double>(depth);
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t row = r * depth;
-    const double mu = mean[r], inv = invstd[r];
-    double sum_g = 0.0, sum_g_xhat = 0.0;  // g = dy * gamma, the gradient w.r.t. xhat
+    const double mu = t.mean[r], inv = t.invstd[r];
+    // g = dy * gamma, the gradient w.r.t. xhat.
+    const auto [sum_g, sum_g_xhat] = t.Sums(row, 1, depth, [&](int64_t i, int64_t d) {
+      return GradTerm{static_cast<double>(t.dy[i]) * t.gamma[d], mu, inv};
+    });
     for (int64_t d = 0; d < depth; ++d) {
-      const double g = static_cast<double>(dy[row + d]) * gamma[d];
-      sum_g += g;
-      sum_g_xhat += g * (x[row + d] - mu) * inv;
-    }
-    for (int64_t d = 0; d < depth; ++d) {
-      const double g = static_cast<double>(dy[row + d]) * gamma[d];
-      const double xhat = (x[row + d] - mu) * inv;
-      dx.Set(row + d, static_cast<float>(inv / n * (n * g - sum_g - xhat * sum_g_xhat)));
+      const double g = static_cast<double>(t.dy[row + d]) * t.gamma[d];
+      const double xhat = (t.x[row + d] - mu) * inv;
+      t.dx.Set(row + d, static_cast<float>(inv / n * (n * g - sum_g - xhat * sum_g_xhat)));
     }
   }
   for (int64_t d = 0; d < depth; ++d) {
-    double sum_dy = 0.0, sum_dy_xhat = 0.0;
-    for (int64_t r = 0; r < rows; ++r) {
-      const double g = dy[r * depth + d];
-      sum_dy += g;
-      sum_dy_xhat += g * (x[r * depth + d] - static_cast<double>(mean[r])) * invstd[r];
-    }
-    dgamma.Set(d, static_cast<float>(sum_dy_xhat));
-    dbeta.Set(d, static_cast<float>(sum_dy));
+    const auto [sum_dy, sum_dy_xhat] = t.Sums(d, depth, rows, [&](int64_t i, int64_t r) {
+      return GradTerm{t.dy[i], t.mean[r], t.invstd[r]};
+    });
+    t.dgamma.Set(d, static_cast<float>(sum_dy_xhat));
+    t.dbeta.Set(d, static_cast<float>(sum_dy));
   }
 }
 

@@ -1,29 +1,18 @@
 // Backprops of the sliding-window ops (conv2d, depthwise conv2d, max and average pooling),
-// float32, NHWC. The window geometry is the forward op's, from ComputeWindow (window.h).
-#include <algorithm>
+// float32, NHWC. The window geometry is the forward op's (WindowOf, kernel_util.h) and the pool
+// gradients clip windows as the forward pools do (PoolClip, window_loops.h). The input
+// backprops of conv2d and depthwise conv2d share one loop nest.
 #include <cstdint>
 #include <limits>
 
 #include "memfold/ops/kernels/access.h"
+#include "memfold/ops/kernels/kernel_util.h"
 #include "memfold/ops/kernels/train_kernels.h"
+#include "memfold/ops/kernels/window_loops.h"
 #include "memfold/ops/window.h"
 
 namespace memfold {
 namespace {
-
-// Row-major index of a 4-D tensor [*, d1, d2, d3].
-struct Index4 {
-  int64_t d1, d2, d3;
-  int64_t operator()(int64_t a, int64_t b, int64_t c, int64_t d) const {
-    return ((a * d1 + b) * d2 + c) * d3 + d;
-  }
-  static Index4 Of(const Shape& s) { return {s[1], s[2], s[3]}; }
-};
-
-// The forward window of an op whose (forward) input is `input` [N, H, W, C].
-Window2D ForwardWindow(const KernelContext& ctx, const Shape& input, int64_t k_h, int64_t k_w) {
-  return ComputeWindow(ctx.node.attrs, input[1], input[2], k_h, k_w).value();
-}
 
 // The output coordinate whose window reads input coordinate `in` through tap `tap`, or -1:
 // out * stride - pad + dilation * tap == in.
@@ -40,35 +29,17 @@ void Zero(Out<A, float> out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) out.Set(i, 0.0f);
 }
 
-// The clipped extent of a pooling window (as the forward pools clip it).
-struct Clip {
-  int64_t y0, x0, fy_begin, fy_end, fx_begin, fx_end;
-  int64_t count() const {
-    return std::max<int64_t>(0, fy_end - fy_begin) * std::max<int64_t>(0, fx_end - fx_begin);
-  }
-};
-
-Clip PoolClip(const Window2D& win, int64_t oy, int64_t ox) {
-  Clip c;
-  c.y0 = oy * win.stride_h - win.pad_top;
-  c.x0 = ox * win.stride_w - win.pad_left;
-  c.fy_begin = std::max<int64_t>(0, -c.y0);
-  c.fy_end = std::min<int64_t>(win.k_h, win.in_h - c.y0);
-  c.fx_begin = std::max<int64_t>(0, -c.x0);
-  c.fx_end = std::min<int64_t>(win.k_w, win.in_w - c.x0);
-  return c;
-}
-
-}  // namespace
-
-template <typename A>
-void Conv2DBackpropInputF32(const KernelContext& ctx) {
+// dx of conv2d (filter [OC, KH, KW, IC]) or, with kDepthwise, of depthwise conv2d (filter
+// [1, KH, KW, C*M]). Input channel ic feeds the fan_out output channels from `first` on: every
+// oc for conv2d, its multiplier channels ic * M + m for depthwise.
+template <typename A, bool kDepthwise>
+void BackpropInputF32(const KernelContext& ctx) {
   const Shape& dys = ctx.inputs[0].shape();  // [N, OH, OW, OC]
-  const Shape& f = ctx.inputs[1].shape();    // [OC, KH, KW, IC]
+  const Shape& f = ctx.inputs[1].shape();    // the filter
   const Shape& xs = ctx.outputs[0].shape();  // [N, H, W, IC]
-  const Window2D win = ForwardWindow(ctx, xs, f[1], f[2]);
-  const int64_t out_c = f[0];
-  const Index4 dy_at = Index4::Of(dys), f_at = Index4::Of(f), x_at = Index4::Of(xs);
+  const Window2D win = WindowOf(ctx, xs, f[1], f[2]);
+  const int64_t fan_out = kDepthwise ? f[3] / xs[3] : f[0];
+  const Nhwc dy_at = Nhwc::Of(dys), f_at = Nhwc::Of(f), x_at = Nhwc::Of(xs);
   In<A, float> dy{ctx.inputs[0].ptr<float>()};
   In<A, float> w{ctx.inputs[1].ptr<float>()};
   Out<A, float> dx{ctx.outputs[0].ptr<float>()};
@@ -76,15 +47,19 @@ void Conv2DBackpropInputF32(const KernelContext& ctx) {
     for (int64_t iy = 0; iy < xs[1]; ++iy) {
       for (int64_t ix = 0; ix < xs[2]; ++ix) {
         for (int64_t ic = 0; ic < xs[3]; ++ic) {
+          const int64_t first = kDepthwise ? ic * fan_out : 0;
           float total = 0.0f;
           for (int64_t fy = 0; fy < f[1]; ++fy) {
-            const int64_t oy = SourceOutput(iy, fy, win.stride_h, win.pad_top, win.dil_h, win.out_h);
+            const int64_t oy =
+                SourceOutput(iy, fy, win.stride_h, win.pad_top, win.dil_h, win.out_h);
             if (oy < 0) continue;
             for (int64_t fx = 0; fx < f[2]; ++fx) {
-              const int64_t ox = SourceOutput(ix, fx, win.stride_w, win.pad_left, win.dil_w, win.out_w);
+              const int64_t ox =
+                  SourceOutput(ix, fx, win.stride_w, win.pad_left, win.dil_w, win.out_w);
               if (ox < 0) continue;
-              for (int64_t oc = 0; oc < out_c; ++oc) {
-                total += dy[dy_at(b, oy, ox, oc)] * w[f_at(oc, fy, fx, ic)];
+              for (int64_t oc = first; oc < first + fan_out; ++oc) {
+                const int64_t tap = kDepthwise ? f_at(0, fy, fx, oc) : f_at(oc, fy, fx, ic);
+                total += dy[dy_at(b, oy, ox, oc)] * w[tap];
               }
             }
           }
@@ -95,15 +70,22 @@ void Conv2DBackpropInputF32(const KernelContext& ctx) {
   }
 }
 
+}  // namespace
+
+template <typename A>
+void Conv2DBackpropInputF32(const KernelContext& ctx) {
+  BackpropInputF32<A, false>(ctx);
+}
+
 template <typename A>
 void Conv2DBackpropFilterF32(const KernelContext& ctx) {
   const Shape& xs = ctx.inputs[0].shape();   // [N, H, W, IC]
   const Shape& dys = ctx.inputs[1].shape();  // [N, OH, OW, OC]
   const Shape& f = ctx.outputs[0].shape();   // [OC, KH, KW, IC]
-  const Window2D win = ForwardWindow(ctx, xs, f[1], f[2]);
+  const Window2D win = WindowOf(ctx, f[1], f[2]);
   const int64_t out_c = f[0], in_c = f[3];
   const int64_t depth = f[1] * f[2] * in_c;  // one im2col row
-  const Index4 x_at = Index4::Of(xs);
+  const Nhwc x_at = Nhwc::Of(xs);
   In<A, float> x{ctx.inputs[0].ptr<float>()};
   In<A, float> dy{ctx.inputs[1].ptr<float>()};
   Out<A, float> dw{ctx.outputs[0].ptr<float>()};
@@ -143,37 +125,7 @@ void Conv2DBackpropFilterF32(const KernelContext& ctx) {
 
 template <typename A>
 void DepthwiseBackpropInputF32(const KernelContext& ctx) {
-  const Shape& dys = ctx.inputs[0].shape();  // [N, OH, OW, C*M]
-  const Shape& f = ctx.inputs[1].shape();    // [1, KH, KW, C*M]
-  const Shape& xs = ctx.outputs[0].shape();  // [N, H, W, C]
-  const Window2D win = ForwardWindow(ctx, xs, f[1], f[2]);
-  const int64_t mult = f[3] / xs[3];
-  const Index4 dy_at = Index4::Of(dys), f_at = Index4::Of(f), x_at = Index4::Of(xs);
-  In<A, float> dy{ctx.inputs[0].ptr<float>()};
-  In<A, float> w{ctx.inputs[1].ptr<float>()};
-  Out<A, float> dx{ctx.outputs[0].ptr<float>()};
-  for (int64_t b = 0; b < xs[0]; ++b) {
-    for (int64_t iy = 0; iy < xs[1]; ++iy) {
-      for (int64_t ix = 0; ix < xs[2]; ++ix) {
-        for (int64_t ic = 0; ic < xs[3]; ++ic) {
-          float total = 0.0f;
-          for (int64_t fy = 0; fy < f[1]; ++fy) {
-            const int64_t oy = SourceOutput(iy, fy, win.stride_h, win.pad_top, win.dil_h, win.out_h);
-            if (oy < 0) continue;
-            for (int64_t fx = 0; fx < f[2]; ++fx) {
-              const int64_t ox = SourceOutput(ix, fx, win.stride_w, win.pad_left, win.dil_w, win.out_w);
-              if (ox < 0) continue;
-              for (int64_t m = 0; m < mult; ++m) {
-                const int64_t oc = ic * mult + m;
-                total += dy[dy_at(b, oy, ox, oc)] * w[f_at(0, fy, fx, oc)];
-              }
-            }
-          }
-          dx.Set(x_at(b, iy, ix, ic), total);
-        }
-      }
-    }
-  }
+  BackpropInputF32<A, true>(ctx);
 }
 
 template <typename A>
@@ -181,9 +133,9 @@ void DepthwiseBackpropFilterF32(const KernelContext& ctx) {
   const Shape& xs = ctx.inputs[0].shape();   // [N, H, W, C]
   const Shape& dys = ctx.inputs[1].shape();  // [N, OH, OW, C*M]
   const Shape& f = ctx.outputs[0].shape();   // [1, KH, KW, C*M]
-  const Window2D win = ForwardWindow(ctx, xs, f[1], f[2]);
+  const Window2D win = WindowOf(ctx, f[1], f[2]);
   const int64_t out_c = f[3], mult = out_c / xs[3];
-  const Index4 dy_at = Index4::Of(dys), f_at = Index4::Of(f), x_at = Index4::Of(xs);
+  const Nhwc dy_at = Nhwc::Of(dys), f_at = Nhwc::Of(f), x_at = Nhwc::Of(xs);
   In<A, float> x{ctx.inputs[0].ptr<float>()};
   In<A, float> dy{ctx.inputs[1].ptr<float>()};
   Out<A, float> dw{ctx.outputs[0].ptr<float>()};
@@ -214,39 +166,36 @@ void MaxPool2DGradF32(const KernelContext& ctx) {
   const Shape& dys = ctx.inputs[0].shape();
   const Shape& xs = ctx.inputs[1].shape();
   const auto& filter = ctx.node.attrs.Ints("filter");
-  const Window2D win = ForwardWindow(ctx, xs, filter[0], filter[1]);
+  const Window2D win = WindowOf(ctx, xs, filter[0], filter[1]);
   const ActivationRange act = ParseActivation(ctx.node.attrs).value();
   constexpr float kInf = std::numeric_limits<float>::infinity();
-  const Index4 dy_at = Index4::Of(dys), x_at = Index4::Of(xs);
+  const Nhwc dy_at = Nhwc::Of(dys), x_at = Nhwc::Of(xs);
   In<A, float> dy{ctx.inputs[0].ptr<float>()};
   In<A, float> x{ctx.inputs[1].ptr<float>()};
   Out<A, float> dx{ctx.outputs[0].ptr<float>()};
   Zero<A>(dx, ctx.outputs[0].elements());
-  for (int64_t b = 0; b < xs[0]; ++b) {
-    for (int64_t oy = 0; oy < win.out_h; ++oy) {
-      for (int64_t ox = 0; ox < win.out_w; ++ox) {
-        const Clip clip = PoolClip(win, oy, ox);
-        for (int64_t c = 0; c < xs[3]; ++c) {
-          int64_t arg = -1;
-          float best = 0.0f;
-          for (int64_t fy = clip.fy_begin; fy < clip.fy_end; ++fy) {
-            for (int64_t fx = clip.fx_begin; fx < clip.fx_end; ++fx) {
-              const int64_t at = x_at(b, clip.y0 + fy, clip.x0 + fx, c);
-              const float v = x[at];
-              if (arg < 0 || v > best) {  // strict: the first maximum wins ties
-                best = v;
-                arg = at;
-              }
-            }
+  ForEachOutputPixel(xs[0], win, [&](int64_t b, int64_t oy, int64_t ox) {
+    const PoolClip clip(win, oy, ox);
+    for (int64_t c = 0; c < xs[3]; ++c) {
+      int64_t arg = -1;
+      float best = 0.0f;
+      for (int64_t fy = clip.fy_begin; fy < clip.fy_end; ++fy) {
+        for (int64_t fx = clip.fx_begin; fx < clip.fx_end; ++fx) {
+          const int64_t at = x_at(b, clip.y0 + fy, clip.x0 + fx, c);
+          const float v = x[at];
+          if (arg < 0 || v > best) {  // strict: the first maximum wins ties
+            best = v;
+            arg = at;
           }
-          if (arg < 0) continue;  // window entirely in padding
-          const bool clamped = (act.min > -kInf && !(best > act.min)) || (act.max < kInf && !(best < act.max));
-          if (clamped) continue;
-          dx.Set(arg, dx[arg] + dy[dy_at(b, oy, ox, c)]);
         }
       }
+      if (arg < 0) continue;  // window entirely in padding
+      const bool clamped = (act.min > -kInf && !(best > act.min)) ||
+                           (act.max < kInf && !(best < act.max));
+      if (clamped) continue;
+      dx.Set(arg, dx[arg] + dy[dy_at(b, oy, ox, c)]);
     }
-  }
+  });
 }
 
 template <typename A>
@@ -254,29 +203,25 @@ void AvgPool2DGradF32(const KernelContext& ctx) {
   const Shape& dys = ctx.inputs[0].shape();
   const Shape& xs = ctx.outputs[0].shape();
   const auto& filter = ctx.node.attrs.Ints("filter");
-  const Window2D win = ForwardWindow(ctx, xs, filter[0], filter[1]);
-  const Index4 dy_at = Index4::Of(dys), x_at = Index4::Of(xs);
+  const Window2D win = WindowOf(ctx, xs, filter[0], filter[1]);
+  const Nhwc dy_at = Nhwc::Of(dys), x_at = Nhwc::Of(xs);
   In<A, float> dy{ctx.inputs[0].ptr<float>()};
   Out<A, float> dx{ctx.outputs[0].ptr<float>()};
   Zero<A>(dx, ctx.outputs[0].elements());
-  for (int64_t b = 0; b < xs[0]; ++b) {
-    for (int64_t oy = 0; oy < win.out_h; ++oy) {
-      for (int64_t ox = 0; ox < win.out_w; ++ox) {
-        const Clip clip = PoolClip(win, oy, ox);
-        const int64_t count = clip.count();
-        if (count == 0) continue;
-        for (int64_t c = 0; c < xs[3]; ++c) {
-          const float share = dy[dy_at(b, oy, ox, c)] / static_cast<float>(count);
-          for (int64_t fy = clip.fy_begin; fy < clip.fy_end; ++fy) {
-            for (int64_t fx = clip.fx_begin; fx < clip.fx_end; ++fx) {
-              const int64_t at = x_at(b, clip.y0 + fy, clip.x0 + fx, c);
-              dx.Set(at, dx[at] + share);
-            }
-          }
+  ForEachOutputPixel(xs[0], win, [&](int64_t b, int64_t oy, int64_t ox) {
+    const PoolClip clip(win, oy, ox);
+    const int64_t count = clip.count();
+    if (count == 0) return;
+    for (int64_t c = 0; c < xs[3]; ++c) {
+      const float share = dy[dy_at(b, oy, ox, c)] / static_cast<float>(count);
+      for (int64_t fy = clip.fy_begin; fy < clip.fy_end; ++fy) {
+        for (int64_t fx = clip.fx_begin; fx < clip.fx_end; ++fx) {
+          const int64_t at = x_at(b, clip.y0 + fy, clip.x0 + fx, c);
+          dx.Set(at, dx[at] + share);
         }
       }
     }
-  }
+  });
 }
 
 MF_INSTANTIATE_KERNEL(Conv2DBackpropInputF32)

@@ -46,6 +46,25 @@ void ForEachTap(const Window2D& win, int64_t in_h, int64_t in_w, int64_t oy, int
   }
 }
 
+// The part of output (oy, ox)'s pooling window that lies inside the input: window rows
+// [fy_begin, fy_end) and columns [fx_begin, fx_end), at input row y0 + fy and column x0 + fx.
+struct PoolClip {
+  int64_t y0, x0, fy_begin, fy_end, fx_begin, fx_end;
+
+  PoolClip(const Window2D& win, int64_t oy, int64_t ox)
+      : y0(oy * win.stride_h - win.pad_top),
+        x0(ox * win.stride_w - win.pad_left),
+        fy_begin(std::max<int64_t>(0, -y0)),
+        fy_end(std::min<int64_t>(win.k_h, win.in_h - y0)),
+        fx_begin(std::max<int64_t>(0, -x0)),
+        fx_end(std::min<int64_t>(win.k_w, win.in_w - x0)) {}
+
+  // The number of window elements inside the input.
+  int64_t count() const {
+    return std::max<int64_t>(0, fy_end - fy_begin) * std::max<int64_t>(0, fx_end - fx_begin);
+  }
+};
+
 // The per-output arithmetic a convolution loop drives. `Math` provides
 //   using Acc = ...;                                  // accumulator, starts at Acc{}
 //   Acc Mac(Acc acc, int64_t x_index, int64_t w_index) const;   // reads input, then filter
@@ -111,18 +130,13 @@ void PoolLoop(const KernelContext& ctx, Acc init, Fold fold, Finish finish) {
   In<A, T> x{ctx.inputs[0].ptr<T>()};
   Out<A, T> y{ctx.outputs[0].ptr<T>()};
   ForEachOutputPixel(in[0], win, [&](int64_t b, int64_t oy, int64_t ox) {
-    const int64_t y0 = oy * win.stride_h - win.pad_top;
-    const int64_t x0 = ox * win.stride_w - win.pad_left;
-    const int64_t fy_start = std::max<int64_t>(0, -y0);
-    const int64_t fy_end = std::min<int64_t>(win.k_h, in[1] - y0);
-    const int64_t fx_start = std::max<int64_t>(0, -x0);
-    const int64_t fx_end = std::min<int64_t>(win.k_w, in[2] - x0);
+    const PoolClip clip(win, oy, ox);
     for (int64_t c = 0; c < channels; ++c) {
       Acc acc = init;
       int64_t count = 0;
-      for (int64_t fy = fy_start; fy < fy_end; ++fy) {
-        for (int64_t fx = fx_start; fx < fx_end; ++fx) {
-          acc = fold(acc, static_cast<Acc>(x[x_at(b, y0 + fy, x0 + fx, c)]));
+      for (int64_t fy = clip.fy_begin; fy < clip.fy_end; ++fy) {
+        for (int64_t fx = clip.fx_begin; fx < clip.fx_end; ++fx) {
+          acc = fold(acc, static_cast<Acc>(x[x_at(b, clip.y0 + fy, clip.x0 + fx, c)]));
           ++count;
         }
       }
