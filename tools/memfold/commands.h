@@ -46,7 +46,15 @@ struct TrainOptions {
   double learning_rate = 0.01;
 };
 
+struct FitOptions {
+  CommonOptions common;
+  std::string budget;
+  std::string vary = "batch";
+  std::optional<std::string> strategy;
+};
+
 int ZooCommand(bool json);
+int FitCommand(const FitOptions& options);
 int TrainCommand(const TrainOptions& options);
 int InspectCommand(const CommonOptions& options);
 int PlanCommand(const PlanOptions& options);

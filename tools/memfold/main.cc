@@ -70,6 +70,14 @@ int main(int argc, char** argv) {
   train->add_option("--optimizer", train_options.optimizer, "sgd_momentum or adam")->check(CLI::IsMember({"sgd_momentum", "adam"}));
   train->add_option("--lr", train_options.learning_rate, "learning rate")->check(CLI::PositiveNumber);
 
+  memfold::cli::FitOptions fit_options;
+  CLI::App* fit = app.add_subcommand("fit", "the largest batch or depth whose training step fits a memory budget");
+  AddModelArgs(fit, &fit_options.common);
+  fit->add_option("--budget", fit_options.budget, "memory budget, e.g. 11G")->required();
+  fit->add_option("--vary", fit_options.vary, "batch or layers")->check(CLI::IsMember({"batch", "layers"}));
+  fit->add_option("--strategy", fit_options.strategy, "none, mirror or echo (default: all three)")
+      ->check(CLI::IsMember({"none", "mirror", "echo"}));
+
   memfold::cli::RunOptions run_options;
   CLI::App* run = app.add_subcommand("run", "run the model inside the planned arena; compare with an unplanned run");
   AddModelArgs(run, &run_options.common);
@@ -77,7 +85,7 @@ int main(int argc, char** argv) {
   run->add_option("--input", run_options.input_file, "raw little-endian input bytes (default: CONTRACT.md's input)");
 
   if (argc > 1 && argv[1][0] != '-' && !IsCommand(app, argv[1])) {
-    std::cerr << "memfold: unknown command '" << argv[1] << "'; commands are zoo, inspect, plan, overlap, run, compare, train (see memfold --help)\n";
+    std::cerr << "memfold: unknown command '" << argv[1] << "'; commands are zoo, inspect, plan, overlap, run, compare, train, fit (see memfold --help)\n";
     return kExitBadInput;
   }
   try {
@@ -98,5 +106,6 @@ int main(int argc, char** argv) {
   if (overlap->parsed()) return memfold::cli::OverlapCommand(overlap_options);
   if (compare->parsed()) return memfold::cli::CompareCommand(compare_models, compare_json);
   if (train->parsed()) return memfold::cli::TrainCommand(train_options);
+  if (fit->parsed()) return memfold::cli::FitCommand(fit_options);
   return memfold::cli::InspectCommand(inspect_options);
 }
