@@ -159,6 +159,23 @@ TEST(Cli, TrainStepsReportLossAndGradientHash) {
   EXPECT_EQ(Memfold("train zoo:transformer,size=tiny --steps 3 --json").Json()["grad_sha256"], j["grad_sha256"]);
 }
 
+TEST(Cli, FitFindsTheLargestBatchWithinBudget) {
+  const Outcome r = Memfold("fit zoo:mlp --budget 1M --vary batch --strategy none --json");
+  EXPECT_EQ(r.code, 2);  // zoo:mlp has no loss: not a training model
+  const Outcome fit = Memfold("fit zoo:resnet,size=tiny --budget 4M --vary batch --strategy echo --json");
+  ASSERT_EQ(fit.code, 0) << fit.err;
+  const auto j = fit.Json();
+  EXPECT_EQ(j["strategy"], "echo");
+  EXPECT_EQ(j["vary"], "batch");
+  const int64_t batch = j["max_value"].get<int64_t>();
+  ASSERT_GT(batch, 0);
+  EXPECT_LE(j["total_bytes"].get<int64_t>(), 4 << 20);
+  // One more does not fit: the answer is the largest.
+  const Outcome more = Memfold("train zoo:resnet,size=tiny,batch=" + std::to_string(batch + 1) + " --strategy echo --plan-only --json");
+  ASSERT_EQ(more.code, 0);
+  EXPECT_GT(more.Json()["total_bytes"].get<int64_t>(), 4 << 20);
+}
+
 // Bad usage and bad input: exit 2 and one line on stderr saying what to do.
 TEST(Cli, BadInputExitsTwoWithOneLine) {
   struct Case { const char* args; const char* message; };
