@@ -6,6 +6,7 @@
 
 #include "memfold/io/sha256.h"
 #include "memfold/ops/registry.h"
+#include "memfold/passes/binarize.h"
 #include "memfold/passes/echo.h"
 #include "memfold/passes/recompute.h"
 
@@ -60,9 +61,14 @@ Result<PlannedTraining> PlanTraining(Graph forward, const std::string& strategy,
   } else if (strategy == "mirror") {
     MF_ASSIGN_OR_RETURN(chosen, with_recomputation(MirrorChoice(base.graph, base.training)));
   } else {
-    // Echo's choice, checked by planning against the baseline (the paper's guarantee) and
-    // against Mirror's blanket choice: the smallest plan is kept.
-    MF_ASSIGN_OR_RETURN(chosen, with_recomputation(EchoChoice(base.graph, base.training)));
+    // Echo's choice with 1-bit masks, checked by planning against the baseline (the paper's
+    // guarantee) and against Mirror's blanket choice: the smallest plan is kept.
+    PlannedTraining echo = base;
+    MF_ASSIGN_OR_RETURN(RecomputeResult r, ApplyRecomputation(&echo.graph, echo.training, EchoChoice(base.graph, base.training)));
+    echo.recomputed_nodes = r.recomputed_nodes;
+    echo.recompute_flops = r.recompute_flops;
+    BinarizeMasks(&echo.graph, &echo.training);
+    MF_ASSIGN_OR_RETURN(chosen, Finish(std::move(echo)));
     MF_ASSIGN_OR_RETURN(PlannedTraining mirror, with_recomputation(MirrorChoice(base.graph, base.training)));
     if (mirror.profile.breakdown.total() < chosen.profile.breakdown.total()) chosen = std::move(mirror);
     MF_ASSIGN_OR_RETURN(PlannedTraining baseline, Finish(std::move(base)));

@@ -268,6 +268,17 @@ Status InferBroadcastTo(const InferContext& ctx, std::vector<TensorType>* out) {
   return Status::Ok();
 }
 
+Status InferMaskEncode(const InferContext& ctx, std::vector<TensorType>* out) {
+  out->push_back({DType::kBit, ctx.in(0).shape});
+  return Status::Ok();
+}
+
+Status InferMaskDecode(const InferContext& ctx, std::vector<TensorType>* out) {
+  if (ctx.in(0).dtype != DType::kBit) return Status::Error("mask_decode reads a bit mask");
+  out->push_back({DType::kF32, ctx.in(0).shape});
+  return Status::Ok();
+}
+
 Status InferConvertType(const InferContext& ctx, std::vector<TensorType>* out) {
   MF_ASSIGN_OR_RETURN(DType dtype, OutputDType(ctx, "dtype"));
   out->push_back({dtype, ctx.in(0).shape});

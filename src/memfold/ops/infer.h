@@ -25,6 +25,9 @@ Status InferSlice(const InferContext& ctx, std::vector<TensorType>* out);
 Status InferTranspose(const InferContext& ctx, std::vector<TensorType>* out);
 Status InferPad(const InferContext& ctx, std::vector<TensorType>* out);
 Status InferBroadcastTo(const InferContext& ctx, std::vector<TensorType>* out);
+// mask_encode: f32 -> bit, same shape; mask_decode: bit -> f32.
+Status InferMaskEncode(const InferContext& ctx, std::vector<TensorType>* out);
+Status InferMaskDecode(const InferContext& ctx, std::vector<TensorType>* out);
 // quantize / dequantize: same shape, element type from attribute "dtype".
 Status InferConvertType(const InferContext& ctx, std::vector<TensorType>* out);
 // svdf: input [batch, input_size], weights_feature [filters, input_size], weights_time

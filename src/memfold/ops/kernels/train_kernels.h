@@ -101,4 +101,8 @@ template <typename A> void AdamF32(const KernelContext& ctx);
 // output rebuilt from its saved statistics (train_recompute.cc).
 template <typename A> void BatchNormApplyF32(const KernelContext& ctx);
 
+// mask_encode (x f32) -> bit mask; mask_decode (bits) attr value -> f32 0 or value.
+template <typename A> void MaskEncodeF32(const KernelContext& ctx);
+template <typename A> void MaskDecode(const KernelContext& ctx);
+
 }  // namespace memfold

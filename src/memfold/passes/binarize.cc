@@ -1,0 +1,84 @@
+#include "memfold/passes/binarize.h"
+
+#include <map>
+
+#include "memfold/ops/registry.h"
+
+namespace memfold {
+namespace {
+
+struct Encoding {
+  NodeId forward;            // the node producing the mask
+  ValueId mask;              // the float mask it produces
+  double value;              // what a set bit decodes to
+  std::vector<NodeId> readers;  // backward readers, in schedule order
+};
+
+// The encodable mask of a forward node, if it has one and only backward `gradient` nodes read
+// it at input `slot` in the backward pass.
+bool Encodable(const Graph& g, const std::vector<std::vector<NodeId>>& readers, const std::vector<char>& backward,
+               ValueId mask, const char* gradient, size_t slot, std::vector<NodeId>* backward_readers) {
+  for (NodeId r : readers[static_cast<size_t>(mask)]) {
+    if (!backward[static_cast<size_t>(r)]) continue;
+    const Node& n = g.node(r);
+    if (n.op != gradient || n.inputs.size() <= slot || n.inputs[slot] != mask) return false;
+    for (size_t k = 0; k < n.inputs.size(); ++k) {
+      if (k != slot && n.inputs[k] == mask) return false;
+    }
+    backward_readers->push_back(r);
+  }
+  return !backward_readers->empty();
+}
+
+std::vector<Encoding> FindEncodings(const Graph& g, const TrainingGraph& t) {
+  const std::vector<std::vector<NodeId>> readers = g.Consumers();
+  std::vector<char> backward(static_cast<size_t>(g.num_nodes()), 0);
+  for (size_t pos = t.forward_nodes; pos < g.schedule.size(); ++pos) backward[static_cast<size_t>(g.schedule[pos])] = 1;
+  std::vector<Encoding> found;
+  for (size_t pos = 0; pos < t.forward_nodes; ++pos) {
+    const NodeId id = g.schedule[pos];
+    const Node& n = g.node(id);
+    Encoding e{id, kNoValue, 1.0, {}};
+    if (n.op == "dropout") {
+      e.mask = n.outputs[1];
+      e.value = static_cast<float>(1.0 / (1.0 - n.attrs.Float("rate")));  // the kernel's float scale
+      if (Encodable(g, readers, backward, e.mask, "dropout_grad", 1, &e.readers)) found.push_back(e);
+    } else if (n.op == "relu") {
+      e.mask = n.outputs[0];
+      if (Encodable(g, readers, backward, e.mask, "relu_grad", 1, &e.readers)) found.push_back(e);
+    }
+  }
+  return found;
+}
+
+}  // namespace
+
+int BinarizeMasks(Graph* g, TrainingGraph* t) {
+  const std::vector<Encoding> encodings = FindEncodings(*g, *t);
+  const std::vector<NodeId> schedule = g->schedule;  // before the new nodes are appended
+  std::map<NodeId, NodeId> encode_after, decode_before;
+  for (const Encoding& e : encodings) {
+    const std::string name = g->value(e.mask).name;
+    Result<std::vector<ValueId>> bits = AddOp(g, "mask_encode", {e.mask}, {}, name + "/encode");
+    g->node(g->num_nodes() - 1).layer = g->node(e.forward).layer;
+    encode_after[e.forward] = g->num_nodes() - 1;
+    Attrs attrs;
+    attrs.Set("value", e.value);
+    Result<std::vector<ValueId>> mask = AddOp(g, "mask_decode", {bits->front()}, attrs, name + "/decode");
+    g->node(g->num_nodes() - 1).layer = g->node(e.forward).layer;
+    g->value(mask->front()).role = Role::kGradient;
+    decode_before[e.readers.front()] = g->num_nodes() - 1;
+    for (NodeId r : e.readers) g->node(r).inputs[1] = mask->front();
+  }
+  std::vector<NodeId> order;
+  for (NodeId id : schedule) {
+    if (auto d = decode_before.find(id); d != decode_before.end()) order.push_back(d->second);
+    order.push_back(id);
+    if (auto e = encode_after.find(id); e != encode_after.end()) order.push_back(e->second);
+  }
+  g->schedule = std::move(order);
+  t->forward_nodes += encodings.size();
+  return static_cast<int>(encodings.size());
+}
+
+}  // namespace memfold
