@@ -1,6 +1,7 @@
 // `memfold train`: builds the training step of a model (forward, backward, optimizer update),
 // plans its memory and reports the footprint and its breakdown; with --steps it also trains,
 // planned and unplanned side by side, and prints the loss per step and the gradient hash.
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -15,6 +16,18 @@ namespace memfold::cli {
 namespace {
 
 using Json = nlohmann::ordered_json;
+
+// The live arena bytes over the schedule, at most `points` samples (each the maximum of its
+// stretch of steps, so the peak is never lost).
+Json LiveCurve(const std::vector<int64_t>& live, size_t points) {
+  Json curve = Json::array();
+  const size_t stride = std::max<size_t>(1, (live.size() + points - 1) / points);
+  for (size_t start = 0; start < live.size(); start += stride) {
+    const size_t end = std::min(live.size(), start + stride);
+    curve.push_back(*std::max_element(live.begin() + static_cast<std::ptrdiff_t>(start), live.begin() + static_cast<std::ptrdiff_t>(end)));
+  }
+  return curve;
+}
 
 Json BreakdownJson(const MemoryBreakdown& b) {
   return {{"feature_maps", b.feature_maps}, {"weights", b.weights}, {"gradients", b.gradients},
@@ -64,6 +77,8 @@ int TrainCommand(const TrainOptions& o) {
               {"recomputed_nodes", p.recomputed_nodes}, {"forward_flops", p.forward_flops},
               {"recompute_flops", p.recompute_flops}, {"plan_ms", p.plan_ms}};
   if (o.strategy == "echo") out["fell_back_to_baseline"] = p.fell_back;
+  out["live_curve"] = LiveCurve(p.profile.live_bytes, 200);
+  out["peak_step"] = p.profile.peak_time;
   if (!o.common.json) PrintHuman(o, p);
   if (!o.plan_only && o.steps > 0) {
     Trainer trainer(p.graph, p.training, p.plan);
