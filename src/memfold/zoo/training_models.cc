@@ -208,6 +208,25 @@ std::vector<ValueId> RunLstm(Net& net, const Lstm& w, const std::vector<ValueId>
   return outputs;
 }
 
+// A bidirectional layer over a sequence of [batch, in] steps: a forward and a backward LSTM of
+// `hidden` units (parameters and nodes name_fwd/..., name_bwd/...) whose outputs at each step
+// are concatenated along the features, or added unless `concat` (node name/t<step>).
+std::vector<ValueId> RunBidirectional(Net& net, const std::vector<ValueId>& inputs, int64_t in,
+                                      int64_t hidden, bool concat, const std::string& name) {
+  const Lstm forward = MakeLstm(net, in, hidden, name + "_fwd");
+  const Lstm backward = MakeLstm(net, in, hidden, name + "_bwd");
+  const std::vector<ValueId> fwd = RunLstm(net, forward, inputs, false, name + "_fwd");
+  const std::vector<ValueId> bwd = RunLstm(net, backward, inputs, true, name + "_bwd");
+  net.layer = "rnn";
+  std::vector<ValueId> outputs;
+  for (size_t t = 0; t < inputs.size(); ++t) {
+    const std::string step = name + "/t" + std::to_string(t);
+    outputs.push_back(concat ? net.Concat({fwd[t], bwd[t]}, 1, step)
+                             : net.Op("add", {fwd[t], bwd[t]}, {}, step));
+  }
+  return outputs;
+}
+
 // Stacks per-step [batch, dim] values into [batch, steps, dim].
 ValueId Stack(Net& net, const std::vector<ValueId>& steps, const std::string& name) {
   const Shape s = net.b.shape(steps.front());
@@ -260,14 +279,7 @@ Result<Graph> BuildNmt(const ZooArgs& args) {
   // Encoder.
   const ValueId source_table = b.Weight("source_embed/weight", {vocab, hidden}, 0.1f);
   std::vector<ValueId> steps = SplitSteps(net, Embed(net, source, source_table, rate, "source_embed"));
-  const Lstm forward = MakeLstm(net, hidden, hidden / 2, "encoder/l0_fwd");
-  const Lstm backward = MakeLstm(net, hidden, hidden / 2, "encoder/l0_bwd");
-  const std::vector<ValueId> fwd = RunLstm(net, forward, steps, false, "encoder/l0_fwd");
-  const std::vector<ValueId> bwd = RunLstm(net, backward, steps, true, "encoder/l0_bwd");
-  for (int64_t t = 0; t < seq; ++t) {
-    const auto i = static_cast<size_t>(t);
-    steps[i] = net.Concat({fwd[i], bwd[i]}, 1, "encoder/l0/t" + Str(t));
-  }
+  steps = RunBidirectional(net, steps, hidden, hidden / 2, true, "encoder/l0");
   for (int64_t l = 1; l < layers; ++l) {
     const std::string name = "encoder/l" + Str(l);
     const Lstm cell = MakeLstm(net, hidden, hidden, name);
@@ -623,13 +635,7 @@ Result<Graph> BuildDeepSpeech2(const ZooArgs& args) {
   std::vector<ValueId> inputs = SplitSteps(net, net.Reshape(x, {batch, steps, s[2] * s[3]}, "features"));
   for (int64_t l = 0; l < layers; ++l) {
     const std::string name = "rnn/l" + Str(l);
-    const int64_t in = b.shape(inputs.front())[1];
-    const Lstm forward = MakeLstm(net, in, hidden, name + "_fwd");
-    const Lstm backward = MakeLstm(net, in, hidden, name + "_bwd");
-    const std::vector<ValueId> fwd = RunLstm(net, forward, inputs, false, name + "_fwd");
-    const std::vector<ValueId> bwd = RunLstm(net, backward, inputs, true, name + "_bwd");
-    net.layer = "rnn";
-    for (size_t t = 0; t < inputs.size(); ++t) inputs[t] = net.Op("add", {fwd[t], bwd[t]}, {}, name + "/t" + std::to_string(t));
+    inputs = RunBidirectional(net, inputs, b.shape(inputs.front())[1], hidden, false, name);
   }
   net.layer = "output";
   const ValueId frames_out = net.Reshape(net.Concat(inputs, 1), {batch * steps, hidden});
