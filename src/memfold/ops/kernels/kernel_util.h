@@ -72,7 +72,7 @@ inline std::vector<int64_t> BroadcastStrides(const Shape& in, size_t rank) {
 }
 
 // Row-major walk over the output of a binary op with each input's matching element index: the
-// visiting order of TFLite's element-wise and BroadcastXxxSlow kernels. Calls
+// visiting order of TFLite's element-wise and Broadcast*Slow kernels. Calls
 // visit(output_index, index_a, index_b) once per output element, output_index increasing.
 template <typename Visit>
 void ForEachBroadcastIndex(const KernelContext& ctx, Visit visit) {
