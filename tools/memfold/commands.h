@@ -44,6 +44,7 @@ struct TrainOptions {
   int steps = 0;
   std::string optimizer = "sgd_momentum";
   double learning_rate = 0.01;
+  std::string planner = "mxnet";
 };
 
 struct FitOptions {

@@ -69,6 +69,8 @@ int main(int argc, char** argv) {
   train->add_option("--steps", train_options.steps, "training steps to execute")->check(CLI::Range(0, 1000000));
   train->add_option("--optimizer", train_options.optimizer, "sgd_momentum or adam")->check(CLI::IsMember({"sgd_momentum", "adam"}));
   train->add_option("--lr", train_options.learning_rate, "learning rate")->check(CLI::PositiveNumber);
+  train->add_option("--planner", train_options.planner, "mxnet (default), greedy or best")
+      ->check(CLI::IsMember({"mxnet", "greedy", "best"}));
 
   memfold::cli::FitOptions fit_options;
   CLI::App* fit = app.add_subcommand("fit", "the largest batch or depth whose training step fits a memory budget");

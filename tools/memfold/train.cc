@@ -68,7 +68,7 @@ int TrainCommand(const TrainOptions& o) {
   TrainingConfig config;
   config.optimizer = o.optimizer;
   config.learning_rate = o.learning_rate;
-  Result<PlannedTraining> planned = PlanTraining(std::move(loaded).value(), o.strategy, config);
+  Result<PlannedTraining> planned = PlanTraining(std::move(loaded).value(), o.strategy, config, o.planner);
   if (!planned.ok()) return Fail(o.common.model + ": " + planned.status().message());
   const PlannedTraining& p = *planned;
   Json out = {{"model", o.common.model}, {"strategy", o.strategy}, {"total_bytes", p.profile.breakdown.total()},

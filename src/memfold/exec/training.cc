@@ -28,17 +28,27 @@ int64_t IntegerRange(const Graph& g, ValueId v) {
 
 namespace {
 
-Result<PlannedTraining> Finish(PlannedTraining p) {
-  MF_ASSIGN_OR_RETURN(p.plan, PlanGraph(p.graph, "mxnet"));
+// Plans with `planner`: "mxnet" (MXNet's storage strategy), "greedy" (TFLM's planner over the
+// buffers themselves) or "best" (the smaller of the two). Every strategy uses the same one.
+Result<PlannedTraining> Finish(PlannedTraining p, const std::string& planner) {
+  MF_ASSIGN_OR_RETURN(p.plan, PlanGraph(p.graph, planner == "greedy" ? "greedy" : "mxnet"));
+  if (planner == "best") {
+    MF_ASSIGN_OR_RETURN(GraphPlan greedy, PlanGraph(p.graph, "greedy"));
+    if (greedy.plan.arena_bytes < p.plan.plan.arena_bytes) p.plan = std::move(greedy);
+  }
   p.profile = ProfileMemory(p.graph, p.training.forward_nodes, p.plan);
   return p;
 }
 
 }  // namespace
 
-Result<PlannedTraining> PlanTraining(Graph forward, const std::string& strategy, const TrainingConfig& config) {
+Result<PlannedTraining> PlanTraining(Graph forward, const std::string& strategy, const TrainingConfig& config,
+                                     const std::string& planner) {
   if (strategy != "none" && strategy != "mirror" && strategy != "echo") {
     return Status::Error("strategy must be none, mirror or echo, not '" + strategy + "'");
+  }
+  if (planner != "mxnet" && planner != "greedy" && planner != "best") {
+    return Status::Error("training planner must be mxnet, greedy or best, not '" + planner + "'");
   }
   const auto start = std::chrono::steady_clock::now();
   PlannedTraining base;
@@ -53,11 +63,11 @@ Result<PlannedTraining> PlanTraining(Graph forward, const std::string& strategy,
     MF_ASSIGN_OR_RETURN(RecomputeResult r, ApplyRecomputation(&p.graph, p.training, choice));
     p.recomputed_nodes = r.recomputed_nodes;
     p.recompute_flops = r.recompute_flops;
-    return Finish(std::move(p));
+    return Finish(std::move(p), planner);
   };
   PlannedTraining chosen;
   if (strategy == "none") {
-    MF_ASSIGN_OR_RETURN(chosen, Finish(base));
+    MF_ASSIGN_OR_RETURN(chosen, Finish(base, planner));
   } else if (strategy == "mirror") {
     MF_ASSIGN_OR_RETURN(chosen, with_recomputation(MirrorChoice(base.graph, base.training)));
   } else {
@@ -68,10 +78,10 @@ Result<PlannedTraining> PlanTraining(Graph forward, const std::string& strategy,
     echo.recomputed_nodes = r.recomputed_nodes;
     echo.recompute_flops = r.recompute_flops;
     BinarizeMasks(&echo.graph, &echo.training);
-    MF_ASSIGN_OR_RETURN(chosen, Finish(std::move(echo)));
+    MF_ASSIGN_OR_RETURN(chosen, Finish(std::move(echo), planner));
     MF_ASSIGN_OR_RETURN(PlannedTraining mirror, with_recomputation(MirrorChoice(base.graph, base.training)));
     if (mirror.profile.breakdown.total() < chosen.profile.breakdown.total()) chosen = std::move(mirror);
-    MF_ASSIGN_OR_RETURN(PlannedTraining baseline, Finish(std::move(base)));
+    MF_ASSIGN_OR_RETURN(PlannedTraining baseline, Finish(std::move(base), planner));
     if (chosen.profile.breakdown.total() >= baseline.profile.breakdown.total()) {
       chosen = std::move(baseline);
       chosen.fell_back = true;

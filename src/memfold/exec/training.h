@@ -32,8 +32,11 @@ struct PlannedTraining {
   double plan_ms = 0;
 };
 
+// `planner`: "mxnet" (default: MXNet's storage strategy, fast), "greedy" (TFLM's planner over
+// the buffers, tighter on large graphs but slower) or "best" (both, the smaller kept).
 Result<PlannedTraining> PlanTraining(Graph forward, const std::string& strategy,
-                                     const TrainingConfig& config = {});
+                                     const TrainingConfig& config = {},
+                                     const std::string& planner = "mxnet");
 
 // The contract's default inputs, with integer inputs folded into the range their readers
 // accept: token ids below the embedding table's rows, labels below the number of classes.
