@@ -210,7 +210,7 @@ std::vector<ValueId> RunLstm(Net& net, const Lstm& w, const std::vector<ValueId>
 
 // A bidirectional layer over a sequence of [batch, in] steps: a forward and a backward LSTM of
 // `hidden` units (parameters and nodes name_fwd/..., name_bwd/...) whose outputs at each step
-// are concatenated along the features, or added unless `concat` (node name/t<step>).
+// are concatenated along the features if `concat`, else added (node name/t<step>).
 std::vector<ValueId> RunBidirectional(Net& net, const std::vector<ValueId>& inputs, int64_t in,
                                       int64_t hidden, bool concat, const std::string& name) {
   const Lstm forward = MakeLstm(net, in, hidden, name + "_fwd");
