@@ -23,6 +23,7 @@ demo: build
 
 bench: build
 	$(BUILD)/planner_bench
+	$(BUILD)/training_bench
 
 format:
 	clang-format -i $$(git ls-files '*.h' '*.cc')

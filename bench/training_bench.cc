@@ -1,0 +1,34 @@
+// Executed training-step time under each recomputation strategy (Echo's runtime overhead):
+// one planned step (forward, backward, update) of a reference model, timed by Google
+// Benchmark. Arguments: 0 = none, 1 = mirror, 2 = echo. The unplanned twin run that Trainer
+// uses for its bit-identity check is not part of the timing: this drives a Session directly.
+#include <benchmark/benchmark.h>
+
+#include "memfold/exec/training.h"
+#include "memfold/io/model_loader.h"
+
+namespace memfold {
+namespace {
+
+const char* const kStrategies[] = {"none", "mirror", "echo"};
+
+void TrainingStep(benchmark::State& state, const char* model) {
+  const char* strategy = kStrategies[state.range(0)];
+  Result<PlannedTraining> p = PlanTraining(std::move(LoadModel(model)).value(), strategy);
+  Session session(p->graph);
+  const std::vector<Bytes> inputs = TrainingInputs(p->graph);
+  ExecOptions options;
+  options.poison = false;
+  for (auto _ : state) {
+    Result<RunOutputs> out = session.Run(inputs, &p->plan.liveness, &p->plan.plan, options);
+    benchmark::DoNotOptimize(out);
+  }
+  state.SetLabel(std::string(strategy) + ", " + std::to_string(p->recomputed_nodes) + " nodes recomputed");
+}
+
+BENCHMARK_CAPTURE(TrainingStep, nmt_small, "zoo:nmt,size=tiny,batch=16,hidden=64,seq=10")->DenseRange(0, 2)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(TrainingStep, transformer_small, "zoo:transformer,size=tiny,batch=8,seq=16")->DenseRange(0, 2)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(TrainingStep, resnet_tiny, "zoo:resnet,size=tiny")->DenseRange(0, 2)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace memfold
