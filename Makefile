@@ -18,8 +18,9 @@ test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
 demo: build
-	$(BUILD)/memfold plan zoo:mobilenet_v2 --planner greedy
-	$(BUILD)/memfold run zoo:mobilenet_v2
+	$(BUILD)/memfold compare zoo:mobilenet_v1 zoo:mobilenet_v2
+	$(BUILD)/memfold run zoo:mobilenet_v2 --planner diagonal
+	$(BUILD)/memfold train zoo:nmt,size=tiny --strategy echo --steps 3
 
 bench: build
 	$(BUILD)/planner_bench
