@@ -1,5 +1,6 @@
 #include "memfold/io/tflite_reader.h"
 
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -68,6 +69,12 @@ Result<std::optional<Quantization>> ConvertQuant(const tflite::Quantization* q, 
   if (q->zero_point() != nullptr) quant.zero_point.assign(q->zero_point()->begin(), q->zero_point()->end());
   if (quant.zero_point.empty()) quant.zero_point.assign(quant.scale.size(), 0);
   quant.axis = q->quantized_dimension();
+  for (float scale : quant.scale) {
+    if (!std::isfinite(scale) || scale < 0.0f) return Status::Error("has quantisation scale " + std::to_string(scale) + "; scales must be finite and non-negative");
+  }
+  for (int64_t zero_point : quant.zero_point) {
+    if (zero_point < -32768 || zero_point > 65535) return Status::Error("has zero point " + std::to_string(zero_point) + ", outside any integer tensor's range");
+  }
   if (quant.zero_point.size() != quant.scale.size()) return Status::Error("has " + std::to_string(quant.scale.size()) + " scales but " + std::to_string(quant.zero_point.size()) + " zero points");
   // Some converters store the filter's channel axis on 1-D bias tensors; TFLM ignores it there.
   if (quant.per_channel() && shape.size() == 1) quant.axis = 0;

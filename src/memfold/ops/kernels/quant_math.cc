@@ -42,8 +42,10 @@ int32_t RoundingDivideByPOT(int32_t x, int exponent) {
 }
 
 int32_t MultiplyByQuantizedMultiplier(int32_t x, int32_t quantized_multiplier, int shift) {
-  const int left_shift = shift > 0 ? shift : 0;
-  const int right_shift = shift > 0 ? 0 : -shift;
+  // Shifts beyond 31 bits only arise from absurd scales in a broken model; clamping keeps the
+  // arithmetic defined (the result is meaningless either way).
+  const int left_shift = std::clamp(shift, 0, 31);
+  const int right_shift = std::clamp(-shift, 0, 31);
   // x * 2^left_shift wraps like TFLite's int32 arithmetic (it never overflows in practice).
   const auto shifted = static_cast<int32_t>(static_cast<uint32_t>(x) << left_shift);
   return RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(shifted, quantized_multiplier),
