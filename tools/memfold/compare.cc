@@ -68,11 +68,13 @@ Result<Row> Measure(const std::string& model) {
   return row;
 }
 
-std::string Percent(double value, int digits = 1) {
+std::string Fixed(double value, int digits) {
   char text[32];
-  std::snprintf(text, sizeof(text), "%.*f %%", digits, value);
+  std::snprintf(text, sizeof(text), "%.*f", digits, value);
   return text;
 }
+
+std::string Percent(double value, int digits = 1) { return Fixed(value, digits) + " %"; }
 
 }  // namespace
 
@@ -102,7 +104,7 @@ int CompareCommand(const std::vector<std::string>& models, bool json) {
     table.Add({r.model, std::to_string(r.ops), GroupDigits(r.naive), GroupDigits(r.greedy),
                GroupDigits(r.greedy_stable), GroupDigits(r.diagonal), Percent(saving),
                GroupDigits(r.lower_bound), GroupDigits(r.diagonal_bound), Percent(r.overlap_gap, 2),
-               Percent(r.plan_ms, 1).substr(0, Percent(r.plan_ms, 1).size() - 2), r.runs});
+               Fixed(r.plan_ms, 1), r.runs});
   }
   std::cout << table.Render();
   return kExitOk;

@@ -7,12 +7,6 @@
 namespace memfold {
 namespace {
 
-std::vector<char> ForwardMask(const Graph& g, const TrainingGraph& t) {
-  std::vector<char> forward(static_cast<size_t>(g.num_nodes()), 0);
-  for (size_t pos = 0; pos < t.forward_nodes; ++pos) forward[static_cast<size_t>(g.schedule[pos])] = 1;
-  return forward;
-}
-
 // Re-schedules: forward nodes as before, then the backward pass with each clone placed just
 // before the first node that reads it (clones that read clones first).
 std::vector<NodeId> LateSchedule(const Graph& g, size_t forward_nodes, const std::vector<NodeId>& backward,
@@ -72,7 +66,6 @@ std::vector<char> MirrorChoice(const Graph& g, const TrainingGraph& t) {
 }
 
 Result<RecomputeResult> ApplyRecomputation(Graph* g, const TrainingGraph& t, const std::vector<char>& recompute) {
-  const std::vector<char> forward = ForwardMask(*g, t);
   const std::vector<NodeId> backward(g->schedule.begin() + static_cast<std::ptrdiff_t>(t.forward_nodes), g->schedule.end());
   // Values the backward pass reads, to decide which recomputed nodes are worth cloning.
   std::vector<char> read_backward(static_cast<size_t>(g->num_values()), 0);
@@ -100,7 +93,7 @@ Result<RecomputeResult> ApplyRecomputation(Graph* g, const TrainingGraph& t, con
   for (size_t pos = 0; pos < t.forward_nodes; ++pos) {
     const NodeId id = g->schedule[pos];
     const Node original = g->node(id);
-    if (!recompute[static_cast<size_t>(id)] || !forward[static_cast<size_t>(id)]) continue;
+    if (!recompute[static_cast<size_t>(id)]) continue;
     bool wanted = false;
     for (size_t k = 0; k < original.outputs.size(); ++k) wanted = wanted || (RecomputesOutput(original, k) && needed[static_cast<size_t>(original.outputs[k])]);
     if (!wanted) continue;

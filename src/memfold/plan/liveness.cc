@@ -94,4 +94,15 @@ Liveness ComputeLiveness(const Graph& graph) {
   return live;
 }
 
+std::vector<int64_t> LiveBytesPerStep(const Liveness& live) {
+  std::vector<int64_t> bytes(static_cast<size_t>(live.end_time) + 2, 0);
+  for (const BufferRequest& r : live.requests) {
+    bytes[static_cast<size_t>(r.first)] += r.bytes;
+    bytes[static_cast<size_t>(r.last) + 1] -= r.bytes;
+  }
+  for (size_t t = 1; t < bytes.size(); ++t) bytes[t] += bytes[t - 1];
+  bytes.pop_back();
+  return bytes;
+}
+
 }  // namespace memfold

@@ -36,6 +36,10 @@ inline constexpr int64_t kArenaAlignment = 16;
 
 Liveness ComputeLiveness(const Graph& graph);
 
+// Payload bytes live at each time step 0..end_time (a difference array and its prefix sums).
+// O(requests + end_time).
+std::vector<int64_t> LiveBytesPerStep(const Liveness& liveness);
+
 // Time at which the node at schedule position `position` runs.
 inline int32_t NodeTime(size_t position) { return static_cast<int32_t>(position) + 1; }
 

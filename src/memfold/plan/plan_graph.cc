@@ -24,20 +24,18 @@ constexpr std::string_view kMxnet = "mxnet";
 // of the live buffers in a multiset: O(n log n + T).
 int32_t PeakTime(const Liveness& live, const Plan& plan) {
   const auto steps = static_cast<size_t>(live.end_time) + 1;
-  std::vector<int64_t> live_bytes(steps + 1, 0);
+  const std::vector<int64_t> live_bytes = LiveBytesPerStep(live);
   std::vector<std::vector<int32_t>> starting(steps), ending(steps + 1);
   for (const BufferRequest& r : live.requests) {
-    live_bytes[static_cast<size_t>(r.first)] += r.bytes;
-    live_bytes[static_cast<size_t>(r.last) + 1] -= r.bytes;
     starting[static_cast<size_t>(r.first)].push_back(r.id);
     ending[static_cast<size_t>(r.last) + 1].push_back(r.id);
   }
   std::multiset<int64_t> ends;
   auto end_of = [&](int32_t id) { return plan.offsets[static_cast<size_t>(id)] + live.requests[static_cast<size_t>(id)].bytes; };
-  int64_t highest = -1, running = 0, peak_bytes = -1;
+  int64_t highest = -1, peak_bytes = -1;
   size_t peak = 0;
   for (size_t t = 0; t < steps; ++t) {
-    running += live_bytes[t];
+    const int64_t running = live_bytes[t];
     for (int32_t id : ending[t]) ends.erase(ends.find(end_of(id)));
     for (int32_t id : starting[t]) ends.insert(end_of(id));
     const int64_t top = ends.empty() ? 0 : *ends.rbegin();

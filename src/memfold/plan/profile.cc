@@ -29,13 +29,7 @@ MemoryProfile ProfileMemory(const Graph& g, size_t forward_nodes, const GraphPla
   const Liveness& live = gp.liveness;
   std::vector<char> forward(static_cast<size_t>(g.num_nodes()), 0);
   for (size_t pos = 0; pos < forward_nodes && pos < g.schedule.size(); ++pos) forward[static_cast<size_t>(g.schedule[pos])] = 1;
-  profile.live_bytes.assign(static_cast<size_t>(live.end_time) + 2, 0);
-  for (const BufferRequest& r : live.requests) {  // a difference array, then its prefix sums
-    profile.live_bytes[static_cast<size_t>(r.first)] += r.bytes;
-    profile.live_bytes[static_cast<size_t>(r.last) + 1] -= r.bytes;
-  }
-  for (size_t t = 1; t < profile.live_bytes.size(); ++t) profile.live_bytes[t] += profile.live_bytes[t - 1];
-  profile.live_bytes.pop_back();
+  profile.live_bytes = LiveBytesPerStep(live);
   profile.peak_time = static_cast<int32_t>(std::max_element(profile.live_bytes.begin(), profile.live_bytes.end()) - profile.live_bytes.begin());
   const std::vector<std::string> reader_layer = ReaderLayers(g);
   // Bytes an output shares with its dying input at the peak step count once, for the output.
