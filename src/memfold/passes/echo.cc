@@ -1,6 +1,7 @@
 #include "memfold/passes/echo.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "memfold/passes/recompute.h"
@@ -47,20 +48,67 @@ class StashModel {
   std::vector<char> forward_;
 };
 
-// Candidates: cheap, allowed forward nodes whose chain of candidate ancestors stays short.
+// A chain of candidate nodes as seen from one of its values: its length, how many recurrent
+// steps it spans, and its step signature: per parameter, the latest compute-heavy node reading
+// it whose output the chain starts from.
+struct Chain {
+  int nodes = 0;
+  int steps = 0;
+  std::map<ValueId, NodeId> signature;
+};
+
+// Joins the chains of a node's inputs. In an unrolled recurrent network the same parameters are
+// applied once per step, so two inputs whose chains start from different nodes reading the same
+// parameter come from different steps: the join crosses one step of recurrent state (step t's
+// gates meet the cell state of step t-1). Residual streams and layers with their own weights
+// never cross.
+Chain Join(const std::vector<const Chain*>& inputs, const std::vector<size_t>& position) {
+  Chain joined;
+  bool crosses = false;
+  for (const Chain* c : inputs) {
+    joined.nodes = std::max(joined.nodes, c->nodes);
+    joined.steps = std::max(joined.steps, c->steps);
+    for (const auto& [param, source] : c->signature) {
+      auto [it, fresh] = joined.signature.emplace(param, source);
+      if (fresh || it->second == source) continue;
+      crosses = true;
+      if (position[static_cast<size_t>(source)] > position[static_cast<size_t>(it->second)]) it->second = source;
+    }
+  }
+  joined.nodes += 1;
+  joined.steps += crosses ? 1 : 0;
+  return joined;
+}
+
+// The chain that starts at a compute-heavy node's output: its parameters are the signature.
+Chain SourceChain(const Graph& g, NodeId heavy) {
+  Chain c;
+  for (ValueId in : g.node(heavy).inputs) {
+    if (in != kNoValue && g.value(in).role == Role::kWeight) c.signature.emplace(in, heavy);
+  }
+  return c;
+}
+
+// Candidates: cheap, allowed forward nodes whose chain of candidate ancestors stays short
+// (kMaxRecomputeChain nodes) and spans at most one recurrent step.
 std::vector<char> Candidates(const Graph& g, const TrainingGraph& t) {
   std::vector<char> candidate(static_cast<size_t>(g.num_nodes()), 0);
-  std::vector<int> chain(static_cast<size_t>(g.num_values()), 0);
+  std::vector<size_t> position(static_cast<size_t>(g.num_nodes()), 0);
+  for (size_t pos = 0; pos < g.schedule.size(); ++pos) position[static_cast<size_t>(g.schedule[pos])] = pos;
+  std::vector<Chain> chain(static_cast<size_t>(g.num_values()));  // empty: a stashed or given value
   for (size_t pos = 0; pos < t.forward_nodes; ++pos) {
     const NodeId id = g.schedule[pos];
     const Node& n = g.node(id);
-    int depth = 1;
+    const bool heavy = IsComputeHeavy(g, n);
+    std::vector<const Chain*> inputs;
     for (ValueId in : n.inputs) {
-      if (in != kNoValue) depth = std::max(depth, chain[static_cast<size_t>(in)] + 1);
+      if (in != kNoValue) inputs.push_back(&chain[static_cast<size_t>(in)]);
     }
-    const bool ok = !IsComputeHeavy(g, n) && !MustNotRecompute(g, n) && depth <= kMaxRecomputeChain;
+    Chain joined = heavy ? Chain() : Join(inputs, position);
+    const bool ok = !heavy && !MustNotRecompute(g, n) && joined.nodes <= kMaxRecomputeChain && joined.steps <= kMaxRecurrentSteps;
     candidate[static_cast<size_t>(id)] = ok;
-    for (ValueId out : n.outputs) chain[static_cast<size_t>(out)] = ok ? depth : 0;
+    if (!ok) joined = heavy ? SourceChain(g, id) : Chain();
+    for (ValueId out : n.outputs) chain[static_cast<size_t>(out)] = joined;
   }
   return candidate;
 }

@@ -3,8 +3,10 @@
 //
 //  * Candidates: forward nodes that are neither compute-heavy (registry cost model, arithmetic
 //    intensity; attribute "recompute" forces either way) nor forbidden (dropout, state updates,
-//    losses). Chains of candidates are bounded (kMaxRecomputeChain nodes), so recomputation
-//    never runs back through recurrent state further than about one step.
+//    losses). Chains of candidates are bounded: at most kMaxRecomputeChain nodes, and at most
+//    one recurrent step — two chains meeting that start from different nodes applying the same
+//    parameters (step t's gates and step t-1's state) cross a step, so recomputing a cell
+//    state may re-run the step before it but never further.
 //  * Compute-heavy nodes are never re-run, but the feature maps they read can be (the paper's
 //    non-conservative estimate: fully-connected, convolution and batched products' gradients
 //    read their inputs, not their outputs).
@@ -24,7 +26,10 @@
 
 namespace memfold {
 
-inline constexpr int kMaxRecomputeChain = 8;
+// Bounds on a recomputation chain: its length in nodes (a residual stream is re-run at most this
+// far back from a kept value) and the recurrent steps it spans (see Candidates in echo.cc).
+inline constexpr int kMaxRecomputeChain = 12;
+inline constexpr int kMaxRecurrentSteps = 1;
 
 std::vector<char> EchoChoice(const Graph& graph, const TrainingGraph& training);
 

@@ -6,6 +6,7 @@
 #include "memfold/ops/gradient.h"
 #include "memfold/ops/registry.h"
 #include "memfold/passes/dead_nodes.h"
+#include "memfold/passes/update_schedule.h"
 
 namespace memfold {
 namespace {
@@ -125,6 +126,7 @@ Result<TrainingGraph> BuildTrainingGraph(Graph* g, const TrainingConfig& config)
   t.params = used;
   MF_RETURN_IF_ERROR(AppendUpdates(g, config, &t));
   EliminateDeadNodes(g);
+  ScheduleUpdatesEarly(g);
   return t;
 }
 

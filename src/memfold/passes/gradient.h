@@ -3,8 +3,9 @@
 //
 // Trainable parameters are the float32 weights (role kWeight) the loss depends on. The pass
 // walks the forward schedule backwards, asks each node's registry row for its gradient
-// builder, sums gradients of values read more than once, and appends one in-place optimizer
-// update per parameter (its state, e.g. momentum, becomes an optimizer-state value). Nodes
+// builder, sums gradients of values read more than once, and adds one in-place optimizer
+// update per parameter (its state, e.g. momentum, becomes an optimizer-state value), scheduled
+// as soon as its gradient is ready (passes/update_schedule.h). Nodes
 // whose results no gradient needs are removed afterwards. O(V + E) plus the builders.
 #pragma once
 

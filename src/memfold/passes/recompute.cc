@@ -1,24 +1,45 @@
 #include "memfold/passes/recompute.h"
 
+#include <algorithm>
 #include <functional>
 
 #include "memfold/ops/registry.h"
+#include "memfold/passes/update_schedule.h"
 
 namespace memfold {
 namespace {
 
 // Re-schedules: forward nodes as before, then the backward pass with each clone placed just
-// before the first node that reads it (clones that read clones first).
+// before the first node that reads it (clones that read clones first). Of a node's recomputed
+// inputs, the one behind the longest chain of clones is placed first (Sethi-Ullman order), so
+// short chains run last and their results wait the least: a residual block's batch-norm clone
+// runs just before the add that reads it, not before the whole chain of earlier blocks.
 std::vector<NodeId> LateSchedule(const Graph& g, size_t forward_nodes, const std::vector<NodeId>& backward,
                                  const std::vector<NodeId>& clone_of_value) {
   std::vector<NodeId> order(g.schedule.begin(), g.schedule.begin() + static_cast<std::ptrdiff_t>(forward_nodes));
+  std::vector<int> depth(static_cast<size_t>(g.num_nodes()), 0);  // longest clone chain, 0 = unknown
+  auto clone_inputs = [&](NodeId id) {
+    std::vector<NodeId> clones;
+    for (ValueId in : g.node(id).inputs) {
+      if (in != kNoValue && clone_of_value[static_cast<size_t>(in)] != kNoNode) clones.push_back(clone_of_value[static_cast<size_t>(in)]);
+    }
+    return clones;
+  };
+  std::function<int(NodeId)> chain = [&](NodeId id) {
+    int& d = depth[static_cast<size_t>(id)];
+    if (d == 0) {
+      for (NodeId c : clone_inputs(id)) d = std::max(d, chain(c));
+      ++d;
+    }
+    return d;
+  };
   std::vector<char> placed(static_cast<size_t>(g.num_nodes()), 0);
   std::function<void(NodeId)> place = [&](NodeId id) {
     if (placed[static_cast<size_t>(id)]) return;
     placed[static_cast<size_t>(id)] = 1;
-    for (ValueId in : g.node(id).inputs) {
-      if (in != kNoValue && clone_of_value[static_cast<size_t>(in)] != kNoNode) place(clone_of_value[static_cast<size_t>(in)]);
-    }
+    std::vector<NodeId> clones = clone_inputs(id);
+    std::stable_sort(clones.begin(), clones.end(), [&](NodeId a, NodeId b) { return chain(a) > chain(b); });
+    for (NodeId c : clones) place(c);
     order.push_back(id);
   };
   for (NodeId id : backward) place(id);
@@ -131,6 +152,7 @@ Result<RecomputeResult> ApplyRecomputation(Graph* g, const TrainingGraph& t, con
     }
   }
   g->schedule = LateSchedule(*g, t.forward_nodes, backward, clone_node);
+  ScheduleUpdatesEarly(g);  // clones may read parameters: updates follow them
   return result;
 }
 

@@ -194,6 +194,15 @@ template <typename A>
 void LayerNormGradF32(const KernelContext& ctx) {
   const NormBackward<A> t(ctx);
   const int64_t depth = t.depth, rows = t.rows;
+  // dgamma and dbeta first: dx may take dy's buffer (in place), so dy is read in full before
+  // the first dx element is written.
+  for (int64_t d = 0; d < depth; ++d) {
+    const auto [sum_dy, sum_dy_xhat] = t.Sums(d, depth, rows, [&](int64_t i, int64_t r) {
+      return GradTerm{t.dy[i], t.mean[r], t.invstd[r]};
+    });
+    t.dgamma.Set(d, static_cast<float>(sum_dy_xhat));
+    t.dbeta.Set(d, static_cast<float>(sum_dy));
+  }
   const double n = static_cast<double>(depth);
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t row = r * depth;
@@ -207,13 +216,6 @@ void LayerNormGradF32(const KernelContext& ctx) {
       const double xhat = (t.x[row + d] - mu) * inv;
       t.dx.Set(row + d, static_cast<float>(inv / n * (n * g - sum_g - xhat * sum_g_xhat)));
     }
-  }
-  for (int64_t d = 0; d < depth; ++d) {
-    const auto [sum_dy, sum_dy_xhat] = t.Sums(d, depth, rows, [&](int64_t i, int64_t r) {
-      return GradTerm{t.dy[i], t.mean[r], t.invstd[r]};
-    });
-    t.dgamma.Set(d, static_cast<float>(sum_dy_xhat));
-    t.dbeta.Set(d, static_cast<float>(sum_dy));
   }
 }
 
