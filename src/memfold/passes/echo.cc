@@ -140,19 +140,74 @@ std::set<ValueId> Affected(const Graph& g, const std::vector<NodeId>& group) {
   return values;
 }
 
+// Algorithm 1's backward walk: from the loss, a subgraph grows backward through candidates;
+// a node that cannot be recomputed (compute-heavy, forbidden, or where a chain bound cuts)
+// stops it and becomes the root of a later subgraph. Subgraphs are disjoint; each is returned
+// in schedule order.
+std::vector<std::vector<NodeId>> Partition(const Graph& g, const TrainingGraph& t, const std::vector<char>& candidate) {
+  std::vector<size_t> position(static_cast<size_t>(g.num_nodes()), t.forward_nodes);  // backward: >= forward_nodes
+  for (size_t pos = 0; pos < t.forward_nodes; ++pos) position[static_cast<size_t>(g.schedule[pos])] = pos;
+  std::vector<char> reached(static_cast<size_t>(g.num_nodes()), 0);
+  auto push_producers = [&](NodeId id, std::vector<NodeId>* work) {
+    for (ValueId in : g.node(id).inputs) {
+      const NodeId p = in == kNoValue ? kNoNode : g.value(in).producer;
+      if (p != kNoNode && position[static_cast<size_t>(p)] < t.forward_nodes && !reached[static_cast<size_t>(p)]) work->push_back(p);
+    }
+  };
+  std::vector<std::vector<NodeId>> parts;
+  std::vector<NodeId> roots = {g.value(t.loss).producer};
+  while (!roots.empty()) {
+    const NodeId root = roots.back();
+    roots.pop_back();
+    if (root == kNoNode || reached[static_cast<size_t>(root)]) continue;
+    reached[static_cast<size_t>(root)] = 1;
+    std::vector<NodeId> part, work;
+    push_producers(root, &work);
+    while (!work.empty()) {
+      const NodeId w = work.back();
+      work.pop_back();
+      if (reached[static_cast<size_t>(w)]) continue;
+      if (!candidate[static_cast<size_t>(w)]) {
+        roots.push_back(w);
+        continue;
+      }
+      reached[static_cast<size_t>(w)] = 1;
+      part.push_back(w);
+      push_producers(w, &work);
+    }
+    if (part.empty()) continue;
+    std::sort(part.begin(), part.end(), [&](NodeId a, NodeId b) { return position[static_cast<size_t>(a)] < position[static_cast<size_t>(b)]; });
+    parts.push_back(std::move(part));
+  }
+  return parts;
+}
+
 }  // namespace
+
+std::vector<std::vector<NodeId>> EchoSubgraphs(const Graph& g, const TrainingGraph& t) {
+  return Partition(g, t, Candidates(g, t));
+}
 
 std::vector<char> EchoChoice(const Graph& g, const TrainingGraph& t) {
   const StashModel model(g, t);
-  std::vector<char> set = Candidates(g, t);
-  for (size_t pos = 0; pos < t.forward_nodes; ++pos) {
-    const NodeId id = g.schedule[pos];
-    if (!set[static_cast<size_t>(id)]) continue;
-    const std::vector<NodeId> group = Group(g, model, set, id);
-    const std::set<ValueId> values = Affected(g, group);
-    std::vector<char> without = set;
-    for (NodeId n : group) without[static_cast<size_t>(n)] = 0;
-    if (model.KeptBytes(values, without) <= model.KeptBytes(values, set)) set = std::move(without);
+  const std::vector<char> candidate = Candidates(g, t);
+  std::vector<char> set(candidate.size(), 0);
+  const std::vector<std::vector<NodeId>> parts = Partition(g, t, candidate);
+  for (const std::vector<NodeId>& part : parts) {
+    for (NodeId id : part) set[static_cast<size_t>(id)] = 1;
+  }
+  // Algorithm 1's forward trim, subgraph by subgraph in the order the walk found them.
+  for (const std::vector<NodeId>& part : parts) {
+    for (NodeId id : part) {
+      if (!set[static_cast<size_t>(id)]) continue;
+      const std::vector<NodeId> group = Group(g, model, set, id);
+      const std::set<ValueId> values = Affected(g, group);
+      const int64_t kept_with = model.KeptBytes(values, set);
+      for (NodeId n : group) set[static_cast<size_t>(n)] = 0;
+      if (model.KeptBytes(values, set) > kept_with) {
+        for (NodeId n : group) set[static_cast<size_t>(n)] = 1;
+      }
+    }
   }
   return set;
 }
