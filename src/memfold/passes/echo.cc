@@ -1,7 +1,6 @@
 #include "memfold/passes/echo.h"
 
 #include <algorithm>
-#include <map>
 #include <set>
 
 #include "memfold/passes/recompute.h"
@@ -50,11 +49,11 @@ class StashModel {
 
 // A chain of candidate nodes as seen from one of its values: its length, how many recurrent
 // steps it spans, and its step signature: per parameter, the latest compute-heavy node reading
-// it whose output the chain starts from.
+// it whose output the chain starts from (sorted by parameter).
 struct Chain {
   int nodes = 0;
   int steps = 0;
-  std::map<ValueId, NodeId> signature;
+  std::vector<std::pair<ValueId, NodeId>> signature;
 };
 
 // Joins the chains of a node's inputs. In an unrolled recurrent network the same parameters are
@@ -68,13 +67,22 @@ Chain Join(const std::vector<const Chain*>& inputs, const std::vector<size_t>& p
   for (const Chain* c : inputs) {
     joined.nodes = std::max(joined.nodes, c->nodes);
     joined.steps = std::max(joined.steps, c->steps);
-    for (const auto& [param, source] : c->signature) {
-      auto [it, fresh] = joined.signature.emplace(param, source);
-      if (fresh || it->second == source) continue;
-      crosses = true;
-      if (position[static_cast<size_t>(source)] > position[static_cast<size_t>(it->second)]) it->second = source;
-    }
+    for (const auto& [param, source] : c->signature) joined.signature.emplace_back(param, source);
   }
+  std::sort(joined.signature.begin(), joined.signature.end());
+  size_t kept = 0;  // one entry per parameter: its latest source
+  for (size_t k = 0; k < joined.signature.size(); ++k) {
+    auto [param, source] = joined.signature[k];
+    if (kept > 0 && joined.signature[kept - 1].first == param) {
+      NodeId& latest = joined.signature[kept - 1].second;
+      if (latest == source) continue;
+      crosses = true;
+      if (position[static_cast<size_t>(source)] > position[static_cast<size_t>(latest)]) latest = source;
+      continue;
+    }
+    joined.signature[kept++] = {param, source};
+  }
+  joined.signature.resize(kept);
   joined.nodes += 1;
   joined.steps += crosses ? 1 : 0;
   return joined;
@@ -84,8 +92,10 @@ Chain Join(const std::vector<const Chain*>& inputs, const std::vector<size_t>& p
 Chain SourceChain(const Graph& g, NodeId heavy) {
   Chain c;
   for (ValueId in : g.node(heavy).inputs) {
-    if (in != kNoValue && g.value(in).role == Role::kWeight) c.signature.emplace(in, heavy);
+    if (in != kNoValue && g.value(in).role == Role::kWeight) c.signature.emplace_back(in, heavy);
   }
+  std::sort(c.signature.begin(), c.signature.end());
+  c.signature.erase(std::unique(c.signature.begin(), c.signature.end()), c.signature.end());
   return c;
 }
 
