@@ -2,7 +2,8 @@
 # Installs the Debian packages memfold needs, and only those that are missing.
 set -euo pipefail
 packages=(cmake ninja-build g++ pkg-config libgtest-dev libgmock-dev libbenchmark-dev
-          nlohmann-json3-dev libcli11-dev libflatbuffers-dev libopenblas-dev libssl-dev)
+          nlohmann-json3-dev libcli11-dev libflatbuffers-dev libopenblas-dev libssl-dev
+          chromium)  # chromium: the HTML report's render test
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

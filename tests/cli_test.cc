@@ -205,3 +205,124 @@ TEST(Cli, BadInputExitsTwoWithOneLine) {
 }
 
 }  // namespace
+
+// ---- Pictures, the strategy table, progress and verbosity (issues 6 and 8) ----
+
+namespace {
+
+std::string TempFile(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("memfold_cli_" + std::to_string(::getpid()) + "_" + name)).string();
+}
+
+// --svg adds a file and changes nothing on stdout.
+TEST(Cli, PlanSvgLeavesStdoutUnchanged) {
+  const std::string svg = TempFile("plan.svg");
+  const Outcome plain = Memfold("plan zoo:cnn --planner diagonal");
+  const Outcome drawn = Memfold("plan zoo:cnn --planner diagonal --svg " + svg);
+  ASSERT_EQ(drawn.code, 0) << drawn.err;
+  EXPECT_EQ(drawn.out, plain.out);
+  EXPECT_EQ(drawn.err, "");
+  const std::string picture = ReadFile(svg);
+  EXPECT_EQ(picture.rfind("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\"", 0), 0u);
+  EXPECT_NE(picture.find("zoo:cnn, diagonal (chose "), std::string::npos);
+  EXPECT_NE(picture.find("arena 64.41 KiB"), std::string::npos);  // 65,952 B
+  std::filesystem::remove(svg);
+  const Outcome bad = Memfold("plan zoo:cnn --svg /no/such/dir/arena.svg");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("/no/such/dir/arena.svg: cannot write the file"), std::string::npos) << bad.err;
+}
+
+// --strategy all: one object with the three single-strategy objects, in order, each equal to
+// what the single strategy prints; and a side-by-side table for people.
+TEST(Cli, TrainStrategyAllComparesTheThree) {
+  const Outcome all = Memfold("train zoo:nmt,size=tiny --strategy all --plan-only --json");
+  ASSERT_EQ(all.code, 0) << all.err;
+  const auto j = all.Json();
+  ASSERT_EQ(j["strategies"].size(), 3u);
+  const char* names[] = {"none", "mirror", "echo"};
+  for (size_t k = 0; k < 3; ++k) {
+    const auto& s = j["strategies"][k];
+    EXPECT_EQ(s["strategy"], names[k]);
+    const auto single = Memfold(std::string("train zoo:nmt,size=tiny --plan-only --json --strategy ") + names[k]).Json();
+    for (const auto& [key, value] : single.items()) {
+      if (key == "plan_ms") continue;  // a time
+      EXPECT_EQ(s[key], value) << names[k] << " " << key;
+    }
+    EXPECT_EQ(s.size(), single.size()) << names[k];
+  }
+  const Outcome table = Memfold("train zoo:nmt,size=tiny --strategy all --plan-only");
+  ASSERT_EQ(table.code, 0) << table.err;
+  for (const char* row : {"total", "feature maps", "weights", "gradients", "optimizer state", "workspace",
+                          "recomputed nodes", "recompute FLOPs (% of forward)", "reduction vs none", "plan ms"}) {
+    EXPECT_NE(table.out.find("\n" + std::string(row) + " "), std::string::npos) << row;
+  }
+  const size_t header = table.out.find("\n\n") + 2;
+  const std::string columns = table.out.substr(header, table.out.find('\n', header) - header);
+  EXPECT_LT(columns.find(" none"), columns.find(" mirror")) << columns;
+  EXPECT_LT(columns.find(" mirror"), columns.find(" echo")) << columns;
+  EXPECT_NE(columns.find(" echo"), std::string::npos) << columns;
+  const Outcome steps = Memfold("train zoo:nmt,size=tiny --strategy all --steps 2");
+  EXPECT_EQ(steps.code, 2);
+  EXPECT_NE(steps.err.find("--strategy all compares plans only"), std::string::npos) << steps.err;
+}
+
+TEST(Cli, TrainSvgDrawsAllThreeStrategies) {
+  const std::string svg = TempFile("train.svg");
+  const Outcome r = Memfold("train zoo:resnet,size=tiny --plan-only --strategy echo --json --svg " + svg);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.Json()["strategy"], "echo");  // the printed result is still the chosen strategy's
+  const std::string picture = ReadFile(svg);
+  for (const char* s : {"none", "mirror", "echo"}) {
+    EXPECT_NE(picture.find(std::string(s) + ": footprint "), std::string::npos) << s;
+  }
+  std::filesystem::remove(svg);
+}
+
+// Piped stderr carries only errors; --verbose adds one timing line per phase; --quiet leaves
+// stdout alone; the two exclude each other; both work before or after the command.
+TEST(Cli, QuietAndVerboseFlags) {
+  const Outcome normal = Memfold("plan zoo:cnn");
+  ASSERT_EQ(normal.code, 0);
+  EXPECT_EQ(normal.err, "");
+  const Outcome quiet = Memfold("plan zoo:cnn --quiet");
+  EXPECT_EQ(quiet.code, 0);
+  EXPECT_EQ(quiet.out, normal.out);
+  EXPECT_EQ(quiet.err, "");
+  for (const char* args : {"plan zoo:cnn --verbose", "--verbose plan zoo:cnn"}) {
+    const Outcome verbose = Memfold(args);
+    EXPECT_EQ(verbose.code, 0) << args;
+    EXPECT_EQ(verbose.out, normal.out) << args;
+    EXPECT_NE(verbose.err.find("memfold: load zoo:cnn: "), std::string::npos) << verbose.err;
+    EXPECT_NE(verbose.err.find(" ms (11 ops)\nmemfold: plan greedy: "), std::string::npos) << verbose.err;
+    EXPECT_NE(verbose.err.find(" ms (96.00 KiB, verified)\n"), std::string::npos) << verbose.err;
+  }
+  const Outcome both = Memfold("plan zoo:cnn --quiet --verbose");
+  EXPECT_EQ(both.code, 2);
+  EXPECT_NE(both.err.find("excludes"), std::string::npos) << both.err;
+  const Outcome failed = Memfold("plan zoo:nonexistent --quiet");
+  EXPECT_EQ(failed.code, 2);  // errors still speak
+  EXPECT_NE(failed.err.find("unknown zoo model"), std::string::npos);
+}
+
+// On a terminal (a pseudo-terminal from script(1)) the fit search shows its tries as progress
+// lines, rewritten in place; --quiet hides them.
+TEST(Cli, FitShowsProgressOnlyOnATerminal) {
+  if (std::system("command -v script >/dev/null 2>&1") != 0) GTEST_SKIP() << "script(1) is not installed";
+  const std::string fit = std::string(MEMFOLD_BINARY) + " fit zoo:resnet,size=tiny --budget 4M --vary batch --strategy echo";
+  const std::string log = TempFile("tty.log");
+  auto on_terminal = [&](const std::string& command) {
+    std::system(("script -qec '" + command + "' /dev/null >" + log + " 2>&1").c_str());
+    return ReadFile(log);
+  };
+  const std::string shown = on_terminal(fit);
+  EXPECT_NE(shown.find("\r\033[Kmemfold: fit: echo, batch=32..."), std::string::npos) << shown;
+  EXPECT_NE(shown.find("echo                 36"), std::string::npos) << shown;  // the result still prints
+  const std::string quiet = on_terminal(fit + " --quiet");
+  EXPECT_EQ(quiet.find("memfold: fit:"), std::string::npos) << quiet;
+  EXPECT_NE(quiet.find("echo                 36"), std::string::npos) << quiet;
+  const Outcome piped = Memfold("fit zoo:resnet,size=tiny --budget 4M --vary batch --strategy echo");
+  EXPECT_EQ(piped.err, "");
+  std::filesystem::remove(log);
+}
+
+}  // namespace

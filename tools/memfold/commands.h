@@ -8,8 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "memfold/ir/graph.h"
+#include "memfold/exec/training.h"
 #include "memfold/io/model_loader.h"
+#include "memfold/ir/graph.h"
 #include "memfold/ir/status.h"
 
 namespace memfold::cli {
@@ -29,6 +30,7 @@ struct PlanOptions {
   std::optional<std::string> budget;
   std::optional<std::string> emit_tflite;
   std::optional<std::string> emit_c;
+  std::optional<std::string> svg;  // the arena picture (io/svg.h)
 };
 
 struct RunOptions {
@@ -39,12 +41,18 @@ struct RunOptions {
 
 struct TrainOptions {
   CommonOptions common;
-  std::string strategy = "none";
+  std::string strategy = "none";  // or "all": none, mirror and echo compared, plans only
   bool plan_only = false;
   int steps = 0;
   std::string optimizer = "sgd_momentum";
   double learning_rate = 0.01;
   std::string planner = "mxnet";
+  std::optional<std::string> svg;  // live memory of all three strategies (io/svg.h)
+};
+
+struct ReportOptions {
+  CommonOptions common;
+  std::string output;
 };
 
 struct FitOptions {
@@ -62,6 +70,35 @@ int PlanCommand(const PlanOptions& options);
 int RunCommand(const RunOptions& options);
 int OverlapCommand(const CommonOptions& options);
 int CompareCommand(const std::vector<std::string>& models, bool json);
+int ReportCommand(const ReportOptions& options);
+
+// ---- Shared by train and report (train.cc) ----
+
+// The recomputation strategies in the order tables and pictures show them.
+inline const std::vector<std::string> kStrategies = {"none", "mirror", "echo"};
+
+// The training step of `forward` planned under each of kStrategies, with progress.
+Result<std::vector<PlannedTraining>> PlanAllStrategies(const Graph& forward,
+                                                       const TrainingConfig& config,
+                                                       const std::string& planner);
+
+// The strategy comparison (issue 6): one row per measure, one column per strategy. A leading
+// '>' in a header right-aligns the column (TextTable's and ReportTable's convention).
+struct StrategyTable {
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+};
+StrategyTable CompareStrategies(const std::vector<PlannedTraining>& planned);
+
+// The live-memory picture of every planned strategy, titled with the model's name.
+std::string StrategiesSvg(const std::string& model, const std::vector<PlannedTraining>& planned);
+
+// A training model: its first output is a float32 scalar made by a loss layer, as the zoo's
+// training models build it (zoo/training_models.cc).
+bool IsTrainingModel(const Graph& graph);
+
+// Writes `bytes` to `path`; an error names the file.
+Status WriteFile(const std::string& path, const std::string& bytes);
 
 // Prints "memfold: MESSAGE" on stderr and returns `code`.
 int Fail(const std::string& message, int code = kExitBadInput);

@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "memfold/exec/training.h"
 #include "memfold/io/text.h"
+#include "progress.h"
 
 namespace memfold::cli {
 namespace {
@@ -20,19 +21,25 @@ struct FitResult {
   int64_t total_bytes = 0;
 };
 
-// Total bytes of `model` with key=value, or an error for a value the model refuses.
-Result<int64_t> Footprint(const std::string& model, const std::string& key, int64_t value, const std::string& strategy) {
+// Total bytes of `model` with key=value, or an error for a value the model refuses. Each try
+// shows as progress and, with --verbose, as a timed line saying whether it fits `budget`.
+Result<int64_t> Footprint(const std::string& model, const std::string& key, int64_t value,
+                          const std::string& strategy, int64_t budget) {
+  Phase phase("fit: " + strategy + ", " + key + "=" + std::to_string(value));
   MF_ASSIGN_OR_RETURN(Graph g, LoadModel(model + "," + key + "=" + std::to_string(value)));
   MF_ASSIGN_OR_RETURN(PlannedTraining p, PlanTraining(std::move(g), strategy));
-  return p.profile.breakdown.total();
+  const int64_t total = p.profile.breakdown.total();
+  phase.Done(HumanBytes(total) + (total <= budget ? ", fits" : ", over the budget"));
+  return total;
 }
 
-Result<FitResult> FitOne(const std::string& model, const std::string& vary, int64_t budget, const std::string& strategy) {
+Result<FitResult> FitOne(const std::string& model, const std::string& vary, int64_t budget,
+                         const std::string& strategy) {
   FitResult r{strategy, 0, 0};
   const bool resnet = model.rfind("zoo:resnet", 0) == 0;
   if (vary == "layers" && resnet) {
     for (int64_t depth : {18, 34, 50, 101, 152, 200}) {
-      MF_ASSIGN_OR_RETURN(int64_t bytes, Footprint(model, "depth", depth, strategy));
+      MF_ASSIGN_OR_RETURN(int64_t bytes, Footprint(model, "depth", depth, strategy, budget));
       if (bytes > budget) break;
       r = {strategy, depth, bytes};
     }
@@ -41,7 +48,7 @@ Result<FitResult> FitOne(const std::string& model, const std::string& vary, int6
   const std::string key = vary == "batch" ? "batch" : "layers";
   int64_t lo = 0, hi = 1;  // lo fits (or is 0), hi is the next value to try
   while (hi <= (int64_t{1} << 20)) {
-    MF_ASSIGN_OR_RETURN(int64_t bytes, Footprint(model, key, hi, strategy));
+    MF_ASSIGN_OR_RETURN(int64_t bytes, Footprint(model, key, hi, strategy, budget));
     if (bytes > budget) break;
     r = {strategy, hi, bytes};
     lo = hi;
@@ -49,7 +56,7 @@ Result<FitResult> FitOne(const std::string& model, const std::string& vary, int6
   }
   while (hi - lo > 1) {
     const int64_t mid = lo + (hi - lo) / 2;
-    MF_ASSIGN_OR_RETURN(int64_t bytes, Footprint(model, key, mid, strategy));
+    MF_ASSIGN_OR_RETURN(int64_t bytes, Footprint(model, key, mid, strategy, budget));
     if (bytes <= budget) {
       r = {strategy, mid, bytes};
       lo = mid;
@@ -61,15 +68,20 @@ Result<FitResult> FitOne(const std::string& model, const std::string& vary, int6
 }
 
 Json ResultJson(const FitResult& r, const std::string& vary) {
-  return {{"strategy", r.strategy}, {"vary", vary}, {"max_value", r.max_value}, {"total_bytes", r.total_bytes}};
+  return {{"strategy", r.strategy},
+          {"vary", vary},
+          {"max_value", r.max_value},
+          {"total_bytes", r.total_bytes}};
 }
 
 }  // namespace
 
 int FitCommand(const FitOptions& o) {
   int64_t budget = 0;
-  if (!ParseByteSize(o.budget, &budget)) return Fail("--budget " + o.budget + " is not a size; use bytes or K/M/G, e.g. 11G");
-  if (o.common.model.rfind("zoo:", 0) != 0) return Fail("fit varies a zoo model's keys; give zoo:NAME (see `memfold zoo`)");
+  if (!ParseByteSize(o.budget, &budget))
+    return Fail("--budget " + o.budget + " is not a size; use bytes or K/M/G, e.g. 11G");
+  if (o.common.model.rfind("zoo:", 0) != 0)
+    return Fail("fit varies a zoo model's keys; give zoo:NAME (see `memfold zoo`)");
   std::vector<std::string> strategies = {"none", "mirror", "echo"};
   if (o.strategy) strategies = {*o.strategy};
   std::vector<FitResult> results;
@@ -78,7 +90,8 @@ int FitCommand(const FitOptions& o) {
     if (!r.ok()) return Fail(r.status().message());
     results.push_back(*r);
   }
-  const bool any_fits = std::any_of(results.begin(), results.end(), [](const FitResult& r) { return r.max_value > 0; });
+  const bool any_fits = std::any_of(results.begin(), results.end(),
+                                    [](const FitResult& r) { return r.max_value > 0; });
   if (o.common.json) {
     Json out = ResultJson(results.back(), o.vary);
     if (results.size() > 1) {

@@ -1,23 +1,41 @@
 // memfold: plans and proves the memory of neural networks. See README.md and CONTRACT.md.
 #include <CLI/CLI.hpp>
-
 #include <iostream>
+#include <new>
 
 #include "commands.h"
 #include "memfold/plan/plan_graph.h"
+#include "progress.h"
 
 namespace {
 
 using memfold::cli::kExitBadInput;
 
 void AddModelArgs(CLI::App* command, memfold::cli::CommonOptions* common) {
-  command->add_option("MODEL", common->model, "a .tflite file or zoo:NAME[,key=value...]")->required();
+  command->add_option("MODEL", common->model, "a .tflite file or zoo:NAME[,key=value...]")
+      ->required();
   command->add_flag("--json", common->json, "print one JSON object instead of tables");
 }
 
 CLI::Option* AddPlannerOption(CLI::App* command, std::string* planner) {
-  return command->add_option("--planner", *planner, "naive, greedy, greedy_stable, diagonal, offline (the file's own plan) or best")
+  return command
+      ->add_option("--planner", *planner,
+                   "naive, greedy, greedy_stable, diagonal, offline (the file's own plan) or best")
       ->check(CLI::IsMember(memfold::GraphPlannerNames()));
+}
+
+// --quiet and --verbose, accepted before the command and after it.
+struct VerbosityFlags {
+  bool quiet = false;
+  bool verbose = false;
+};
+
+void AddVerbosityFlags(CLI::App* command, VerbosityFlags* flags) {
+  CLI::Option* quiet = command->add_flag(
+      "-q,--quiet", flags->quiet, "errors only: no progress lines, no timings, no 'wrote' summary");
+  CLI::Option* verbose =
+      command->add_flag("--verbose", flags->verbose, "print the time of every phase on stderr");
+  quiet->excludes(verbose);
 }
 
 bool IsCommand(CLI::App& app, const std::string& name) {
@@ -35,7 +53,8 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "memfold 0.1");
 
   bool zoo_json = false;
-  CLI::App* zoo = app.add_subcommand("zoo", "list the built-in reference models, keys and defaults");
+  CLI::App* zoo =
+      app.add_subcommand("zoo", "list the built-in reference models, keys and defaults");
   zoo->add_flag("--json", zoo_json, "print JSON");
 
   memfold::cli::CommonOptions inspect_options;
@@ -46,48 +65,82 @@ int main(int argc, char** argv) {
   CLI::App* plan = app.add_subcommand("plan", "plan the tensor arena and verify the plan");
   AddModelArgs(plan, &plan_options.common);
   AddPlannerOption(plan, &plan_options.planner);
-  plan->add_option("--budget", plan_options.budget, "arena budget, e.g. 256K, 1M; exit 1 if it does not fit");
-  plan->add_option("--emit-tflite", plan_options.emit_tflite, "write the model with the plan as TFLM's OfflineMemoryAllocation");
-  plan->add_option("--emit-c", plan_options.emit_c, "write a C header with the arena size and tensor offsets");
+  plan->add_option("--budget", plan_options.budget,
+                   "arena budget, e.g. 256K, 1M; exit 1 if it does not fit");
+  plan->add_option("--emit-tflite", plan_options.emit_tflite,
+                   "write the model with the plan as TFLM's OfflineMemoryAllocation");
+  plan->add_option("--emit-c", plan_options.emit_c,
+                   "write a C header with the arena size and tensor offsets");
+  plan->add_option("--svg", plan_options.svg,
+                   "draw the arena (buffers over the schedule, overlaps, peak) as an SVG file");
 
   memfold::cli::CommonOptions overlap_options;
-  CLI::App* overlap = app.add_subcommand("overlap", "safe overlap O_s of every operator by the analytic, algorithmic and trace methods");
+  CLI::App* overlap = app.add_subcommand(
+      "overlap",
+      "safe overlap O_s of every operator by the analytic, algorithmic and trace methods");
   AddModelArgs(overlap, &overlap_options);
 
   std::vector<std::string> compare_models;
   bool compare_json = false;
-  CLI::App* compare = app.add_subcommand("compare", "every planner's arena, lower bounds and diagonal saving for several models");
+  CLI::App* compare = app.add_subcommand(
+      "compare", "every planner's arena, lower bounds and diagonal saving for several models");
   compare->add_option("MODEL", compare_models, "models (.tflite files or zoo:NAME)")->required();
   compare->add_flag("--json", compare_json, "print one JSON object");
 
   memfold::cli::TrainOptions train_options;
-  CLI::App* train = app.add_subcommand("train", "plan (and with --steps run) a training step: footprint, breakdown, loss");
+  CLI::App* train = app.add_subcommand(
+      "train", "plan (and with --steps run) a training step: footprint, breakdown, loss");
   AddModelArgs(train, &train_options.common);
-  train->add_option("--strategy", train_options.strategy, "none (baseline), mirror (Chen et al.) or echo")
-      ->check(CLI::IsMember({"none", "mirror", "echo"}));
+  train
+      ->add_option(
+          "--strategy", train_options.strategy,
+          "none (baseline), mirror (Chen et al.), echo, or all (compare the three; plans only)")
+      ->check(CLI::IsMember({"none", "mirror", "echo", "all"}));
   train->add_flag("--plan-only", train_options.plan_only, "plan without executing");
-  train->add_option("--steps", train_options.steps, "training steps to execute")->check(CLI::Range(0, 1000000));
-  train->add_option("--optimizer", train_options.optimizer, "sgd_momentum or adam")->check(CLI::IsMember({"sgd_momentum", "adam"}));
-  train->add_option("--lr", train_options.learning_rate, "learning rate")->check(CLI::PositiveNumber);
+  train->add_option("--steps", train_options.steps, "training steps to execute")
+      ->check(CLI::Range(0, 1000000));
+  train->add_option("--optimizer", train_options.optimizer, "sgd_momentum or adam")
+      ->check(CLI::IsMember({"sgd_momentum", "adam"}));
+  train->add_option("--lr", train_options.learning_rate, "learning rate")
+      ->check(CLI::PositiveNumber);
   train->add_option("--planner", train_options.planner, "mxnet (default), greedy or best")
       ->check(CLI::IsMember({"mxnet", "greedy", "best"}));
+  train->add_option("--svg", train_options.svg,
+                    "draw live memory over the step for none, mirror and echo as an SVG file");
 
   memfold::cli::FitOptions fit_options;
-  CLI::App* fit = app.add_subcommand("fit", "the largest batch or depth whose training step fits a memory budget");
+  CLI::App* fit = app.add_subcommand(
+      "fit", "the largest batch or depth whose training step fits a memory budget");
   AddModelArgs(fit, &fit_options.common);
   fit->add_option("--budget", fit_options.budget, "memory budget, e.g. 11G")->required();
-  fit->add_option("--vary", fit_options.vary, "batch or layers")->check(CLI::IsMember({"batch", "layers"}));
+  fit->add_option("--vary", fit_options.vary, "batch or layers")
+      ->check(CLI::IsMember({"batch", "layers"}));
   fit->add_option("--strategy", fit_options.strategy, "none, mirror or echo (default: all three)")
       ->check(CLI::IsMember({"none", "mirror", "echo"}));
 
   memfold::cli::RunOptions run_options;
-  CLI::App* run = app.add_subcommand("run", "run the model inside the planned arena; compare with an unplanned run");
+  CLI::App* run = app.add_subcommand(
+      "run", "run the model inside the planned arena; compare with an unplanned run");
   AddModelArgs(run, &run_options.common);
   AddPlannerOption(run, &run_options.planner);
-  run->add_option("--input", run_options.input_file, "raw little-endian input bytes (default: CONTRACT.md's input)");
+  run->add_option("--input", run_options.input_file,
+                  "raw little-endian input bytes (default: CONTRACT.md's input)");
+
+  memfold::cli::ReportOptions report_options;
+  CLI::App* report = app.add_subcommand(
+      "report",
+      "write one self-contained HTML page: summary, planners, pictures, O_s or strategies");
+  AddModelArgs(report, &report_options.common);
+  report->add_option("-o,--output", report_options.output, "the HTML file to write")->required();
+
+  VerbosityFlags verbosity;
+  AddVerbosityFlags(&app, &verbosity);
+  for (CLI::App* command : app.get_subcommands({})) AddVerbosityFlags(command, &verbosity);
 
   if (argc > 1 && argv[1][0] != '-' && !IsCommand(app, argv[1])) {
-    std::cerr << "memfold: unknown command '" << argv[1] << "'; commands are zoo, inspect, plan, overlap, run, compare, train, fit (see memfold --help)\n";
+    std::cerr << "memfold: unknown command '" << argv[1]
+              << "'; commands are zoo, inspect, plan, overlap, run, compare, train, fit, report "
+                 "(see memfold --help)\n";
     return kExitBadInput;
   }
   try {
@@ -102,12 +155,23 @@ int main(int argc, char** argv) {
     std::cerr << "memfold: " << e.what() << " (see memfold --help)\n";
     return kExitBadInput;
   }
-  if (zoo->parsed()) return memfold::cli::ZooCommand(zoo_json);
-  if (plan->parsed()) return memfold::cli::PlanCommand(plan_options);
-  if (run->parsed()) return memfold::cli::RunCommand(run_options);
-  if (overlap->parsed()) return memfold::cli::OverlapCommand(overlap_options);
-  if (compare->parsed()) return memfold::cli::CompareCommand(compare_models, compare_json);
-  if (train->parsed()) return memfold::cli::TrainCommand(train_options);
-  if (fit->parsed()) return memfold::cli::FitCommand(fit_options);
-  return memfold::cli::InspectCommand(inspect_options);
+  try {  // a model larger than memory is an error message, never an abort
+    memfold::cli::SetVerbosity(verbosity.quiet     ? memfold::cli::Verbosity::kQuiet
+                               : verbosity.verbose ? memfold::cli::Verbosity::kVerbose
+                                                   : memfold::cli::Verbosity::kNormal);
+    if (zoo->parsed()) return memfold::cli::ZooCommand(zoo_json);
+    if (report->parsed()) return memfold::cli::ReportCommand(report_options);
+    if (plan->parsed()) return memfold::cli::PlanCommand(plan_options);
+    if (run->parsed()) return memfold::cli::RunCommand(run_options);
+    if (overlap->parsed()) return memfold::cli::OverlapCommand(overlap_options);
+    if (compare->parsed()) return memfold::cli::CompareCommand(compare_models, compare_json);
+    if (train->parsed()) return memfold::cli::TrainCommand(train_options);
+    if (fit->parsed()) return memfold::cli::FitCommand(fit_options);
+    return memfold::cli::InspectCommand(inspect_options);
+  } catch (const std::bad_alloc&) {
+    return memfold::cli::Fail(
+        "out of memory: the model needs more than this machine has; choose a smaller configuration "
+        "(`memfold plan` plans without running)",
+        memfold::cli::kExitFailed);
+  }
 }

@@ -1,5 +1,6 @@
 // `memfold plan` and `memfold run`.
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -7,11 +8,14 @@
 
 #include "commands.h"
 #include "memfold/exec/executor.h"
+#include "memfold/exec/run_memory.h"
 #include "memfold/io/plan_export.h"
 #include "memfold/io/sha256.h"
-#include "memfold/io/tflite_writer.h"
+#include "memfold/io/svg.h"
 #include "memfold/io/text.h"
+#include "memfold/io/tflite_writer.h"
 #include "memfold/plan/plan_graph.h"
+#include "progress.h"
 
 namespace memfold::cli {
 namespace {
@@ -52,9 +56,8 @@ Json BuffersJson(const Graph& g, const GraphPlan& gp) {
 void PrintPlanTable(const Graph& g, const GraphPlan& gp) {
   TextTable table({"value", ">offset", ">bytes", ">first", ">last"});
   for (const BufferRequest& r : gp.liveness.requests) {
-    table.Add({BufferName(g, gp, r.id),
-               GroupDigits(gp.plan.offsets[static_cast<size_t>(r.id)]), GroupDigits(r.bytes),
-               std::to_string(r.first), std::to_string(r.last)});
+    table.Add({BufferName(g, gp, r.id), GroupDigits(gp.plan.offsets[static_cast<size_t>(r.id)]),
+               GroupDigits(r.bytes), std::to_string(r.first), std::to_string(r.last)});
   }
   std::cout << table.Render() << "\n";
 }
@@ -70,13 +73,27 @@ Json FirstValues(const Value& v, const Bytes& bytes, int64_t count) {
       return sample;
     };
     switch (v.dtype) {
-      case DType::kF32: values.push_back(read(float{})); break;
-      case DType::kI8: values.push_back(read(int8_t{})); break;
-      case DType::kU8: case DType::kBool: values.push_back(read(uint8_t{})); break;
-      case DType::kI16: values.push_back(read(int16_t{})); break;
-      case DType::kI32: values.push_back(read(int32_t{})); break;
-      case DType::kI64: values.push_back(read(int64_t{})); break;
-      case DType::kBit: return values;
+      case DType::kF32:
+        values.push_back(read(float{}));
+        break;
+      case DType::kI8:
+        values.push_back(read(int8_t{}));
+        break;
+      case DType::kU8:
+      case DType::kBool:
+        values.push_back(read(uint8_t{}));
+        break;
+      case DType::kI16:
+        values.push_back(read(int16_t{}));
+        break;
+      case DType::kI32:
+        values.push_back(read(int32_t{}));
+        break;
+      case DType::kI64:
+        values.push_back(read(int64_t{}));
+        break;
+      case DType::kBit:
+        return values;
     }
   }
   return values;
@@ -90,8 +107,9 @@ Result<std::vector<Bytes>> ReadInputs(const Graph& g, const std::optional<std::s
   int64_t needed = 0;
   for (ValueId v : g.inputs) needed += g.value(v).bytes();
   if (static_cast<int64_t>(data.size()) != needed) {
-    return Status::Error(*file + ": holds " + std::to_string(data.size()) + " bytes; the model's inputs need " +
-                         std::to_string(needed) + " (raw little-endian, inputs in order)");
+    return Status::Error(*file + ": holds " + std::to_string(data.size()) +
+                         " bytes; the model's inputs need " + std::to_string(needed) +
+                         " (raw little-endian, inputs in order)");
   }
   std::vector<Bytes> inputs;
   size_t at = 0;
@@ -104,55 +122,76 @@ Result<std::vector<Bytes>> ReadInputs(const Graph& g, const std::optional<std::s
   return inputs;
 }
 
-Status WriteFile(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  if (!out) return Status::Error(path + ": cannot write the file");
-  return Status::Ok();
-}
-
 // --emit-tflite: the original model plus the plan as its offline plan; other subgraphs'
 // tensors are left to TFLM (-1).
 Status EmitTflite(const PlanOptions& options, const Graph& g, const GraphPlan& gp) {
   if (options.common.model.rfind("zoo:", 0) == 0) {
-    return Status::Error("--emit-tflite rewrites a .tflite model; zoo models have no file (use --emit-c)");
+    return Status::Error(
+        "--emit-tflite rewrites a .tflite model; zoo models have no file (use --emit-c)");
   }
   MF_ASSIGN_OR_RETURN(TfliteModel model, ReadTfliteFile(options.common.model));
   std::vector<int32_t> offsets = ValueOffsets(g, gp);
   offsets.resize(static_cast<size_t>(model.total_tensors), -1);
   MF_ASSIGN_OR_RETURN(Bytes file, WithOfflinePlan(model, offsets));
-  return WriteFile(*options.emit_tflite, std::string(reinterpret_cast<const char*>(file.data()), file.size()));
+  return WriteFile(*options.emit_tflite,
+                   std::string(reinterpret_cast<const char*>(file.data()), file.size()));
+}
+
+// The title of a plan's picture: the model (its file name for .tflite paths) and the planner.
+std::string PictureTitle(const PlanOptions& options, const GraphPlan& gp) {
+  const std::string& model = options.common.model;
+  const std::string name =
+      model.rfind("zoo:", 0) == 0 ? model : std::filesystem::path(model).filename().string();
+  return name + ", " + options.planner +
+         (options.planner == gp.plan.planner ? "" : " (chose " + gp.plan.planner + ")") + " plan";
 }
 
 }  // namespace
+
+Status WriteFile(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  if (!out)
+    return Status::Error(path +
+                         ": cannot write the file (check the directory exists and is writable)");
+  return Status::Ok();
+}
 
 int PlanCommand(const PlanOptions& options) {
   int64_t budget = 0;
   if (options.budget && !ParseByteSize(*options.budget, &budget)) {
     return Fail("--budget " + *options.budget + " is not a size; use bytes or K/M/G, e.g. 256K");
   }
+  Phase load("load " + options.common.model);
   Result<Graph> loaded = LoadModel(options.common.model);
   if (!loaded.ok()) return Fail(loaded.status().message());
+  load.Done(std::to_string(loaded->schedule.size()) + " ops");
   const Graph& g = *loaded;
+  Phase planning("plan " + options.planner);
   Result<GraphPlan> planned = PlanGraph(g, options.planner);
   if (!planned.ok()) return Fail(planned.status().message(), kExitFailed);
   const GraphPlan& gp = *planned;
+  planning.Done(HumanBytes(gp.plan.arena_bytes) + ", verified");
   if (options.emit_tflite) {
+    Phase phase("write " + *options.emit_tflite);
     Status written = EmitTflite(options, g, gp);
     if (!written.ok()) return Fail(written.message());
   }
   if (options.emit_c) {
+    Phase phase("write " + *options.emit_c);
     Status written = WriteFile(*options.emit_c, PlanCHeader(g, gp, options.common.model));
+    if (!written.ok()) return Fail(written.message());
+  }
+  if (options.svg) {
+    Phase phase("write " + *options.svg);
+    Status written = WriteFile(*options.svg, ArenaSvg(g, gp, PictureTitle(options, gp)));
     if (!written.ok()) return Fail(written.message());
   }
   const bool fits = !options.budget || gp.plan.arena_bytes <= budget;
   if (options.common.json) {
-    Json out = {{"model", options.common.model},
-                {"planner", options.planner},
-                {"chosen_planner", gp.plan.planner},
-                {"arena_bytes", gp.plan.arena_bytes},
-                {"lower_bound_bytes", gp.lower_bound},
-                {"verified", true},
+    Json out = {{"model", options.common.model},       {"planner", options.planner},
+                {"chosen_planner", gp.plan.planner},   {"arena_bytes", gp.plan.arena_bytes},
+                {"lower_bound_bytes", gp.lower_bound}, {"verified", true},
                 {"buffers", BuffersJson(g, gp)}};
     if (options.budget) {
       out["budget_bytes"] = budget;
@@ -163,9 +202,12 @@ int PlanCommand(const PlanOptions& options) {
   } else {
     PrintPlanTable(g, gp);
     std::cout << "planner      " << options.planner
-              << (options.planner == gp.plan.planner ? "" : " (chose " + gp.plan.planner + ")") << "\n"
-              << "arena        " << HumanBytes(gp.plan.arena_bytes) << " (" << GroupDigits(gp.plan.arena_bytes) << " B)\n"
-              << "lower bound  " << HumanBytes(gp.lower_bound) << " (" << GroupDigits(gp.lower_bound) << " B)\n"
+              << (options.planner == gp.plan.planner ? "" : " (chose " + gp.plan.planner + ")")
+              << "\n"
+              << "arena        " << HumanBytes(gp.plan.arena_bytes) << " ("
+              << GroupDigits(gp.plan.arena_bytes) << " B)\n"
+              << "lower bound  " << HumanBytes(gp.lower_bound) << " ("
+              << GroupDigits(gp.lower_bound) << " B)\n"
               << "peak at      " << PeakOpName(g, gp.peak_time) << "\n"
               << "verified     yes (no two live buffers overlap)\n";
     if (options.budget) {
@@ -180,17 +222,28 @@ int PlanCommand(const PlanOptions& options) {
 }
 
 int RunCommand(const RunOptions& options) {
+  Phase load("load " + options.common.model);
   Result<Graph> loaded = LoadModel(options.common.model);
   if (!loaded.ok()) return Fail(loaded.status().message());
+  load.Done(std::to_string(loaded->schedule.size()) + " ops");
   const Graph& g = *loaded;
+  Status fits_memory = CheckRunFitsInMemory(g);  // before anything large is allocated
+  if (!fits_memory.ok())
+    return Fail(options.common.model + ": " + fits_memory.message(), kExitFailed);
   Result<std::vector<Bytes>> inputs = ReadInputs(g, options.input_file);
   if (!inputs.ok()) return Fail(inputs.status().message());
   Status runnable = CheckRunnable(g, *inputs);
   if (!runnable.ok()) return Fail(options.common.model + ": " + runnable.message());
+  Phase planning("plan " + options.planner);
   Result<GraphPlan> planned = PlanGraph(g, options.planner);
   if (!planned.ok()) return Fail(planned.status().message(), kExitFailed);
+  planning.Done(HumanBytes(planned->plan.arena_bytes) + ", verified");
+  Phase planned_run("run in the planned arena");
   Result<RunOutputs> in_arena = RunPlanned(g, planned->liveness, planned->plan, *inputs);
+  planned_run.Done();
+  Phase unplanned_run("run unplanned");
   Result<RunOutputs> reference = RunUnplanned(g, *inputs);
+  unplanned_run.Done();
   if (!in_arena.ok() || !reference.ok()) {
     return Fail((in_arena.ok() ? reference : in_arena).status().message(), kExitFailed);
   }
@@ -199,24 +252,32 @@ int RunCommand(const RunOptions& options) {
   for (size_t k = 0; k < g.outputs.size(); ++k) {
     const Value& v = g.value(g.outputs[k]);
     const Bytes& bytes = in_arena->outputs[k];
-    outputs.push_back({{"name", v.name}, {"dtype", DTypeName(v.dtype)}, {"shape", v.shape},
+    outputs.push_back({{"name", v.name},
+                       {"dtype", DTypeName(v.dtype)},
+                       {"shape", v.shape},
                        {"sha256", Sha256Hex(bytes.data(), bytes.size())},
                        {"values", FirstValues(v, bytes, 16)}});
   }
   if (options.common.json) {
-    std::cout << Json{{"model", options.common.model}, {"planner", options.planner},
-                      {"arena_bytes", planned->plan.arena_bytes}, {"outputs", outputs},
-                      {"identical_to_unplanned", identical}}.dump(1) << "\n";
+    std::cout << Json{{"model", options.common.model},
+                      {"planner", options.planner},
+                      {"arena_bytes", planned->plan.arena_bytes},
+                      {"outputs", outputs},
+                      {"identical_to_unplanned", identical}}
+                     .dump(1)
+              << "\n";
   } else {
     std::cout << "ran " << options.common.model << " in a " << HumanBytes(planned->plan.arena_bytes)
               << " arena (" << options.planner << " plan, dead memory poisoned)\n";
     for (const Json& o : outputs) {
-      std::cout << "  output " << o["name"].get<std::string>() << " " << o["dtype"].get<std::string>()
-                << " sha256 " << o["sha256"].get<std::string>() << "\n  first values " << o["values"].dump() << "\n";
+      std::cout << "  output " << o["name"].get<std::string>() << " "
+                << o["dtype"].get<std::string>() << " sha256 " << o["sha256"].get<std::string>()
+                << "\n  first values " << o["values"].dump() << "\n";
     }
     std::cout << "identical to the unplanned run: " << (identical ? "yes" : "NO") << "\n";
   }
-  if (!identical) return Fail("planned and unplanned outputs differ: the plan is unsafe", kExitFailed);
+  if (!identical)
+    return Fail("planned and unplanned outputs differ: the plan is unsafe", kExitFailed);
   return kExitOk;
 }
 

@@ -1,16 +1,21 @@
 // `memfold train`: builds the training step of a model (forward, backward, optimizer update),
 // plans its memory and reports the footprint and its breakdown; with --steps it also trains,
 // planned and unplanned side by side, and prints the loss per step and the gradient hash.
+// `--strategy all` plans none, mirror and echo and compares them side by side (plans only);
+// `--svg OUT` draws the live memory of all three strategies in one picture.
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
 #include "memfold/exec/training.h"
+#include "memfold/io/svg.h"
 #include "memfold/io/text.h"
 #include "memfold/ops/registry.h"
 #include "memfold/plan/profile.h"
+#include "progress.h"
 
 namespace memfold::cli {
 namespace {
@@ -24,28 +29,51 @@ Json LiveCurve(const std::vector<int64_t>& live, size_t points) {
   const size_t stride = std::max<size_t>(1, (live.size() + points - 1) / points);
   for (size_t start = 0; start < live.size(); start += stride) {
     const size_t end = std::min(live.size(), start + stride);
-    curve.push_back(*std::max_element(live.begin() + static_cast<std::ptrdiff_t>(start), live.begin() + static_cast<std::ptrdiff_t>(end)));
+    curve.push_back(*std::max_element(live.begin() + static_cast<std::ptrdiff_t>(start),
+                                      live.begin() + static_cast<std::ptrdiff_t>(end)));
   }
   return curve;
 }
 
 Json BreakdownJson(const MemoryBreakdown& b) {
-  return {{"feature_maps", b.feature_maps}, {"weights", b.weights}, {"gradients", b.gradients},
-          {"optimizer", b.optimizer}, {"workspace", b.workspace}, {"fragmentation", b.fragmentation}};
+  return {{"feature_maps", b.feature_maps}, {"weights", b.weights},
+          {"gradients", b.gradients},       {"optimizer", b.optimizer},
+          {"workspace", b.workspace},       {"fragmentation", b.fragmentation}};
+}
+
+// The single-strategy JSON object (CONTRACT.md), before any steps run.
+Json PlanJson(const std::string& model, const PlannedTraining& p) {
+  Json out = {{"model", model},
+              {"strategy", p.strategy},
+              {"total_bytes", p.profile.breakdown.total()},
+              {"arena_bytes", p.plan.plan.arena_bytes},
+              {"breakdown", BreakdownJson(p.profile.breakdown)},
+              {"by_layer_type", p.profile.by_layer_type},
+              {"nodes", p.graph.schedule.size()},
+              {"recomputed_nodes", p.recomputed_nodes},
+              {"forward_flops", p.forward_flops},
+              {"recompute_flops", p.recompute_flops},
+              {"plan_ms", p.plan_ms}};
+  if (p.strategy == "echo") out["fell_back_to_baseline"] = p.fell_back;
+  out["live_curve"] = LiveCurve(p.profile.live_bytes, 200);
+  out["peak_step"] = p.profile.peak_time;
+  return out;
 }
 
 void PrintHuman(const TrainOptions& o, const PlannedTraining& t) {
   const MemoryBreakdown& b = t.profile.breakdown;
   const MemoryProfile& p = t.profile;
-  std::cout << o.common.model << ": training step of " << t.graph.schedule.size() << " nodes, strategy "
-            << o.strategy << " (" << t.recomputed_nodes << " nodes recomputed"
+  std::cout << o.common.model << ": training step of " << t.graph.schedule.size()
+            << " nodes, strategy " << o.strategy << " (" << t.recomputed_nodes
+            << " nodes recomputed"
             << (t.fell_back ? "; Echo's plan was not smaller, so the baseline is kept" : "")
             << "), planned in " << t.plan_ms << " ms\n\n";
   TextTable table({"memory", ">bytes", ">share"});
   const auto total = static_cast<double>(b.total());
   auto add = [&](const char* name, int64_t bytes) {
     char share[16];
-    std::snprintf(share, sizeof(share), "%.1f %%", total > 0 ? 100.0 * static_cast<double>(bytes) / total : 0.0);
+    std::snprintf(share, sizeof(share), "%.1f %%",
+                  total > 0 ? 100.0 * static_cast<double>(bytes) / total : 0.0);
     table.Add({name, HumanBytes(bytes), share});
   };
   add("feature maps", b.feature_maps);
@@ -56,53 +84,190 @@ void PrintHuman(const TrainOptions& o, const PlannedTraining& t) {
   add("fragmentation", b.fragmentation);
   table.Add({"total", HumanBytes(b.total()), ""});
   std::cout << table.Render() << "\nby layer type:";
-  for (const auto& [layer, bytes] : p.by_layer_type) std::cout << " " << layer << " " << HumanBytes(bytes) << ";";
-  std::cout << "\narena " << HumanBytes(t.plan.plan.arena_bytes) << " (" << t.plan.plan.planner << " plan, verified)\n";
+  for (const auto& [layer, bytes] : p.by_layer_type)
+    std::cout << " " << layer << " " << HumanBytes(bytes) << ";";
+  std::cout << "\narena " << HumanBytes(t.plan.plan.arena_bytes) << " (" << t.plan.plan.planner
+            << " plan, verified)\n";
+}
+
+std::string Fixed(double value, int digits, const char* suffix = "") {
+  char text[48];
+  std::snprintf(text, sizeof(text), "%.*f%s", digits, value, suffix);
+  return text;
+}
+
+// `--strategy all`: the comparison table, or one JSON object with a `strategies` array of the
+// single-strategy objects.
+int PrintAllStrategies(const TrainOptions& o, const std::vector<PlannedTraining>& planned) {
+  if (o.common.json) {
+    Json strategies = Json::array();
+    for (const PlannedTraining& p : planned) strategies.push_back(PlanJson(o.common.model, p));
+    std::cout << Json{{"model", o.common.model}, {"planner", o.planner}, {"strategies", strategies}}
+                     .dump(1)
+              << "\n";
+    return kExitOk;
+  }
+  const StrategyTable compared = CompareStrategies(planned);
+  TextTable table(compared.header);
+  for (const std::vector<std::string>& row : compared.rows) table.Add(row);
+  std::cout << o.common.model << ": one training step under each strategy (" << o.planner
+            << " planner; plans only, nothing executed)\n\n"
+            << table.Render();
+  return kExitOk;
+}
+
+// Trains `steps` steps in the planned arena, each checked against an unplanned step.
+int RunSteps(const TrainOptions& o, const PlannedTraining& p, Json* out) {
+  Trainer trainer(p.graph, p.training, p.plan);
+  const std::vector<Bytes> inputs = TrainingInputs(p.graph);
+  Json losses = Json::array();
+  StepResult last;
+  std::map<std::string, double> layer_ms;
+  for (int step = 0; step < o.steps; ++step) {
+    Phase phase("step " + std::to_string(step + 1) + " of " + std::to_string(o.steps) +
+                " (planned and unplanned)");
+    Result<StepResult> result = trainer.Step(inputs);
+    if (!result.ok()) {
+      return Fail(
+          o.common.model + ": step " + std::to_string(step) + ": " + result.status().message(),
+          kExitFailed);
+    }
+    phase.Done("loss " + Fixed(result->loss, 5));
+    losses.push_back(result->loss);
+    for (const auto& [layer, ms] : result->layer_ms) layer_ms[layer] += ms;
+    if (!o.common.json) std::cout << "step " << step << " loss " << result->loss << "\n";
+    last = std::move(result).value();
+  }
+  (*out)["time_ms_by_layer_type"] = layer_ms;
+  (*out)["loss"] = losses.back();
+  (*out)["losses"] = losses;
+  (*out)["grad_sha256"] = GradientSha256(last);
+  if (!o.common.json) {
+    std::cout << "time by layer type (planned runs):";
+    for (const auto& [layer, ms] : layer_ms) std::cout << " " << layer << " " << ms << " ms;";
+    std::cout << "\ngrad_sha256 " << (*out)["grad_sha256"].get<std::string>()
+              << " (planned and unplanned steps identical)\n";
+  }
+  return kExitOk;
 }
 
 }  // namespace
 
+Result<std::vector<PlannedTraining>> PlanAllStrategies(const Graph& forward,
+                                                       const TrainingConfig& config,
+                                                       const std::string& planner) {
+  std::vector<PlannedTraining> planned;
+  for (const std::string& strategy : kStrategies) {
+    Phase phase("plan training step (" + strategy + ")");
+    MF_ASSIGN_OR_RETURN(PlannedTraining p, PlanTraining(forward, strategy, config, planner));
+    phase.Done(HumanBytes(p.profile.breakdown.total()));
+    planned.push_back(std::move(p));
+  }
+  return planned;
+}
+
+StrategyTable CompareStrategies(const std::vector<PlannedTraining>& planned) {
+  StrategyTable t;
+  t.header = {""};
+  for (const PlannedTraining& p : planned) t.header.push_back(">" + p.strategy);
+  const auto baseline = std::find_if(planned.begin(), planned.end(),
+                                     [](const PlannedTraining& p) { return p.strategy == "none"; });
+  auto row = [&](const std::string& name, auto cell) {
+    std::vector<std::string> r = {name};
+    for (const PlannedTraining& p : planned) r.push_back(cell(p));
+    t.rows.push_back(std::move(r));
+  };
+  auto bytes = [&](const std::string& name, int64_t MemoryBreakdown::*field) {
+    row(name, [&](const PlannedTraining& p) { return HumanBytes(p.profile.breakdown.*field); });
+  };
+  row("total", [](const PlannedTraining& p) { return HumanBytes(p.profile.breakdown.total()); });
+  bytes("feature maps", &MemoryBreakdown::feature_maps);
+  bytes("weights", &MemoryBreakdown::weights);
+  bytes("gradients", &MemoryBreakdown::gradients);
+  bytes("optimizer state", &MemoryBreakdown::optimizer);
+  bytes("workspace", &MemoryBreakdown::workspace);
+  bytes("fragmentation", &MemoryBreakdown::fragmentation);
+  row("nodes", [](const PlannedTraining& p) {
+    return GroupDigits(static_cast<int64_t>(p.graph.schedule.size()));
+  });
+  row("recomputed nodes", [](const PlannedTraining& p) { return GroupDigits(p.recomputed_nodes); });
+  row("recompute FLOPs (% of forward)", [](const PlannedTraining& p) {
+    return Fixed(p.forward_flops > 0 ? 100.0 * p.recompute_flops / p.forward_flops : 0.0, 2, " %");
+  });
+  if (baseline != planned.end()) {
+    row("reduction vs none", [&](const PlannedTraining& p) {
+      const auto total = static_cast<double>(p.profile.breakdown.total());
+      return Fixed(
+          total > 0 ? static_cast<double>(baseline->profile.breakdown.total()) / total : 0.0, 2,
+          "x");
+    });
+  }
+  row("plan ms", [](const PlannedTraining& p) { return Fixed(p.plan_ms, 1); });
+  row("fell back to baseline", [](const PlannedTraining& p) {
+    return p.strategy == "echo" ? std::string(p.fell_back ? "yes" : "no") : std::string("-");
+  });
+  return t;
+}
+
+std::string StrategiesSvg(const std::string& model, const std::vector<PlannedTraining>& planned) {
+  std::vector<StrategyMemory> strategies;
+  for (const PlannedTraining& p : planned) {
+    strategies.push_back({p.strategy, &p.profile, p.training.forward_nodes, p.recomputed_nodes});
+  }
+  return TrainingSvg(strategies, model + ": live memory of one training step (" +
+                                     planned.front().plan.plan.planner + " plans)");
+}
+
+bool IsTrainingModel(const Graph& g) {
+  if (g.outputs.empty()) return false;
+  const Value& loss = g.value(g.outputs[0]);
+  return loss.dtype == DType::kF32 && loss.elements() == 1 && loss.producer != kNoNode &&
+         g.node(loss.producer).layer == "loss";
+}
+
 int TrainCommand(const TrainOptions& o) {
+  const bool all = o.strategy == "all";
+  if (all && o.steps > 0) {
+    return Fail(
+        "--strategy all compares plans only; to run --steps, choose one strategy (none, mirror or "
+        "echo)");
+  }
+  Phase load("load " + o.common.model);
   Result<Graph> loaded = LoadModel(o.common.model);
   if (!loaded.ok()) return Fail(loaded.status().message());
+  load.Done(std::to_string(loaded->schedule.size()) + " ops");
   TrainingConfig config;
   config.optimizer = o.optimizer;
   config.learning_rate = o.learning_rate;
-  Result<PlannedTraining> planned = PlanTraining(std::move(loaded).value(), o.strategy, config, o.planner);
-  if (!planned.ok()) return Fail(o.common.model + ": " + planned.status().message());
-  const PlannedTraining& p = *planned;
-  Json out = {{"model", o.common.model}, {"strategy", o.strategy}, {"total_bytes", p.profile.breakdown.total()},
-              {"arena_bytes", p.plan.plan.arena_bytes}, {"breakdown", BreakdownJson(p.profile.breakdown)},
-              {"by_layer_type", p.profile.by_layer_type}, {"nodes", p.graph.schedule.size()},
-              {"recomputed_nodes", p.recomputed_nodes}, {"forward_flops", p.forward_flops},
-              {"recompute_flops", p.recompute_flops}, {"plan_ms", p.plan_ms}};
-  if (o.strategy == "echo") out["fell_back_to_baseline"] = p.fell_back;
-  out["live_curve"] = LiveCurve(p.profile.live_bytes, 200);
-  out["peak_step"] = p.profile.peak_time;
+  std::vector<PlannedTraining> planned;
+  if (all || o.svg) {
+    Result<std::vector<PlannedTraining>> every = PlanAllStrategies(*loaded, config, o.planner);
+    if (!every.ok()) return Fail(o.common.model + ": " + every.status().message());
+    planned = std::move(every).value();
+    if (o.svg) {
+      Phase phase("write " + *o.svg);
+      Status written = WriteFile(*o.svg, StrategiesSvg(o.common.model, planned));
+      if (!written.ok()) return Fail(written.message());
+    }
+    if (all) return PrintAllStrategies(o, planned);
+    const auto chosen = std::find_if(planned.begin(), planned.end(), [&](const PlannedTraining& p) {
+      return p.strategy == o.strategy;
+    });
+    planned = {std::move(*chosen)};
+  } else {
+    Phase phase("plan training step (" + o.strategy + ")");
+    Result<PlannedTraining> one =
+        PlanTraining(std::move(loaded).value(), o.strategy, config, o.planner);
+    if (!one.ok()) return Fail(o.common.model + ": " + one.status().message());
+    phase.Done(HumanBytes(one->profile.breakdown.total()));
+    planned.push_back(std::move(one).value());
+  }
+  const PlannedTraining& p = planned.front();
+  Json out = PlanJson(o.common.model, p);
   if (!o.common.json) PrintHuman(o, p);
   if (!o.plan_only && o.steps > 0) {
-    Trainer trainer(p.graph, p.training, p.plan);
-    const std::vector<Bytes> inputs = TrainingInputs(p.graph);
-    Json losses = Json::array();
-    StepResult last;
-    std::map<std::string, double> layer_ms;
-    for (int step = 0; step < o.steps; ++step) {
-      Result<StepResult> result = trainer.Step(inputs);
-      if (!result.ok()) return Fail(o.common.model + ": step " + std::to_string(step) + ": " + result.status().message(), kExitFailed);
-      losses.push_back(result->loss);
-      for (const auto& [layer, ms] : result->layer_ms) layer_ms[layer] += ms;
-      if (!o.common.json) std::cout << "step " << step << " loss " << result->loss << "\n";
-      last = std::move(result).value();
-    }
-    out["time_ms_by_layer_type"] = layer_ms;
-    out["loss"] = losses.back();
-    out["losses"] = losses;
-    out["grad_sha256"] = GradientSha256(last);
-    if (!o.common.json) {
-      std::cout << "time by layer type (planned runs):";
-      for (const auto& [layer, ms] : layer_ms) std::cout << " " << layer << " " << ms << " ms;";
-      std::cout << "\ngrad_sha256 " << out["grad_sha256"].get<std::string>() << " (planned and unplanned steps identical)\n";
-    }
+    const int code = RunSteps(o, p, &out);
+    if (code != kExitOk) return code;
   }
   if (o.common.json) std::cout << out.dump(1) << "\n";
   return kExitOk;

@@ -22,6 +22,33 @@ std::vector<std::string> ReaderLayers(const Graph& g) {
   return layer;
 }
 
+enum class ArenaKind { kFeatureMap, kGradient, kWorkspace };
+
+// Scratch is workspace; values the forward pass produced (graph inputs included) are feature
+// maps; values the backward pass produced are gradients.
+ArenaKind KindOf(const Graph& g, const Liveness& live, const std::vector<char>& forward, int32_t request) {
+  const ValueId v = live.value_of[static_cast<size_t>(request)];
+  if (v == kNoValue) return ArenaKind::kWorkspace;
+  const NodeId producer = g.value(v).producer;
+  return producer == kNoNode || forward[static_cast<size_t>(producer)] ? ArenaKind::kFeatureMap : ArenaKind::kGradient;
+}
+
+// The live bytes of each kind at every step: a difference array per kind and its prefix sums.
+void LiveBytesByKind(const Graph& g, const Liveness& live, const std::vector<char>& forward, MemoryProfile* profile) {
+  std::vector<int64_t>* curves[] = {&profile->live_feature_maps, &profile->live_gradients, &profile->live_workspace};
+  const size_t steps = profile->live_bytes.size();
+  for (std::vector<int64_t>* curve : curves) curve->assign(steps + 1, 0);
+  for (const BufferRequest& r : live.requests) {
+    std::vector<int64_t>& curve = *curves[static_cast<int>(KindOf(g, live, forward, r.id))];
+    curve[static_cast<size_t>(r.first)] += r.bytes;
+    curve[static_cast<size_t>(r.last) + 1] -= r.bytes;
+  }
+  for (std::vector<int64_t>* curve : curves) {
+    for (size_t t = 1; t < curve->size(); ++t) (*curve)[t] += (*curve)[t - 1];
+    curve->pop_back();
+  }
+}
+
 }  // namespace
 
 MemoryProfile ProfileMemory(const Graph& g, size_t forward_nodes, const GraphPlan& gp) {
@@ -46,17 +73,19 @@ MemoryProfile ProfileMemory(const Graph& g, size_t forward_nodes, const GraphPla
     const int64_t bytes = r.bytes - shared[static_cast<size_t>(r.id)];
     occupied += bytes;
     const ValueId v = live.value_of[static_cast<size_t>(r.id)];
+    switch (KindOf(g, live, forward, r.id)) {
+      case ArenaKind::kFeatureMap: b.feature_maps += bytes; break;
+      case ArenaKind::kGradient: b.gradients += bytes; break;
+      case ArenaKind::kWorkspace: b.workspace += bytes; break;
+    }
     std::string layer = "workspace";
-    if (v == kNoValue) {
-      b.workspace += bytes;
-    } else {
+    if (v != kNoValue) {
       const NodeId producer = g.value(v).producer;
-      if (producer == kNoNode || forward[static_cast<size_t>(producer)]) b.feature_maps += bytes;
-      else b.gradients += bytes;
       layer = producer == kNoNode ? "input" : LayerOf(g, producer);
     }
     profile.by_layer_type[layer] += bytes;
   }
+  LiveBytesByKind(g, live, forward, &profile);
   b.fragmentation = gp.plan.arena_bytes - occupied;
   for (ValueId v = 0; v < g.num_values(); ++v) {
     const Value& value = g.value(v);

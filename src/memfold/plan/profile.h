@@ -6,7 +6,8 @@
 // produced are gradients, kernel scratch is workspace, and the arena bytes no live buffer
 // occupies at that step are fragmentation. The same bytes are also grouped by the layer type
 // of the node that produced them (weights by the layer that reads them). The live-memory
-// curve gives the live arena bytes at every step. O(V + E + B log B).
+// curve gives the live arena bytes at every step, in total and by kind (feature maps,
+// gradients, workspace: the same rule as the breakdown). O(V + E + B log B + T).
 #pragma once
 
 #include <cstdint>
@@ -33,6 +34,8 @@ struct MemoryProfile {
   MemoryBreakdown breakdown;
   std::map<std::string, int64_t> by_layer_type;
   std::vector<int64_t> live_bytes;  // per time step: live arena bytes
+  // Per time step, the live arena bytes of each kind; the three sum to live_bytes.
+  std::vector<int64_t> live_feature_maps, live_gradients, live_workspace;
   int32_t peak_time = 0;
 };
 
