@@ -4,10 +4,25 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "memfold/passes/quantize.h"
+
 namespace memfold {
 namespace {
 
 constexpr ZooKey kBatch{"batch", "1", KeyKind::kInt, 1, 4096, "batch size"};
+constexpr ZooKey kDType{"dtype", "f32", KeyKind::kChoice, 0, 0,
+                        "f32: the float model; i8: its full-integer post-training quantisation "
+                        "(int8 activations and weights, int32 biases, as TFLite's converter makes)",
+                        "f32,i8"};
+
+// An inference model with the dtype key: the float model, quantised when dtype=i8.
+template <Result<Graph> (*Build)(const ZooArgs&)>
+Result<Graph> WithDType(const ZooArgs& args) {
+  MF_ASSIGN_OR_RETURN(Graph graph, Build(args));
+  if (args.Choice("dtype") == "i8") return QuantizePostTraining(graph);
+  return graph;
+}
+
 constexpr ZooKey kSize{"size", "full", KeyKind::kChoice, 0, 0,
                        "full: the paper's shapes; tiny: the same architecture small enough to train "
                        "in well under a second (keys given explicitly still apply)",
@@ -18,26 +33,45 @@ const std::vector<ZooModel>& Models() {
       {"mobilenet_v1", "MobileNet v1 (Howard et al. 2017), laid out like TFLite's hosted float model",
        {kBatch,
         {"alpha", "1.0", KeyKind::kFloat, 0.05, 4.0, "width multiplier"},
-        {"res", "224", KeyKind::kInt, 32, 1024, "input resolution"}},
-       BuildMobileNetV1},
+        {"res", "224", KeyKind::kInt, 32, 1024, "input resolution"},
+        kDType},
+       WithDType<BuildMobileNetV1>},
       {"mobilenet_v2", "MobileNet v2 (Sandler et al. 2018), laid out like TFLite's hosted float model",
        {kBatch,
         {"alpha", "1.0", KeyKind::kFloat, 0.05, 4.0, "width multiplier"},
-        {"res", "224", KeyKind::kInt, 32, 1024, "input resolution"}},
-       BuildMobileNetV2},
+        {"res", "224", KeyKind::kInt, 32, 1024, "input resolution"},
+        kDType},
+       WithDType<BuildMobileNetV2>},
       {"mlp", "a small multi-layer perceptron: fully-connected + relu layers, softmax",
        {kBatch,
         {"in", "64", KeyKind::kInt, 1, 1 << 20, "input features"},
         {"hidden", "128", KeyKind::kInt, 1, 1 << 16, "hidden units"},
         {"layers", "3", KeyKind::kInt, 1, 1000, "hidden layers"},
-        {"classes", "10", KeyKind::kInt, 1, 1 << 16, "output classes"}},
-       BuildMlp},
+        {"classes", "10", KeyKind::kInt, 1, 1 << 16, "output classes"},
+        kDType},
+       WithDType<BuildMlp>},
       {"cnn", "a small CNN with a two-branch concat block, pooling and a classifier",
        {kBatch,
         {"res", "32", KeyKind::kInt, 8, 1024, "input resolution"},
         {"channels", "16", KeyKind::kInt, 1, 4096, "channels of the first convolution"},
-        {"classes", "10", KeyKind::kInt, 1, 1 << 16, "output classes"}},
-       BuildSmallCnn},
+        {"classes", "10", KeyKind::kInt, 1, 1 << 16, "output classes"},
+        kDType},
+       WithDType<BuildSmallCnn>},
+      {"squeezenet", "SqueezeNet 1.1 (Iandola et al. 2016; torchvision squeezenet1_1)",
+       {kBatch,
+        {"res", "224", KeyKind::kInt, 32, 1024, "input resolution"},
+        kDType},
+       WithDType<BuildSqueezeNet>},
+      {"densenet121", "DenseNet-121 (Huang et al. 2017; torchvision densenet121), norms as mul+add",
+       {kBatch,
+        {"res", "224", KeyKind::kInt, 32, 1024, "input resolution"},
+        kDType},
+       WithDType<BuildDenseNet121>},
+      {"inception_v3", "Inception v3 (Szegedy et al. 2016; Keras InceptionV3, no auxiliary head)",
+       {kBatch,
+        {"res", "299", KeyKind::kInt, 75, 1024, "input resolution"},
+        kDType},
+       WithDType<BuildInceptionV3>},
       {"nmt", "Sockeye LSTM encoder-decoder with MLP attention, unrolled in time (IWSLT15 En-Vi); training loss",
        {kSize,
         {"batch", "128", KeyKind::kInt, 1, 4096, "batch size (sentences)"},

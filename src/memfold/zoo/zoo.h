@@ -58,11 +58,15 @@ struct ZooModel {
 std::span<const ZooModel> ZooModels();
 Result<Graph> BuildZooModel(std::string_view spec);
 
-// Builders (zoo/mobilenet.cc, zoo/small_models.cc).
+// Inference builders (zoo/mobilenet.cc, zoo/small_models.cc, zoo/branched_models.cc): float32
+// graphs; the registry's dtype=i8 key quantises them (passes/quantize.h).
 Result<Graph> BuildMobileNetV1(const ZooArgs& args);
 Result<Graph> BuildMobileNetV2(const ZooArgs& args);
 Result<Graph> BuildMlp(const ZooArgs& args);
 Result<Graph> BuildSmallCnn(const ZooArgs& args);
+Result<Graph> BuildSqueezeNet(const ZooArgs& args);
+Result<Graph> BuildDenseNet121(const ZooArgs& args);
+Result<Graph> BuildInceptionV3(const ZooArgs& args);
 
 // Training models (zoo/training_models.cc): forward graphs whose first output is the float32
 // scalar loss, every node tagged with its layer type; the gradient pass adds the backward.
