@@ -48,12 +48,16 @@ bool Chosen(const Trained& t, const std::string& name) {
 
 // 1. FC(x) + FC(h) -> tanh: recomputing the add would stash both N-sized inputs to save one
 //    N-sized output; recomputing tanh then saves nothing. Neither is recomputed.
-TEST(Echo, GoldenAddTanhIsNotRecomputed) {
+Trained AddTanhBetweenFullyConnected() {
   GraphBuilder b("golden1");
   const ValueId x = b.Input("x", {2, kN}), h = b.Input("h", {2, kN});
   const ValueId s = b.Op("add", {Fc(b, x, kN, "fc_x"), Fc(b, h, kN, "fc_h")}, {}, "add");
   const ValueId y = b.Op("tanh", {s}, {}, "tanh");
-  const Trained t = Differentiate(b.Finish({Loss(b, Fc(b, y, kN, "fc_out"))}));
+  return Differentiate(b.Finish({Loss(b, Fc(b, y, kN, "fc_out"))}));
+}
+
+TEST(Echo, GoldenAddTanhIsNotRecomputed) {
+  const Trained t = AddTanhBetweenFullyConnected();
   EXPECT_FALSE(Chosen(t, "add"));
   EXPECT_FALSE(Chosen(t, "tanh"));
 }
@@ -146,11 +150,7 @@ TEST(Echo, RecurrentChainsSpanAtMostOneStep) {
 // Algorithm 1's partition (the paper's Figure 11): walking back from the loss, the subgraph
 // {add, tanh} is stopped by the fully-connected layers, which root further (empty) subgraphs.
 TEST(Echo, PartitionStopsAtComputeHeavyNodes) {
-  GraphBuilder b("figure11");
-  const ValueId x = b.Input("x", {2, kN}), h = b.Input("h", {2, kN});
-  const ValueId s = b.Op("add", {Fc(b, x, kN, "fc_x"), Fc(b, h, kN, "fc_h")}, {}, "add");
-  const ValueId y = b.Op("tanh", {s}, {}, "tanh");
-  const Trained t = Differentiate(b.Finish({Loss(b, Fc(b, y, kN, "fc_out"))}));
+  const Trained t = AddTanhBetweenFullyConnected();
   const std::vector<std::vector<NodeId>> parts = EchoSubgraphs(t.graph, t.training);
   ASSERT_EQ(parts.size(), 1u);
   ASSERT_EQ(parts[0].size(), 2u);
