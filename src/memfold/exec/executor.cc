@@ -49,6 +49,21 @@ void BindConstantsAndAliases(const Graph& graph, std::vector<std::byte*>* where)
   }
 }
 
+// True for a copy-free concat whose inputs already sit back to back inside its output, and a
+// copy-free slice (its output is its input's bytes): liveness placed them there.
+bool AlreadyInPlace(const Graph& graph, const Liveness& live, NodeId id,
+                    const std::vector<std::byte*>& where) {
+  if (live.copy_free.empty() || !live.copy_free[static_cast<size_t>(id)]) return false;
+  const Node& node = graph.node(id);
+  if (node.op != "concat") return true;
+  const std::byte* next = where[static_cast<size_t>(node.outputs[0])];
+  for (ValueId in : node.inputs) {
+    if (where[static_cast<size_t>(in)] != next) return false;
+    next += graph.value(in).bytes();
+  }
+  return true;
+}
+
 // Values whose bytes persist across runs: state tensors and everything a node updates in place.
 std::vector<char> PersistentValues(const Graph& graph) {
   std::vector<char> persistent(static_cast<size_t>(graph.num_values()), 0);
@@ -204,7 +219,8 @@ Result<RunOutputs> Session::Run(const std::vector<Bytes>& inputs, const Liveness
     for (ValueId v = 0; v < graph.num_values(); ++v) {
       const int32_t buffer = live->buffer_of[static_cast<size_t>(v)];
       if (buffer != kNoBuffer && where[static_cast<size_t>(v)] == nullptr) {
-        where[static_cast<size_t>(v)] = arena.get() + plan->offsets[static_cast<size_t>(buffer)];
+        where[static_cast<size_t>(v)] =
+            arena.get() + plan->offsets[static_cast<size_t>(buffer)] + ViewOffset(*live, v);
       }
     }
   } else {
@@ -237,7 +253,7 @@ Result<RunOutputs> Session::Run(const std::vector<Bytes>& inputs, const Liveness
       }
     }
     const auto start = std::chrono::steady_clock::now();
-    RunNode(graph, node, where, scratch);
+    if (!planned || !AlreadyInPlace(graph, *live, id, where)) RunNode(graph, node, where, scratch);
     if (options.layer_ms != nullptr) {
       (*options.layer_ms)[node.layer.empty() ? "other" : node.layer] +=
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

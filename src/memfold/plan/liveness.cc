@@ -1,6 +1,7 @@
 #include "memfold/plan/liveness.h"
 
 #include <algorithm>
+#include <variant>
 
 #include "memfold/ops/registry.h"
 
@@ -12,22 +13,155 @@ bool NeedsArena(const Value& value) {
          value.role != Role::kOptimizerState && value.bytes() > 0;
 }
 
-// root[v] = the value whose buffer v uses: itself, unless v is a view (reshape) or an
-// in-place update (optimizer step) of another value.
-std::vector<ValueId> StorageRoots(const Graph& graph) {
-  std::vector<ValueId> root(static_cast<size_t>(graph.num_values()));
-  for (ValueId v = 0; v < graph.num_values(); ++v) root[static_cast<size_t>(v)] = v;
+bool WantsView(const Node& node) {
+  const AttrValue* view = node.attrs.Find("view");
+  return view != nullptr && std::holds_alternative<int64_t>(*view) && std::get<int64_t>(*view) != 0;
+}
+
+// Where each value's bytes live: the value whose buffer it uses (itself, unless it is a view or
+// an in-place update of another value) and its byte offset inside that buffer.
+struct Storage {
+  std::vector<ValueId> root;
+  std::vector<int64_t> offset;
+  std::vector<char> copy_free;  // per node
+};
+
+// The axis with only unit dimensions before it, normalised; -1 when `axis` is out of range.
+int64_t OuterAxis(const Shape& shape, int64_t axis) {
+  const auto rank = static_cast<int64_t>(shape.size());
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) return -1;
+  for (int64_t d = 0; d < axis; ++d) {
+    if (shape[static_cast<size_t>(d)] != 1) return -1;
+  }
+  return axis;
+}
+
+// A concat input may live inside the concat's output: it is read once, by the concat; it is
+// neither a graph input nor output; and its producer writes one output of its own (a kernel's
+// or a concat's, which may itself hold its inputs: nested bands), not a view or alias.
+bool CanLiveInsideConcat(const Graph& graph, const std::vector<std::vector<NodeId>>& consumers,
+                         const std::vector<char>& is_io, ValueId in) {
+  if (in == kNoValue || is_io[static_cast<size_t>(in)] ||
+      consumers[static_cast<size_t>(in)].size() != 1)
+    return false;
+  const Value& value = graph.value(in);
+  if (!NeedsArena(value) || value.dtype == DType::kBit || value.producer == kNoNode) return false;
+  const Node& producer = graph.node(value.producer);
+  const OpDef* def = FindOp(producer.op);
+  return def != nullptr && !def->alias && def->updates_input.empty() &&
+         producer.outputs.size() == 1 && !(producer.op == "slice" && WantsView(producer));
+}
+
+// Makes the inputs of an eligible view concat views of its output; true if it did.
+bool PlaceConcatInputs(const Graph& graph, const std::vector<std::vector<NodeId>>& consumers,
+                       const std::vector<char>& is_io, const Node& node, Storage* storage) {
+  const Value& out = graph.value(node.outputs[0]);
+  if (!NeedsArena(out) || out.producer == kNoNode ||
+      is_io[static_cast<size_t>(node.outputs[0])] == 2)
+    return false;
+  if (OuterAxis(out.shape, node.attrs.Int("axis")) < 0) return false;
+  for (ValueId in : node.inputs) {
+    if (!CanLiveInsideConcat(graph, consumers, is_io, in)) return false;
+  }
+  const auto out_id = static_cast<size_t>(node.outputs[0]);
+  int64_t offset = storage->offset[out_id];  // non-zero when this concat is nested in another
+  for (ValueId in : node.inputs) {
+    storage->root[static_cast<size_t>(in)] = storage->root[out_id];
+    storage->offset[static_cast<size_t>(in)] = offset;
+    offset += graph.value(in).bytes();
+  }
+  return true;
+}
+
+// Byte offset of a slice's output inside its input when the output is one contiguous range of
+// the input (unit dimensions before one axis, whole dimensions after it), or -1.
+int64_t ContiguousSliceOffset(const Graph& graph, const Node& node) {
+  const Value& in = graph.value(node.inputs[0]);
+  const Value& out = graph.value(node.outputs[0]);
+  const auto& begin = node.attrs.Ints("begin");
+  if (in.dtype == DType::kBit || begin.size() != in.shape.size()) return -1;
+  size_t axis = 0;
+  while (axis + 1 < out.shape.size() && out.shape[axis] == 1) ++axis;
+  int64_t elements = 0, stride = 1;
+  for (size_t d = in.shape.size(); d-- > 0;) {
+    if (d > axis && (begin[d] != 0 || out.shape[d] != in.shape[d])) return -1;
+    elements += begin[d] * stride;
+    stride *= in.shape[d];
+  }
+  return StorageBytes(in.dtype, elements);
+}
+
+// A view slice reads its input's buffer in place unless its input is not in the arena, its
+// output is a graph output, or a consumer updates the output in place.
+bool PlaceSliceOutput(const Graph& graph, const std::vector<std::vector<NodeId>>& consumers,
+                      const std::vector<char>& is_io, const Node& node, Storage* storage) {
+  const ValueId in = node.inputs[0];
+  const ValueId out = node.outputs[0];
+  if (!NeedsArena(graph.value(in)) || is_io[static_cast<size_t>(out)]) return false;
+  for (NodeId reader : consumers[static_cast<size_t>(out)]) {
+    const OpDef* def = FindOp(graph.node(reader).op);
+    if (def == nullptr || !def->updates_input.empty()) return false;
+  }
+  const int64_t offset = ContiguousSliceOffset(graph, node);
+  if (offset < 0) return false;
+  storage->root[static_cast<size_t>(out)] = storage->root[static_cast<size_t>(in)];
+  storage->offset[static_cast<size_t>(out)] = storage->offset[static_cast<size_t>(in)] + offset;
+  return true;
+}
+
+// per value: 1 = graph input, 2 = graph output.
+std::vector<char> GraphInterface(const Graph& graph) {
+  std::vector<char> is_io(static_cast<size_t>(graph.num_values()), 0);
+  for (ValueId v : graph.inputs) is_io[static_cast<size_t>(v)] = 1;
+  for (ValueId v : graph.outputs) is_io[static_cast<size_t>(v)] = 2;
+  return is_io;
+}
+
+// View concats first, in reverse schedule order so that a concat nested in another already
+// knows its place; then view slices, aliases and in-place updates in schedule order, so that a
+// chain of views resolves to its first buffer.
+Storage StorageRoots(const Graph& graph) {
+  Storage storage;
+  const auto num_values = static_cast<size_t>(graph.num_values());
+  storage.root.resize(num_values);
+  storage.offset.assign(num_values, 0);
+  storage.copy_free.assign(static_cast<size_t>(graph.num_nodes()), 0);
+  for (ValueId v = 0; v < graph.num_values(); ++v) storage.root[static_cast<size_t>(v)] = v;
+  const std::vector<char> is_io = GraphInterface(graph);
+  std::vector<std::vector<NodeId>> consumers;
+  for (auto it = graph.schedule.rbegin(); it != graph.schedule.rend(); ++it) {
+    const NodeId id = *it;
+    const Node& node = graph.node(id);
+    if (node.op != "concat" || !WantsView(node)) continue;
+    if (consumers.empty()) consumers = graph.Consumers();
+    storage.copy_free[static_cast<size_t>(id)] =
+        PlaceConcatInputs(graph, consumers, is_io, node, &storage);
+  }
+  std::vector<ValueId>& root = storage.root;
   for (NodeId id : graph.schedule) {
     const Node& node = graph.node(id);
     const OpDef* def = FindOp(node.op);
     if (def == nullptr) continue;
-    if (def->alias) root[static_cast<size_t>(node.outputs[0])] = root[static_cast<size_t>(node.inputs[0])];
+    if (node.op == "slice" && WantsView(node)) {
+      if (consumers.empty()) consumers = graph.Consumers();
+      storage.copy_free[static_cast<size_t>(id)] =
+          PlaceSliceOutput(graph, consumers, is_io, node, &storage);
+    }
+    if (def->alias) {
+      root[static_cast<size_t>(node.outputs[0])] = root[static_cast<size_t>(node.inputs[0])];
+      storage.offset[static_cast<size_t>(node.outputs[0])] =
+          storage.offset[static_cast<size_t>(node.inputs[0])];
+    }
     for (size_t k = 0; k < def->updates_input.size() && k < node.outputs.size(); ++k) {
       const int in = def->updates_input[k];
-      if (in >= 0) root[static_cast<size_t>(node.outputs[k])] = root[static_cast<size_t>(node.inputs[static_cast<size_t>(in)])];
+      if (in >= 0) {
+        root[static_cast<size_t>(node.outputs[k])] =
+            root[static_cast<size_t>(node.inputs[static_cast<size_t>(in)])];
+      }
     }
   }
-  return root;
+  return storage;
 }
 
 void AddScratchRequests(const Graph& graph, Liveness* live) {
@@ -53,7 +187,8 @@ void AddScratchRequests(const Graph& graph, Liveness* live) {
 
 Liveness ComputeLiveness(const Graph& graph) {
   const auto num_values = static_cast<size_t>(graph.num_values());
-  const std::vector<ValueId> root = StorageRoots(graph);
+  Storage storage = StorageRoots(graph);
+  const std::vector<ValueId>& root = storage.root;
   std::vector<int32_t> first(num_values, -1), last(num_values, -1);
   auto touch = [&](ValueId v, int32_t time) {
     const auto r = static_cast<size_t>(root[static_cast<size_t>(v)]);
@@ -91,6 +226,8 @@ Liveness ComputeLiveness(const Graph& graph) {
     if (root[static_cast<size_t>(v)] != v) live.buffer_of[static_cast<size_t>(v)] = live.buffer_of[r];
   }
   AddScratchRequests(graph, &live);
+  live.view_offset = std::move(storage.offset);
+  live.copy_free = std::move(storage.copy_free);
   return live;
 }
 

@@ -10,8 +10,16 @@
 //
 // Values that need no arena memory get no request: constants, weights, zero-sized values.
 // Alias ops (reshape) share their input's buffer, which then lives as long as any alias is
-// used. Requests are created in value-id order (TFLM adds them in tensor-index order), then
-// the kernels' scratch buffers in schedule order, each live only at its node's time.
+// used. Copy-free views (opt-in with the attribute view = 1): a concat along its outermost
+// non-unit axis holds its inputs at fixed byte offsets inside its own buffer, which then lives
+// from the first input's production, and a slice of one contiguous byte range reads its
+// input's buffer at an offset; the planned executor runs neither. A concat qualifies only if
+// its output is no graph output and each input is read once (by that concat), is no graph
+// input or output, and is the only output of a node that writes it (no alias, view slice or
+// in-place update; a nested view concat is fine); a slice only if its input is in the arena
+// and its output is no graph output. Otherwise the op copies as usual. Requests are created
+// in value-id order (TFLM adds them in tensor-index order), then the kernels' scratch buffers
+// in schedule order, each live only at its node's time.
 //
 // Complexity O(V + E).
 #pragma once
@@ -28,6 +36,10 @@ struct Liveness {
   std::vector<int32_t> buffer_of;  // per value: its request index, or -1 (not in the arena)
   std::vector<ValueId> value_of;   // per request: the value that owns it (kNoValue: scratch)
   std::vector<std::vector<int32_t>> scratch_of;  // per node: its scratch buffers' requests
+  // per value: byte offset of its data inside its buffer (non-zero only for views); empty
+  // means all zero.
+  std::vector<int64_t> view_offset;
+  std::vector<char> copy_free;  // per node: a view concat/slice the planned executor skips
   int32_t end_time = 0;            // when the caller reads the outputs: number of nodes + 1
 };
 
@@ -35,6 +47,11 @@ inline constexpr int32_t kNoBuffer = -1;
 inline constexpr int64_t kArenaAlignment = 16;
 
 Liveness ComputeLiveness(const Graph& graph);
+
+// Byte offset of a value's data inside its buffer (0 when `liveness` has no views).
+inline int64_t ViewOffset(const Liveness& liveness, ValueId v) {
+  return liveness.view_offset.empty() ? 0 : liveness.view_offset[static_cast<size_t>(v)];
+}
 
 // Payload bytes live at each time step 0..end_time (a difference array and its prefix sums).
 // O(requests + end_time).

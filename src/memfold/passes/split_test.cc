@@ -1,0 +1,328 @@
+// Tests of operation splitting (passes/split) and of the copy-free views it relies on
+// (plan/liveness: view concat and view slice). Every split graph is planned, verified and run
+// in its arena, and its outputs compared bit for bit with the unsplit graph's.
+#include "memfold/passes/split.h"
+
+#include <gtest/gtest.h>
+
+#include "memfold/exec/executor.h"
+#include "memfold/io/model_loader.h"
+#include "memfold/ops/registry.h"
+#include "memfold/passes/quantize.h"
+#include "memfold/plan/plan_graph.h"
+#include "memfold/plan/verify_plan.h"
+#include "memfold/zoo/builder.h"
+
+namespace memfold {
+namespace {
+
+Attrs ViewConcat(int64_t axis, int64_t view) {
+  Attrs attrs;
+  attrs.Set("axis", axis);
+  attrs.Set("view", view);
+  return attrs;
+}
+
+// input 1x6x5x3 -> two convs (1x6x5x4 each) -> concat along `axis` -> 1x1 conv, stride 2.
+Graph TwoConvConcat(int64_t axis, int64_t view, bool first_conv_is_output = false) {
+  GraphBuilder b("two_conv_concat");
+  const ValueId x = b.Input("x", {1, 6, 5, 3});
+  const ValueId a =
+      b.Op("conv2d", {x, b.LayerWeight("wa", {4, 3, 3, 3}, 27)}, ConvAttrs(1, "none"), "a");
+  const ValueId c =
+      b.Op("conv2d", {x, b.LayerWeight("wc", {4, 1, 1, 3}, 3)}, ConvAttrs(1, "relu"), "c");
+  const ValueId joined = b.Op("concat", {a, c}, ViewConcat(axis, view), "join");
+  const ValueId y = b.Op("conv2d", {joined, b.LayerWeight("wy", {4, 1, 1, b.shape(joined)[3]}, 4)},
+                         ConvAttrs(2, "none"), "y");
+  std::vector<ValueId> outputs{y};
+  if (first_conv_is_output) outputs.push_back(a);
+  Result<Graph> graph = b.Finish(outputs);
+  EXPECT_TRUE(graph.ok()) << graph.status().message();
+  return std::move(graph).value();
+}
+
+ValueId ValueNamed(const Graph& graph, const std::string& name) {
+  for (ValueId v = 0; v < graph.num_values(); ++v) {
+    if (graph.value(v).name == name) return v;
+  }
+  ADD_FAILURE() << "no value " << name;
+  return kNoValue;
+}
+
+// Plans `graph` with `planner` (PlanGraph verifies), re-verifies, runs it in the arena and
+// unplanned, and checks both against `reference` outputs.
+void ExpectRunsLike(const Graph& graph, const std::vector<Bytes>& reference,
+                    const std::string& planner) {
+  Result<GraphPlan> plan = PlanGraph(graph, planner);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  ASSERT_TRUE(VerifyPlan(plan->liveness.requests, plan->plan).ok());
+  const std::vector<Bytes> inputs = DefaultInputs(graph);
+  Result<RunOutputs> planned = RunPlanned(graph, plan->liveness, plan->plan, inputs);
+  ASSERT_TRUE(planned.ok()) << planned.status().message();
+  Result<RunOutputs> unplanned = RunUnplanned(graph, inputs);
+  ASSERT_TRUE(unplanned.ok()) << unplanned.status().message();
+  EXPECT_EQ(planned->outputs, reference) << planner;
+  EXPECT_EQ(unplanned->outputs, reference) << planner;
+}
+
+std::vector<Bytes> OutputsOf(const Graph& graph) {
+  Result<RunOutputs> run = RunUnplanned(graph, DefaultInputs(graph));
+  EXPECT_TRUE(run.ok()) << run.status().message();
+  return run.ok() ? run->outputs : std::vector<Bytes>{};
+}
+
+// The split chains' outputs (same value ids in both graphs) computed in the split graph's
+// diagonal arena equal the unsplit graph's: int8 logits of a random-weight network can hide a
+// wrong intermediate.
+void ExpectChainOutputsMatch(const Graph& split, const Graph& original, const SplitResult& result) {
+  ExecOptions options;
+  for (const SplitStage& stage : result.stages) {
+    if (stage.stats.output < original.num_values()) options.capture.push_back(stage.stats.output);
+  }
+  ASSERT_FALSE(options.capture.empty());
+  Result<RunOutputs> expected =
+      Session(original).Run(DefaultInputs(original), nullptr, nullptr, options);
+  Result<GraphPlan> plan = PlanGraph(split, "diagonal");
+  ASSERT_TRUE(expected.ok() && plan.ok());
+  Result<RunOutputs> actual =
+      RunPlanned(split, plan->liveness, plan->plan, DefaultInputs(split), options);
+  ASSERT_TRUE(actual.ok()) << actual.status().message();
+  EXPECT_EQ(actual->captured, expected->captured);
+}
+
+TEST(CopyFreeConcat, InputsLiveInsideTheOutputAtTheirOffsets) {
+  const Graph graph = TwoConvConcat(/*axis=*/1, /*view=*/1);
+  const Liveness live = ComputeLiveness(graph);
+  const ValueId a = ValueNamed(graph, "a"), c = ValueNamed(graph, "c"),
+                join = ValueNamed(graph, "join");
+  EXPECT_EQ(live.buffer_of[a], live.buffer_of[join]);
+  EXPECT_EQ(live.buffer_of[c], live.buffer_of[join]);
+  EXPECT_EQ(ViewOffset(live, a), 0);
+  EXPECT_EQ(ViewOffset(live, c), graph.value(a).bytes());
+  EXPECT_TRUE(live.copy_free[graph.value(join).producer]);
+  // The output's buffer is live from the first input's production (node time 1).
+  EXPECT_EQ(live.requests[live.buffer_of[join]].first, 1);
+  const std::vector<Bytes> reference = OutputsOf(TwoConvConcat(1, 0));
+  for (const char* planner : {"greedy", "diagonal", "naive", "mxnet"})
+    ExpectRunsLike(graph, reference, planner);
+}
+
+TEST(CopyFreeConcat, SavesTheInputsBytes) {
+  Result<GraphPlan> copying = PlanGraph(TwoConvConcat(1, 0), "greedy");
+  Result<GraphPlan> viewing = PlanGraph(TwoConvConcat(1, 1), "greedy");
+  ASSERT_TRUE(copying.ok() && viewing.ok());
+  EXPECT_LT(viewing->plan.arena_bytes, copying->plan.arena_bytes);
+}
+
+TEST(CopyFreeConcat, OnlyWhenSafe) {
+  // Channel axis: the inputs interleave in the output, so they are not byte ranges of it.
+  const Graph channels = TwoConvConcat(/*axis=*/3, /*view=*/1);
+  EXPECT_FALSE(
+      ComputeLiveness(channels).copy_free[channels.value(ValueNamed(channels, "join")).producer]);
+  // Not asked for.
+  const Graph plain = TwoConvConcat(1, 0);
+  EXPECT_FALSE(ComputeLiveness(plain).copy_free[plain.value(ValueNamed(plain, "join")).producer]);
+  // An input that is also a graph output keeps its own buffer.
+  const Graph exposed = TwoConvConcat(1, 1, /*first_conv_is_output=*/true);
+  const Liveness live = ComputeLiveness(exposed);
+  EXPECT_FALSE(live.copy_free[exposed.value(ValueNamed(exposed, "join")).producer]);
+  EXPECT_NE(live.buffer_of[ValueNamed(exposed, "a")], live.buffer_of[ValueNamed(exposed, "join")]);
+  ExpectRunsLike(channels, OutputsOf(TwoConvConcat(3, 0)), "diagonal");
+  ExpectRunsLike(exposed, OutputsOf(TwoConvConcat(1, 0, true)), "greedy");
+}
+
+TEST(CopyFreeConcat, NestedConcatsShareTheOuterBuffer) {
+  GraphBuilder b("nested");
+  const ValueId x = b.Input("x", {1, 4, 5, 3});
+  auto conv = [&](const std::string& name) {
+    return b.Op("conv2d", {x, b.LayerWeight("w" + name, {2, 3, 3, 3}, 27)}, ConvAttrs(1, "none"),
+                name);
+  };
+  const ValueId a = conv("a"), c = conv("c");
+  const ValueId inner = b.Op("concat", {a, c}, ViewConcat(1, 1), "inner");
+  const ValueId d = conv("d");
+  const ValueId outer = b.Op("concat", {d, inner}, ViewConcat(1, 1), "outer");
+  const ValueId y = b.Op("max_pool2d", {outer}, PoolAttrs(2, 2, 2, "valid"), "y");
+  Result<Graph> built = b.Finish({y});
+  ASSERT_TRUE(built.ok()) << built.status().message();
+  const Graph& graph = *built;
+  const Liveness live = ComputeLiveness(graph);
+  const int64_t band = graph.value(a).bytes();  // 1x4x5x2 floats
+  EXPECT_EQ(live.buffer_of[a], live.buffer_of[outer]);
+  EXPECT_EQ(live.buffer_of[inner], live.buffer_of[outer]);
+  EXPECT_EQ(ViewOffset(live, d), 0);
+  EXPECT_EQ(ViewOffset(live, inner), band);
+  EXPECT_EQ(ViewOffset(live, a), band);
+  EXPECT_EQ(ViewOffset(live, c), 2 * band);
+  Graph copying = graph;
+  for (NodeId id = 0; id < copying.num_nodes(); ++id) {
+    if (copying.node(id).op == "concat") copying.node(id).attrs.Set("view", int64_t{0});
+  }
+  const std::vector<Bytes> reference = OutputsOf(copying);
+  for (const char* planner : {"greedy", "diagonal"}) ExpectRunsLike(graph, reference, planner);
+}
+
+Graph SliceGraph(std::vector<int64_t> begin, std::vector<int64_t> size) {
+  GraphBuilder b("slice");
+  const ValueId x = b.Input("x", {1, 8, 4, 3});
+  const ValueId r = b.Op("relu", {x}, {}, "r");
+  Attrs attrs;
+  attrs.Set("begin", std::move(begin));
+  attrs.Set("size", std::move(size));
+  attrs.Set("view", int64_t{1});
+  const ValueId s = b.Op("slice", {r}, attrs, "s");
+  const ValueId y =
+      b.Op("conv2d", {s, b.LayerWeight("w", {2, 3, 3, 3}, 27)}, ConvAttrs(1, "none"), "y");
+  return std::move(b.Finish({y})).value();
+}
+
+TEST(CopyFreeSlice, ContiguousRowsAreAViewAtTheirOffset) {
+  const Graph graph = SliceGraph({0, 2, 0, 0}, {1, 5, 4, 3});
+  const Liveness live = ComputeLiveness(graph);
+  const ValueId r = ValueNamed(graph, "r"), s = ValueNamed(graph, "s");
+  EXPECT_EQ(live.buffer_of[s], live.buffer_of[r]);
+  EXPECT_EQ(ViewOffset(live, s), 2 * 4 * 3 * 4);
+  ExpectRunsLike(graph, OutputsOf(graph), "diagonal");
+  ExpectRunsLike(graph, OutputsOf(graph), "greedy");
+}
+
+TEST(CopyFreeSlice, ColumnsAreCopied) {
+  const Graph graph = SliceGraph({0, 0, 1, 0}, {1, 8, 3, 3});
+  const Liveness live = ComputeLiveness(graph);
+  EXPECT_NE(live.buffer_of[ValueNamed(graph, "s")], live.buffer_of[ValueNamed(graph, "r")]);
+  EXPECT_FALSE(live.copy_free[graph.value(ValueNamed(graph, "s")).producer]);
+  ExpectRunsLike(graph, OutputsOf(graph), "diagonal");
+}
+
+// conv 3x3 same -> max pool 3x3 stride 2 same -> depthwise 3x3 dilation 2 valid -> relu6 ->
+// avg pool 2x2 stride 1 same; 1x19x11x3 input (odd sizes exercise uneven padding).
+Graph WindowChain() {
+  GraphBuilder b("window_chain");
+  const ValueId x = b.Input("x", {1, 19, 11, 3});
+  ValueId h =
+      b.Op("conv2d", {x, b.LayerWeight("w0", {4, 3, 3, 3}, 27)}, ConvAttrs(1, "relu"), "conv");
+  h = b.Op("max_pool2d", {h}, PoolAttrs(3, 3, 2, "same"), "maxpool");
+  Attrs dw = ConvAttrs(1, "none", "valid");
+  dw.Set("dilation", std::vector<int64_t>{2, 2});
+  h = b.Op("depthwise_conv2d", {h, b.LayerWeight("w1", {1, 3, 3, 4}, 9)}, dw, "dw");
+  h = b.Op("relu6", {h}, {}, "act");
+  h = b.Op("avg_pool2d", {h}, PoolAttrs(2, 2, 1, "same"), "avgpool");
+  Result<Graph> graph = b.Finish({h});
+  EXPECT_TRUE(graph.ok()) << graph.status().message();
+  return std::move(graph).value();
+}
+
+TEST(SplitChain, EveryChainAndTileCountRunsBitIdentically) {
+  const Graph graph = WindowChain();
+  const std::vector<Bytes> reference = OutputsOf(graph);
+  const auto ops = static_cast<int32_t>(graph.schedule.size());
+  int splits = 0;
+  for (int32_t first = 0; first < ops; ++first) {
+    for (int32_t last = first; last < ops; ++last) {
+      for (int32_t tiles : {2, 3, 5}) {
+        for (const bool copy_free : {true, false}) {
+          SplitStats stats;
+          Result<Graph> split = SplitChain(graph, {first, last, tiles, copy_free}, &stats);
+          if (!split.ok()) continue;  // too many tiles for a short output
+          ++splits;
+          EXPECT_GE(stats.duplicated_elements, 0);
+          const Node& concat = split->node(split->value(stats.output).producer);
+          // A graph output keeps its own buffer: its concat copies.
+          const bool graph_output = stats.output == split->outputs[0];
+          EXPECT_EQ(ComputeLiveness(*split).copy_free[split->value(stats.output).producer],
+                    copy_free && !graph_output);
+          EXPECT_EQ(concat.op, "concat");
+          ExpectRunsLike(*split, reference, "diagonal");
+        }
+      }
+    }
+  }
+  EXPECT_GE(splits, 80);
+}
+
+TEST(SplitChain, ExactHaloOfAStrideTwoWindow) {
+  // maxpool 3x3 stride 2 same on 19 rows: out 10 rows, padding total 2 -> top 1, bottom 1.
+  // Split alone into 2 bands of 5 output rows: band 0 reads rows -1..9 (10 real rows), band 1
+  // reads rows 9..19 (10 real rows + 1 padding row). Row 9 is sliced twice (1 x 11 x 4 input
+  // elements), but no maxpool output is computed twice. Width 11: 2 padding columns, 1 a side.
+  const Graph graph = WindowChain();
+  SplitStats stats;
+  Result<Graph> split = SplitChain(graph, {1, 1, 2}, &stats);
+  ASSERT_TRUE(split.ok()) << split.status().message();
+  EXPECT_EQ(stats.duplicated_elements, 0);
+  std::vector<int64_t> slice_rows, pads;
+  for (NodeId id : split->schedule) {
+    const Node& node = split->node(id);
+    if (node.op == "slice") slice_rows.push_back(split->value(node.outputs[0]).shape[1]);
+    if (node.op == "max_pool2d") {
+      for (int64_t p : node.attrs.Ints("pads")) pads.push_back(p);
+    }
+  }
+  EXPECT_EQ(slice_rows, (std::vector<int64_t>{10, 10}));
+  EXPECT_EQ(pads, (std::vector<int64_t>{1, 0, 1, 1, 0, 1, 1, 1}));
+  // conv + maxpool: conv bands of 10 rows each; conv row 9 computed twice (1 x 11 x 4).
+  ASSERT_TRUE(SplitChain(graph, {0, 1, 2}, &stats).ok());
+  EXPECT_EQ(stats.duplicated_elements, 11 * 4);
+  EXPECT_EQ(stats.max_tile_bytes, 10 * 11 * 4 * 4);
+}
+
+TEST(SplitChain, RejectsWhatItCannotSplit) {
+  Result<Graph> cnn = LoadModel("zoo:cnn");
+  ASSERT_TRUE(cnn.ok());
+  // conv1 -> pool1 -> branch_a: pool1's output is also read by branch_b.
+  EXPECT_FALSE(CheckChain(*cnn, 0, 2).ok());
+  EXPECT_TRUE(CheckChain(*cnn, 0, 1).ok());
+  // concat is not a spatial op.
+  EXPECT_FALSE(CheckChain(*cnn, 4, 5).ok());
+  // More tiles than output rows.
+  const Result<Graph> too_many = SplitChain(*cnn, {1, 1, 17});
+  ASSERT_FALSE(too_many.ok());
+  EXPECT_NE(too_many.status().message().find("use 1..16"), std::string::npos);
+  EXPECT_FALSE(SplitChain(*cnn, {9, 12, 2}).ok());
+}
+
+TEST(SplitForMemory, NeverWorseAndUnchangedWithoutSpatialOps) {
+  Result<Graph> mlp = LoadModel("zoo:mlp");
+  ASSERT_TRUE(mlp.ok());
+  Result<SplitResult> result = SplitForMemory(*mlp);
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  EXPECT_TRUE(result->stages.empty());
+  EXPECT_EQ(result->arena_after, result->arena_before);
+  EXPECT_EQ(result->graph.num_nodes(), mlp->num_nodes());
+}
+
+TEST(SplitForMemory, CnnFloatAndInt8ShrinkWithinBudgetAndRunBitIdentically) {
+  Result<Graph> cnn = LoadModel("zoo:cnn");
+  ASSERT_TRUE(cnn.ok());
+  Result<Graph> cnn8 = QuantizePostTraining(*cnn);
+  ASSERT_TRUE(cnn8.ok()) << cnn8.status().message();
+  for (const Graph* graph : {&*cnn, &*cnn8}) {
+    SplitOptions options;
+    options.max_recompute = 0.05;
+    Result<SplitResult> result = SplitForMemory(*graph, options);
+    ASSERT_TRUE(result.ok()) << result.status().message();
+    ASSERT_FALSE(result->stages.empty());
+    EXPECT_LT(result->arena_after, result->arena_before);
+    EXPECT_LE(result->recompute_fraction(), 0.05);
+    Result<GraphPlan> plan = PlanGraph(result->graph, "diagonal");
+    ASSERT_TRUE(plan.ok());
+    EXPECT_EQ(plan->plan.arena_bytes, result->arena_after);
+    ExpectRunsLike(result->graph, OutputsOf(*graph), "diagonal");
+    ExpectChainOutputsMatch(result->graph, *graph, *result);
+  }
+}
+
+TEST(SplitForMemory, ZeroBudgetAllowsOnlyHaloFreeSplits) {
+  Result<Graph> cnn = LoadModel("zoo:cnn");
+  ASSERT_TRUE(cnn.ok());
+  SplitOptions options;
+  options.max_recompute = 0;
+  Result<SplitResult> result = SplitForMemory(*cnn, options);
+  ASSERT_TRUE(result.ok());
+  EXPECT_LE(result->extra_flops, 0);
+  EXPECT_LE(result->arena_after, result->arena_before);
+  EXPECT_EQ(result->duplicated_elements, 0);
+}
+
+}  // namespace
+}  // namespace memfold
