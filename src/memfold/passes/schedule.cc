@@ -1,6 +1,7 @@
 #include "memfold/passes/schedule.h"
 
 #include <algorithm>
+#include <map>
 #include <cassert>
 #include <chrono>
 #include <cstdlib>
@@ -319,6 +320,7 @@ class StepModel {
                                   info.buffers.begin());
     };
     info.output = index_of(out);
+    std::map<int32_t, int64_t> saving_of;  // per input buffer: the least over its slots
     for (size_t k = 0; k < node.inputs.size(); ++k) {
       const int32_t in = buffer_of(node.inputs[k]);
       if (in == kNoBuffer || in == out || !MayDieAt(buffers_[static_cast<size_t>(in)], id))
@@ -326,6 +328,10 @@ class StepModel {
       const int64_t saving = InputSaving(graph, node, *def, source, static_cast<int>(k),
                                          live.requests[static_cast<size_t>(in)],
                                          live.requests[static_cast<size_t>(out)]);
+      auto [it, fresh] = saving_of.emplace(in, saving);
+      if (!fresh) it->second = std::min(it->second, saving);
+    }
+    for (const auto& [in, saving] : saving_of) {
       if (saving > 0) info.overlaps.push_back({index_of(in), saving});
     }
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <set>
 
 #include "memfold/ops/registry.h"
@@ -132,12 +133,20 @@ void AddOverlapAllowances(const Graph& graph, OverlapSource source, Liveness* li
     const OverlapFn model = source == OverlapSource::kAnalytic ? def->overlap_analytic : def->overlap_algorithmic;
     const int32_t out = live->buffer_of[static_cast<size_t>(node.outputs[0])];
     if (model == nullptr || out == kNoBuffer || live->requests[static_cast<size_t>(out)].first != NodeTime(pos)) continue;
+    // Per dying input buffer, the smallest O_s over the slots that read it: each slot's O_s
+    // only protects that slot's reads (concat(m, m) reads m twice, at different times).
+    std::map<int32_t, int64_t> allowance;
     for (size_t k = 0; k < node.inputs.size(); ++k) {
       const ValueId v = node.inputs[k];
       const int32_t in = v == kNoValue ? kNoBuffer : live->buffer_of[static_cast<size_t>(v)];
       if (in == kNoBuffer || in == out || live->requests[static_cast<size_t>(in)].last != NodeTime(pos)) continue;
       const std::optional<int64_t> os = model(graph, node, static_cast<int>(k));
-      if (os && *os > 0) live->requests[static_cast<size_t>(out)].may_overlap.push_back({in, *os});
+      const int64_t bytes = os ? std::max<int64_t>(*os, 0) : 0;
+      auto [it, fresh] = allowance.emplace(in, bytes);
+      if (!fresh) it->second = std::min(it->second, bytes);
+    }
+    for (const auto& [in, bytes] : allowance) {
+      if (bytes > 0) live->requests[static_cast<size_t>(out)].may_overlap.push_back({in, bytes});
     }
   }
 }
