@@ -326,3 +326,29 @@ TEST(Cli, FitShowsProgressOnlyOnATerminal) {
 }
 
 }  // namespace
+
+// --planner best reports what each step bought, runs bit-identically, and refuses to write a
+// rewritten graph into the file it came from.
+TEST(Cli, BestPlannerReportsStepsAndRunsIdentically) {
+  const std::string model = std::string(MEMFOLD_SHARED_DIR) + "/models/tflite-micro/person_detect.tflite";
+  const Outcome plan = Memfold("plan " + model + " --planner best --json");
+  ASSERT_EQ(plan.code, 0) << plan.err;
+  const auto j = plan.Json();
+  ASSERT_EQ(j["steps"].size(), 4u);
+  EXPECT_EQ(j["steps"][0]["step"], "greedy");
+  EXPECT_EQ(j["steps"][3]["step"], "split");
+  EXPECT_EQ(j["steps"][3]["arena_bytes"], j["arena_bytes"]);
+  EXPECT_LT(j["arena_bytes"].get<int64_t>(), j["steps"][1]["arena_bytes"].get<int64_t>());
+  EXPECT_EQ(j["rewritten"], true);
+  const Outcome run = Memfold("run " + model + " --planner best --json");
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_EQ(run.Json()["identical_to_unplanned"], true);
+  EXPECT_EQ(run.Json()["arena_bytes"], j["arena_bytes"]);
+  const auto out = std::filesystem::temp_directory_path() / "memfold_best.tflite";
+  const Outcome emit = Memfold("plan " + model + " --planner best --emit-tflite " + out.string());
+  EXPECT_EQ(emit.code, 2);
+  EXPECT_NE(emit.err.find("re-orders or splits"), std::string::npos) << emit.err;
+  const Outcome no_split = Memfold("plan " + model + " --planner best --max-recompute 0 --json");
+  ASSERT_EQ(no_split.code, 0) << no_split.err;
+  EXPECT_GE(no_split.Json()["arena_bytes"].get<int64_t>(), j["arena_bytes"].get<int64_t>());
+}

@@ -31,11 +31,13 @@ struct PlanOptions {
   std::optional<std::string> emit_tflite;
   std::optional<std::string> emit_c;
   std::optional<std::string> svg;  // the arena picture (io/svg.h)
+  double max_recompute = 0.10;     // --planner best: splitting's budget of extra FLOPs
 };
 
 struct RunOptions {
   CommonOptions common;
   std::string planner = "greedy";
+  double max_recompute = 0.10;
   std::optional<std::string> input_file;
 };
 

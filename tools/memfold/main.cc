@@ -20,8 +20,18 @@ void AddModelArgs(CLI::App* command, memfold::cli::CommonOptions* common) {
 CLI::Option* AddPlannerOption(CLI::App* command, std::string* planner) {
   return command
       ->add_option("--planner", *planner,
-                   "naive, greedy, greedy_stable, diagonal, offline (the file's own plan) or best")
+                   "naive, greedy, greedy_stable, diagonal, offline (the file's own plan) or best "
+                   "(also re-orders operators and splits them into row bands)")
       ->check(CLI::IsMember(memfold::GraphPlannerNames()));
+}
+
+// --max-recompute for --planner best: a fraction in [0, 1].
+void AddMaxRecomputeOption(CLI::App* command, double* fraction) {
+  command
+      ->add_option("--max-recompute", *fraction,
+                   "--planner best: extra FLOPs operation splitting may add, as a fraction of the "
+                   "model's (default 0.10)")
+      ->check(CLI::Range(0.0, 1.0));
 }
 
 // --quiet and --verbose, accepted before the command and after it.
@@ -65,6 +75,7 @@ int main(int argc, char** argv) {
   CLI::App* plan = app.add_subcommand("plan", "plan the tensor arena and verify the plan");
   AddModelArgs(plan, &plan_options.common);
   AddPlannerOption(plan, &plan_options.planner);
+  AddMaxRecomputeOption(plan, &plan_options.max_recompute);
   plan->add_option("--budget", plan_options.budget,
                    "arena budget, e.g. 256K, 1M; exit 1 if it does not fit");
   plan->add_option("--emit-tflite", plan_options.emit_tflite,
@@ -123,6 +134,7 @@ int main(int argc, char** argv) {
       "run", "run the model inside the planned arena; compare with an unplanned run");
   AddModelArgs(run, &run_options.common);
   AddPlannerOption(run, &run_options.planner);
+  AddMaxRecomputeOption(run, &run_options.max_recompute);
   run->add_option("--input", run_options.input_file,
                   "raw little-endian input bytes (default: CONTRACT.md's input)");
 

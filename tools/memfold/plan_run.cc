@@ -14,6 +14,7 @@
 #include "memfold/io/svg.h"
 #include "memfold/io/text.h"
 #include "memfold/io/tflite_writer.h"
+#include "memfold/passes/best_plan.h"
 #include "memfold/plan/plan_graph.h"
 #include "progress.h"
 
@@ -124,7 +125,49 @@ Result<std::vector<Bytes>> ReadInputs(const Graph& g, const std::optional<std::s
 
 // --emit-tflite: the original model plus the plan as its offline plan; other subgraphs'
 // tensors are left to TFLM (-1).
-Status EmitTflite(const PlanOptions& options, const Graph& g, const GraphPlan& gp) {
+// The plan a command asked for: PlanGraph's, or for `best` the whole pipeline
+// (passes/best_plan.h), whose graph may be re-ordered and split.
+struct ChosenPlan {
+  Graph graph;
+  GraphPlan plan;
+  std::vector<BestStep> steps;  // `best` only
+  bool rewritten = false;       // re-ordered or split
+};
+
+Result<ChosenPlan> MakePlan(const Graph& g, const std::string& planner, double max_recompute) {
+  if (planner != "best") {
+    MF_ASSIGN_OR_RETURN(GraphPlan gp, PlanGraph(g, planner));
+    return ChosenPlan{g, std::move(gp), {}, false};
+  }
+  MF_ASSIGN_OR_RETURN(BestPlan best, PlanBest(g, {.max_recompute = max_recompute}));
+  const bool rewritten = best.reordered || best.split;
+  return ChosenPlan{std::move(best.graph), std::move(best.plan), std::move(best.steps), rewritten};
+}
+
+Json StepsJson(const std::vector<BestStep>& steps) {
+  Json out = Json::array();
+  for (const BestStep& s : steps) {
+    out.push_back({{"step", s.name}, {"arena_bytes", s.arena_bytes}, {"ms", s.ms}, {"detail", s.detail}});
+  }
+  return out;
+}
+
+void PrintSteps(const std::vector<BestStep>& steps) {
+  std::cout << "step      arena           ms  what it did\n";
+  for (const BestStep& s : steps) {
+    std::cout << s.name << std::string(10 - std::min<size_t>(9, s.name.size()), ' ')
+              << std::string(12 - std::min<size_t>(11, HumanBytes(s.arena_bytes).size()), ' ')
+              << HumanBytes(s.arena_bytes) << "  " << std::string(9 - std::min<size_t>(8, std::to_string(static_cast<int64_t>(s.ms)).size()), ' ')
+              << static_cast<int64_t>(s.ms) << "  " << s.detail << "\n";
+  }
+}
+
+Status EmitTflite(const PlanOptions& options, const Graph& g, const GraphPlan& gp, bool rewritten) {
+  if (rewritten) {
+    return Status::Error("--emit-tflite: the best plan re-orders or splits operators, which the "
+                         "file's own operator list cannot carry; use --planner diagonal for a "
+                         "plan of the file as it is, or --emit-c");
+  }
   if (options.common.model.rfind("zoo:", 0) == 0) {
     return Status::Error(
         "--emit-tflite rewrites a .tflite model; zoo models have no file (use --emit-c)");
@@ -166,15 +209,15 @@ int PlanCommand(const PlanOptions& options) {
   Result<Graph> loaded = LoadModel(options.common.model);
   if (!loaded.ok()) return Fail(loaded.status().message());
   load.Done(std::to_string(loaded->schedule.size()) + " ops");
-  const Graph& g = *loaded;
   Phase planning("plan " + options.planner);
-  Result<GraphPlan> planned = PlanGraph(g, options.planner);
+  Result<ChosenPlan> planned = MakePlan(*loaded, options.planner, options.max_recompute);
   if (!planned.ok()) return Fail(planned.status().message(), kExitFailed);
-  const GraphPlan& gp = *planned;
+  const Graph& g = planned->graph;
+  const GraphPlan& gp = planned->plan;
   planning.Done(HumanBytes(gp.plan.arena_bytes) + ", verified");
   if (options.emit_tflite) {
     Phase phase("write " + *options.emit_tflite);
-    Status written = EmitTflite(options, g, gp);
+    Status written = EmitTflite(options, g, gp, planned->rewritten);
     if (!written.ok()) return Fail(written.message());
   }
   if (options.emit_c) {
@@ -193,6 +236,10 @@ int PlanCommand(const PlanOptions& options) {
                 {"chosen_planner", gp.plan.planner},   {"arena_bytes", gp.plan.arena_bytes},
                 {"lower_bound_bytes", gp.lower_bound}, {"verified", true},
                 {"buffers", BuffersJson(g, gp)}};
+    if (!planned->steps.empty()) {
+      out["steps"] = StepsJson(planned->steps);
+      out["rewritten"] = planned->rewritten;
+    }
     if (options.budget) {
       out["budget_bytes"] = budget;
       out["fits"] = fits;
@@ -201,6 +248,7 @@ int PlanCommand(const PlanOptions& options) {
     std::cout << out.dump(1) << "\n";
   } else {
     PrintPlanTable(g, gp);
+    if (!planned->steps.empty()) PrintSteps(planned->steps);
     std::cout << "planner      " << options.planner
               << (options.planner == gp.plan.planner ? "" : " (chose " + gp.plan.planner + ")")
               << "\n"
@@ -235,11 +283,14 @@ int RunCommand(const RunOptions& options) {
   Status runnable = CheckRunnable(g, *inputs);
   if (!runnable.ok()) return Fail(options.common.model + ": " + runnable.message());
   Phase planning("plan " + options.planner);
-  Result<GraphPlan> planned = PlanGraph(g, options.planner);
-  if (!planned.ok()) return Fail(planned.status().message(), kExitFailed);
+  Result<ChosenPlan> chosen = MakePlan(g, options.planner, options.max_recompute);
+  if (!chosen.ok()) return Fail(chosen.status().message(), kExitFailed);
+  const GraphPlan* planned = &chosen->plan;
   planning.Done(HumanBytes(planned->plan.arena_bytes) + ", verified");
+  // The planned run executes the (possibly re-ordered and split) graph the plan is for; the
+  // reference is the model as loaded, unplanned.
   Phase planned_run("run in the planned arena");
-  Result<RunOutputs> in_arena = RunPlanned(g, planned->liveness, planned->plan, *inputs);
+  Result<RunOutputs> in_arena = RunPlanned(chosen->graph, planned->liveness, planned->plan, *inputs);
   planned_run.Done();
   Phase unplanned_run("run unplanned");
   Result<RunOutputs> reference = RunUnplanned(g, *inputs);

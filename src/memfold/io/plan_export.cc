@@ -17,7 +17,7 @@ std::vector<int32_t> ValueOffsets(const Graph& graph, const GraphPlan& plan) {
   std::vector<int32_t> offsets(static_cast<size_t>(graph.num_values()), -1);
   for (ValueId v = 0; v < graph.num_values(); ++v) {
     const int32_t buffer = plan.liveness.buffer_of[static_cast<size_t>(v)];
-    if (buffer != kNoBuffer) offsets[static_cast<size_t>(v)] = static_cast<int32_t>(plan.plan.offsets[static_cast<size_t>(buffer)]);
+    if (buffer != kNoBuffer) offsets[static_cast<size_t>(v)] = static_cast<int32_t>(plan.plan.offsets[static_cast<size_t>(buffer)] + ViewOffset(plan.liveness, v));
   }
   return offsets;
 }

@@ -1,0 +1,48 @@
+// The `best` planner of `memfold plan`: every memory technique memfold has, applied in turn and
+// each kept only when its verified arena is smaller than what came before:
+//
+//   greedy     TFLM's greedy planner on the file's own graph (the reference point)
+//   diagonal   the best plain or overlapping plan (PlanGraph "best": greedy, greedy_stable,
+//              diagonal, the file's offline plan)
+//   reorder    a peak-minimising operator order (passes/schedule), planned the same way
+//   split      operation splitting into row bands with copy-free band views (passes/split),
+//              within a recompute budget
+//
+// The result's graph is the input graph, possibly re-ordered and split: same inputs and
+// outputs (value ids and order), outputs bit-identical by construction (the tests execute it).
+// Cost: the sum of the passes' (re-ordering < 1 s, splitting < 5 s on zoo models).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "memfold/ir/graph.h"
+#include "memfold/ir/status.h"
+#include "memfold/plan/plan_graph.h"
+
+namespace memfold {
+
+struct BestOptions {
+  double max_recompute = 0.10;  // splitting: extra FLOPs allowed, as a fraction of the model's
+};
+
+struct BestStep {
+  std::string name;     // greedy, diagonal, reorder, split
+  int64_t arena_bytes;  // after this step (never above the step before, greedy aside)
+  double ms;            // time the step took
+  std::string detail;   // what it did, for people
+};
+
+struct BestPlan {
+  Graph graph;     // the graph the plan is for
+  GraphPlan plan;  // verified
+  std::vector<BestStep> steps;
+  bool reordered = false;
+  bool split = false;
+  double recompute_fraction = 0;  // extra FLOPs of splitting over the model's
+};
+
+// Errors: those of the passes (a graph that fails verification, an unverifiable plan).
+Result<BestPlan> PlanBest(const Graph& graph, const BestOptions& options = {});
+
+}  // namespace memfold

@@ -1,0 +1,70 @@
+// The `best` pipeline (passes/best_plan.h) on every shared .tflite model and every zoo inference
+// model in float and int8 at small sizes: each step is no larger than the one before, the plan
+// verifies, and the re-ordered and split graph, run in its arena, gives bit for bit the outputs
+// of the model as loaded, run unplanned.
+#include "memfold/passes/best_plan.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "memfold/exec/executor.h"
+#include "memfold/io/model_loader.h"
+
+namespace memfold {
+namespace {
+
+std::vector<std::string> Models() {
+  std::vector<std::string> models;
+  for (const char* zoo :
+       {"mobilenet_v1,alpha=0.25,res=64", "mobilenet_v2,alpha=0.35,res=64", "mlp", "cnn",
+        "squeezenet,res=48", "densenet121,res=32", "inception_v3,res=75"}) {
+    models.push_back(std::string("zoo:") + zoo);
+    models.push_back(std::string("zoo:") + zoo + ",dtype=i8");
+  }
+  const std::filesystem::path shared = std::filesystem::path(MEMFOLD_SHARED_DIR) / "models";
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(shared)) {
+    if (entry.path().extension() == ".tflite") models.push_back(entry.path().string());
+  }
+  std::sort(models.begin(), models.end());
+  return models;
+}
+
+class Best : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Best, StepsNeverGrowAndTheRewrittenGraphRunsBitIdentically) {
+  const Result<Graph> model = LoadModel(GetParam());
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  const Result<BestPlan> best = PlanBest(*model);
+  ASSERT_TRUE(best.ok()) << best.status().message();
+  ASSERT_EQ(best->steps.size(), 4u);
+  for (size_t k = 2; k < best->steps.size(); ++k) {
+    EXPECT_LE(best->steps[k].arena_bytes, best->steps[k - 1].arena_bytes) << best->steps[k].name;
+  }
+  EXPECT_LE(best->steps[1].arena_bytes, best->steps[0].arena_bytes);  // "best" includes greedy
+  EXPECT_EQ(best->plan.plan.arena_bytes, best->steps.back().arena_bytes);
+  EXPECT_LE(best->recompute_fraction, 0.10);
+  EXPECT_EQ(best->graph.outputs.size(), model->outputs.size());
+  const std::vector<Bytes> inputs = DefaultInputs(*model);
+  const Result<RunOutputs> reference = RunUnplanned(*model, inputs);
+  if (!reference.ok()) GTEST_SKIP() << "no reference run: " << reference.status().message();
+  const Result<RunOutputs> planned =
+      RunPlanned(best->graph, best->plan.liveness, best->plan.plan, inputs);
+  ASSERT_TRUE(planned.ok()) << planned.status().message();
+  EXPECT_EQ(planned->outputs, reference->outputs);
+}
+
+std::string TestName(const ::testing::TestParamInfo<std::string>& info) {
+  std::string name = info.param.rfind("zoo:", 0) == 0
+                         ? info.param.substr(4)
+                         : std::filesystem::path(info.param).stem().string();
+  for (char& c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  }
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryModel, Best, ::testing::ValuesIn(Models()), TestName);
+
+}  // namespace
+}  // namespace memfold
