@@ -51,21 +51,26 @@ void Label(benchmark::State& state, const Graph& graph) {
                  std::string(ScheduleSearchKindName(s.kind)));
 }
 
-void BM_Schedule(benchmark::State& state, const std::string& model) {
-  Result<Graph> graph = LoadModel(model);
-  if (!graph.ok()) {
-    state.SkipWithError(graph.status().message().c_str());
-    return;
-  }
+// Times MinimisePeakSchedule on `graph`, then labels the run.
+void TimeSearch(benchmark::State& state, const Graph& graph) {
   for (auto _ : state) {
-    Result<ScheduleSearch> search = MinimisePeakSchedule(*graph);
+    Result<ScheduleSearch> search = MinimisePeakSchedule(graph);
     if (!search.ok()) {
       state.SkipWithError(search.status().message().c_str());
       return;
     }
     benchmark::DoNotOptimize(search->schedule.data());
   }
-  Label(state, *graph);
+  Label(state, graph);
+}
+
+void BM_Schedule(benchmark::State& state, const std::string& model) {
+  Result<Graph> graph = LoadModel(model);
+  if (!graph.ok()) {
+    state.SkipWithError(graph.status().message().c_str());
+    return;
+  }
+  TimeSearch(state, *graph);
 }
 
 // A random branched graph of `nodes` convolutions, element-wise ops and concats on small
@@ -113,15 +118,7 @@ Graph RandomDag(int nodes, uint32_t seed) {
 
 void BM_ScheduleRandomDag(benchmark::State& state) {
   const Graph graph = RandomDag(static_cast<int>(state.range(0)), 42);
-  for (auto _ : state) {
-    Result<ScheduleSearch> search = MinimisePeakSchedule(graph);
-    if (!search.ok()) {
-      state.SkipWithError(search.status().message().c_str());
-      return;
-    }
-    benchmark::DoNotOptimize(search->schedule.data());
-  }
-  Label(state, graph);
+  TimeSearch(state, graph);
 }
 BENCHMARK(BM_ScheduleRandomDag)
     ->Arg(50)
@@ -156,15 +153,7 @@ Graph ParallelBranches(int branches) {
 
 void BM_ScheduleParallelBranches(benchmark::State& state) {
   const Graph graph = ParallelBranches(static_cast<int>(state.range(0)));
-  for (auto _ : state) {
-    Result<ScheduleSearch> search = MinimisePeakSchedule(graph);
-    if (!search.ok()) {
-      state.SkipWithError(search.status().message().c_str());
-      return;
-    }
-    benchmark::DoNotOptimize(search->schedule.data());
-  }
-  Label(state, graph);
+  TimeSearch(state, graph);
 }
 BENCHMARK(BM_ScheduleParallelBranches)
     ->Arg(4)
@@ -181,15 +170,7 @@ void BM_ScheduleTraining(benchmark::State& state, const std::string& model) {
     state.SkipWithError(("cannot build a training step of " + model).c_str());
     return;
   }
-  for (auto _ : state) {
-    Result<ScheduleSearch> search = MinimisePeakSchedule(*graph);
-    if (!search.ok()) {
-      state.SkipWithError(search.status().message().c_str());
-      return;
-    }
-    benchmark::DoNotOptimize(search->schedule.data());
-  }
-  Label(state, *graph);
+  TimeSearch(state, *graph);
 }
 
 std::vector<std::string> Models() {
