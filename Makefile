@@ -1,9 +1,22 @@
 # The two commands people need: `make demo` and `make test`. Both install what is missing.
 BUILD ?= build/release
+SANITIZE_BUILD ?= build/asan
+FUZZ_BUILD ?= build/fuzz
 JOBS  ?= $(shell nproc)
 CMAKE_FLAGS ?= -DMEMFOLD_WERROR=ON
+FUZZ_SECONDS ?= 60
+FUZZ_CORPUS := tests/fuzz_corpus/tflite
 
-.PHONY: deps build test test-sanitize demo bench clean format
+# The sanitizer build keeps -Werror but not GCC 12's -Wmaybe-uninitialized, which misfires
+# inside std::regex when ASan/UBSan instrumentation is on (the Release build keeps it).
+SANITIZE_FLAGS := -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMEMFOLD_SANITIZE=ON -DMEMFOLD_BENCH=OFF \
+  -DMEMFOLD_WERROR=ON -DCMAKE_CXX_FLAGS=-Wno-maybe-uninitialized
+# libFuzzer needs clang; -O1 with asserts on (no NDEBUG) and line tables for crash reports.
+FUZZ_FLAGS := -DCMAKE_CXX_COMPILER=clang++ -DMEMFOLD_FUZZ=ON -DMEMFOLD_WERROR=OFF \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only"
+SANITIZE_ENV := ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+
+.PHONY: deps build test test-release test-sanitize fuzz fuzz-build fuzz-merge demo bench clean format
 
 deps:
 	@scripts/install-deps.sh
@@ -14,16 +27,40 @@ $(BUILD)/build.ninja: CMakeLists.txt | deps
 build: deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
 
-test: build
+# Every test twice: the Release build, then the whole suite under AddressSanitizer and
+# UndefinedBehaviorSanitizer (leak checking on) in a separate build.
+test: test-release test-sanitize
+
+test-release: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
-# The suite under AddressSanitizer and UndefinedBehaviorSanitizer, in a separate build (GCC's
-# -Wmaybe-uninitialized misfires inside std::regex under the sanitizers, hence no -Werror).
-test-sanitize: deps
-	cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMEMFOLD_SANITIZE=ON \
-	  -DMEMFOLD_BENCH=OFF -DMEMFOLD_WERROR=OFF
-	cmake --build build/asan -j $(JOBS)
-	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 build/asan/memfold_tests
+$(SANITIZE_BUILD)/build.ninja: CMakeLists.txt | deps
+	cmake -S . -B $(SANITIZE_BUILD) -G Ninja $(SANITIZE_FLAGS)
+
+test-sanitize: deps $(SANITIZE_BUILD)/build.ninja
+	cmake --build $(SANITIZE_BUILD) -j $(JOBS) --target memfold memfold_tests
+	$(SANITIZE_ENV) ctest --test-dir $(SANITIZE_BUILD) --output-on-failure -j $(JOBS)
+
+# The TFLite fuzzer (fuzz/tflite_reader_fuzz.cc) for FUZZ_SECONDS, starting from the checked-in
+# corpus; new inputs go to $(FUZZ_BUILD)/corpus, a crash to $(FUZZ_BUILD)/crash-* and fails.
+$(FUZZ_BUILD)/build.ninja: CMakeLists.txt | deps
+	cmake -S . -B $(FUZZ_BUILD) -G Ninja $(FUZZ_FLAGS)
+
+fuzz-build: deps $(FUZZ_BUILD)/build.ninja
+	cmake --build $(FUZZ_BUILD) -j $(JOBS)
+
+fuzz: fuzz-build
+	mkdir -p $(FUZZ_BUILD)/corpus
+	$(FUZZ_BUILD)/tflite_reader_fuzz -max_total_time=$(FUZZ_SECONDS) -timeout=20 -rss_limit_mb=4096 \
+	  -max_len=65536 -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD)/ \
+	  $(FUZZ_BUILD)/corpus $(FUZZ_CORPUS)
+
+# Folds what the fuzzer found into the checked-in corpus, minimised (-merge=1 keeps only inputs
+# that add coverage).
+fuzz-merge: fuzz-build
+	rm -rf $(FUZZ_BUILD)/merged && mkdir -p $(FUZZ_BUILD)/merged $(FUZZ_BUILD)/corpus
+	$(FUZZ_BUILD)/tflite_reader_fuzz -merge=1 $(FUZZ_BUILD)/merged $(FUZZ_CORPUS) $(FUZZ_BUILD)/corpus
+	rm -f $(FUZZ_CORPUS)/* && cp $(FUZZ_BUILD)/merged/* $(FUZZ_CORPUS)/
 
 demo: build
 	$(BUILD)/memfold compare zoo:mobilenet_v1 zoo:mobilenet_v2

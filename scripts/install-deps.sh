@@ -1,9 +1,24 @@
 #!/usr/bin/env bash
 # Installs the Debian packages memfold needs, and only those that are missing.
 set -euo pipefail
-packages=(cmake ninja-build g++ pkg-config libgtest-dev libgmock-dev libbenchmark-dev
-          nlohmann-json3-dev libcli11-dev libflatbuffers-dev libopenblas-dev libssl-dev
-          chromium)  # chromium: the HTML report's render test
+# One package per line, so others can append.
+packages=(
+  cmake
+  ninja-build
+  g++
+  pkg-config
+  libgtest-dev
+  libgmock-dev
+  libbenchmark-dev
+  nlohmann-json3-dev
+  libcli11-dev
+  libflatbuffers-dev
+  libopenblas-dev
+  libssl-dev
+  clang               # the libFuzzer build (make fuzz)
+  libclang-rt-14-dev  # libFuzzer, ASan and UBSan runtimes for clang
+  chromium            # renders the HTML report in a test (headless screenshot)
+)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

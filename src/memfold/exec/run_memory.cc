@@ -44,8 +44,10 @@ int64_t PhysicalMemoryBytes() {
 Status CheckRunFitsInMemory(const Graph& graph, int64_t available) {
   const int64_t needed = RunMemoryBound(graph);
   if (needed <= available) return Status::Ok();
-  return Status::Error("running it needs up to " + Gibibytes(needed) + " (inputs, the arena and an unplanned copy to compare with) but this machine has " +
-                       Gibibytes(available) + "; `memfold plan` still plans it, or choose a smaller configuration");
+  return Status::Error(
+      "running it needs up to " + Gibibytes(needed) +
+      " (inputs, the arena and an unplanned copy to compare with) but this machine has " +
+      Gibibytes(available) + "; `memfold plan` still plans it, or choose a smaller configuration");
 }
 
 }  // namespace memfold

@@ -1,6 +1,7 @@
 #include "memfold/io/model_loader.h"
 
 #include <filesystem>
+#include <new>
 
 #include "memfold/io/tflite_reader.h"
 #include "memfold/ir/verify.h"
@@ -8,20 +9,47 @@
 #include "memfold/zoo/zoo.h"
 
 namespace memfold {
+namespace {
+
+// Shapes first (they name the operator and the tensor), then the structure.
+Result<Graph> Checked(Graph graph, const std::string& label) {
+  Status shapes = CheckShapes(graph);
+  if (!shapes.ok()) return Status::Error(label + ": " + shapes.message());
+  Status structure = VerifyGraph(graph);
+  if (!structure.ok()) return Status::Error(label + ": " + structure.message());
+  return graph;
+}
+
+// Zoo keys are range-checked, but their product can still ask for more weight memory than the
+// machine has (zoo:mlp,in=1048576,hidden=65536 is 256 GiB of weights).
+Result<Graph> BuildZoo(const std::string& model, std::string_view spec) {
+  try {
+    return BuildZooModel(spec);
+  } catch (const std::bad_alloc&) {
+    return Status::Error(model +
+                         ": its weights need more memory than this machine has; choose smaller "
+                         "keys (see `memfold zoo`)");
+  }
+}
+
+}  // namespace
+
+Result<Graph> LoadTflite(Bytes file, const std::string& label) {
+  MF_ASSIGN_OR_RETURN(TfliteModel tflite, ParseTflite(std::move(file), label));
+  return Checked(std::move(tflite.graph), label);
+}
 
 Result<Graph> LoadModel(const std::string& model) {
   constexpr std::string_view kZoo = "zoo:";
-  if (model.rfind(kZoo, 0) == 0) return BuildZooModel(std::string_view(model).substr(kZoo.size()));
+  if (model.rfind(kZoo, 0) == 0)
+    return BuildZoo(model, std::string_view(model).substr(kZoo.size()));
   std::error_code error;
   if (!std::filesystem::is_regular_file(model, error)) {
-    return Status::Error(model + ": no such file; give a .tflite path or zoo:NAME (see `memfold zoo`)");
+    return Status::Error(model +
+                         ": no such file; give a .tflite path or zoo:NAME (see `memfold zoo`)");
   }
   MF_ASSIGN_OR_RETURN(TfliteModel tflite, ReadTfliteFile(model));
-  Status shapes = CheckShapes(tflite.graph);
-  if (!shapes.ok()) return Status::Error(model + ": " + shapes.message());
-  Status structure = VerifyGraph(tflite.graph);
-  if (!structure.ok()) return Status::Error(model + ": " + structure.message());
-  return std::move(tflite.graph);
+  return Checked(std::move(tflite.graph), model);
 }
 
 }  // namespace memfold

@@ -1,6 +1,9 @@
 // Loads a model named the way the CLI names it: "zoo:NAME[,key=value...]" builds a reference
 // model, anything else is read as a .tflite file. The result is verified (structure and,
 // for every op memfold knows, shapes). O(model size).
+//
+// Every error is one line that starts with the model's name or path. A model whose weights do
+// not fit in this machine's memory is an error too ("needs more memory than ..."), not a crash.
 #pragma once
 
 #include <string>
@@ -11,5 +14,9 @@
 namespace memfold {
 
 Result<Graph> LoadModel(const std::string& model);
+
+// The .tflite part of LoadModel for bytes already in memory (`label` names them in messages):
+// parse, then the same shape and structure checks.
+Result<Graph> LoadTflite(Bytes file, const std::string& label);
 
 }  // namespace memfold

@@ -223,6 +223,13 @@ const TfliteOpMapping* FindTfliteOp(int32_t code) {
   return nullptr;
 }
 
+const TfliteOpMapping* FindTfliteOpFor(std::string_view op) {
+  for (const TfliteOpMapping& m : Table()) {
+    if (m.op == op) return &m;
+  }
+  return nullptr;
+}
+
 std::string TfliteOpLabel(int32_t code, const std::string& custom_code) {
   if (code == kCustom) return "CUSTOM \"" + custom_code + "\"";
   if (const TfliteOpMapping* m = FindTfliteOp(code)) return std::string(m->tflite_name);

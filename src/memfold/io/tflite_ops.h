@@ -34,6 +34,8 @@ struct TfliteOpMapping {
 
 // Null when memfold has no mapping for the code.
 const TfliteOpMapping* FindTfliteOp(int32_t code);
+// The first mapping (lowest code) whose registry op is `op`, for writers; null when none.
+const TfliteOpMapping* FindTfliteOpFor(std::string_view op);
 
 // "CONV_2D", "CUSTOM \"ethos-u\"", "BUILTIN_123".
 std::string TfliteOpLabel(int32_t code, const std::string& custom_code);

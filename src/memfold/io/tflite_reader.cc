@@ -29,6 +29,21 @@ struct Reader {
 
 std::string Str(const flatbuffers::String* s) { return s ? s->str() : std::string(); }
 
+// A name from the file with each control character replaced by U+FFFD (the Unicode
+// replacement character), so that messages and tables that quote it stay one line each
+// (found by the fuzzer: a tensor name holding a newline).
+std::string PrintableStr(const flatbuffers::String* s) {
+  std::string text;
+  for (char c : Str(s)) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      text += "\xEF\xBF\xBD";
+    } else {
+      text += c;
+    }
+  }
+  return text;
+}
+
 Result<DType> ConvertType(int8_t type) {
   switch (type) {
     case 0: return DType::kF32;
@@ -47,7 +62,8 @@ Result<std::pair<const uint8_t*, size_t>> BufferBytes(const Reader& r, uint32_t 
   const auto* buffers = r.model->buffers();
   if (buffers == nullptr || index >= buffers->size()) {
     if (index == 0) return std::pair<const uint8_t*, size_t>{nullptr, 0};
-    return Status::Error("buffer index " + std::to_string(index) + " is past the buffer table");
+    return Status::Error("names buffer " + std::to_string(index) + ", past the buffer table (" +
+                         std::to_string(buffers == nullptr ? 0 : buffers->size()) + " buffers)");
   }
   const tflite::Buffer* buffer = buffers->Get(index);
   if (buffer->data() != nullptr && buffer->data()->size() > 0) {
@@ -55,7 +71,7 @@ Result<std::pair<const uint8_t*, size_t>> BufferBytes(const Reader& r, uint32_t 
   }
   if (buffer->offset() > 1) {  // data stored after the flatbuffer (models over 2 GB)
     if (buffer->offset() > r.size || buffer->size() > r.size - buffer->offset()) {
-      return Status::Error("buffer " + std::to_string(index) + " points past the end of the file");
+      return Status::Error("names buffer " + std::to_string(index) + ", whose data lies past the end of the file");
     }
     return std::pair<const uint8_t*, size_t>{r.base + buffer->offset(), static_cast<size_t>(buffer->size())};
   }
@@ -66,7 +82,12 @@ Result<std::optional<Quantization>> ConvertQuant(const tflite::Quantization* q, 
   if (q == nullptr || q->scale() == nullptr || q->scale()->size() == 0) return std::optional<Quantization>();
   Quantization quant;
   quant.scale.assign(q->scale()->begin(), q->scale()->end());
-  if (q->zero_point() != nullptr) quant.zero_point.assign(q->zero_point()->begin(), q->zero_point()->end());
+  if (const auto* zero_points = q->zero_point(); zero_points != nullptr) {
+    // Copied bytewise: the verifier aligns vectors to 4 bytes only, and these are int64 (found
+    // by the fuzzer with UBSan: a misaligned 8-byte load).
+    quant.zero_point.resize(zero_points->size());
+    if (zero_points->size() > 0) std::memcpy(quant.zero_point.data(), zero_points->Data(), zero_points->size() * sizeof(int64_t));
+  }
   if (quant.zero_point.empty()) quant.zero_point.assign(quant.scale.size(), 0);
   quant.axis = q->quantized_dimension();
   for (float scale : quant.scale) {
@@ -85,10 +106,28 @@ Result<std::optional<Quantization>> ConvertQuant(const tflite::Quantization* q, 
   return std::optional<Quantization>(std::move(quant));
 }
 
+// A dimension that shape_signature marks dynamic (-1) takes the size `shape` gives it (the
+// converter's default, usually batch 1), as TFLM does. A signature that disagrees with the
+// shape elsewhere, or a dynamic tensor without a concrete shape, is an error.
+Status CheckShapeSignature(const flatbuffers::Vector<int32_t>* signature, const Shape& shape) {
+  if (signature == nullptr || signature->size() == 0) return Status::Ok();
+  if (signature->size() != shape.size()) {
+    return Status::Error("has a shape_signature of rank " + std::to_string(signature->size()) + " but a shape of rank " +
+                         std::to_string(shape.size()) + "; memfold needs every tensor's concrete shape: re-convert the model with fixed input shapes");
+  }
+  for (size_t d = 0; d < shape.size(); ++d) {
+    const int32_t dim = (*signature)[static_cast<flatbuffers::uoffset_t>(d)];
+    if (dim == -1 || dim == shape[d]) continue;
+    return Status::Error("has shape_signature dimension " + std::to_string(d) + " = " + std::to_string(dim) + " but shape " +
+                         ShapeString(shape) + "; the file contradicts itself: re-convert the model");
+  }
+  return Status::Ok();
+}
+
 Result<Value> ConvertTensor(const Reader& r, const tflite::Tensor& t, int32_t index) {
-  const std::string where = "tensor " + std::to_string(index) + " '" + Str(t.name()) + "'";
+  const std::string where = "tensor " + std::to_string(index) + " '" + PrintableStr(t.name()) + "'";
   Value v;
-  v.name = Str(t.name());
+  v.name = PrintableStr(t.name());
   Result<DType> dtype = ConvertType(t.type());
   if (!dtype.ok()) return r.Error(where + ": " + dtype.status().message());
   v.dtype = *dtype;
@@ -96,17 +135,21 @@ Result<Value> ConvertTensor(const Reader& r, const tflite::Tensor& t, int32_t in
   int64_t elements = 1;
   if (t.shape() != nullptr) {
     for (int32_t dim : *t.shape()) {
-      if (dim < 0) return r.Error(where + " has a dynamic dimension (" + std::to_string(dim) + "); give the model fixed shapes");
+      if (dim < 0) return r.Error(where + " has a dynamic dimension (" + std::to_string(dim) + ") in its shape; re-convert the model with fixed input shapes");
       v.shape.push_back(dim);
       if (dim != 0 && elements > kMaxTensorBytes / dim) return r.Error(where + " is impossibly large");
       elements *= dim;
     }
   }
+  Status signature = CheckShapeSignature(t.shape_signature(), v.shape);
+  if (!signature.ok()) return r.Error(where + " " + signature.message());
   if (v.bytes() > kMaxTensorBytes) return r.Error(where + " is impossibly large (" + std::to_string(v.bytes()) + " bytes)");
   Result<std::optional<Quantization>> quant = ConvertQuant(t.quantization(), v.shape);
   if (!quant.ok()) return r.Error(where + " " + quant.status().message());
   v.quant = std::move(*quant);
-  MF_ASSIGN_OR_RETURN(auto data, BufferBytes(r, t.buffer()));
+  Result<std::pair<const uint8_t*, size_t>> buffer = BufferBytes(r, t.buffer());
+  if (!buffer.ok()) return r.Error(where + " " + buffer.status().message() + "; the file is corrupted");
+  const auto data = *buffer;
   if (data.first != nullptr) {
     if (static_cast<int64_t>(data.second) != v.bytes()) {
       return r.Error(where + " has " + std::to_string(data.second) + " bytes of data but its shape needs " + std::to_string(v.bytes()));
@@ -141,7 +184,7 @@ Result<Node> ConvertOperator(const Reader& r, const Graph& graph, const tflite::
     return r.Error(where + " names operator code " + std::to_string(op.opcode_index()) + ", past the code table");
   }
   const tflite::OperatorCode* code = codes->Get(op.opcode_index());
-  const std::string label = TfliteOpLabel(code->code(), Str(code->custom_code()));
+  const std::string label = TfliteOpLabel(code->code(), PrintableStr(code->custom_code()));
   Node node;
   node.name = where;
   MF_ASSIGN_OR_RETURN(node.inputs, TensorList(r, op.inputs(), graph.num_values(), true, where + " (" + label + ")"));
@@ -255,6 +298,7 @@ Result<TfliteModel> ParseTflite(Bytes file, const std::string& label) {
   }
   MF_ASSIGN_OR_RETURN(g.inputs, TensorList(r, sg.inputs(), tensors, false, "the subgraph's input list"));
   MF_ASSIGN_OR_RETURN(g.outputs, TensorList(r, sg.outputs(), tensors, false, "the subgraph's output list"));
+  if (g.outputs.empty()) return r.Error("has no outputs, so there is nothing to plan or run; export the model with its outputs");
   for (ValueId v : g.inputs) {
     if (g.value(v).is_constant()) return r.Error("input tensor " + std::to_string(v) + " is a constant");
     g.value(v).role = Role::kInput;

@@ -9,7 +9,9 @@
 // Operator codes map to registry ops through one table (tflite_ops.cc). An operator memfold has
 // no registry op for (e.g. the Ethos-U custom op) still loads as an opaque node named
 // "tflite:CODE" whose output shapes come from the file: it can be inspected and planned, not
-// run. Complexity O(file size).
+// run. Shapes are fixed: a dimension that `shape_signature` marks dynamic (-1) takes the size
+// `shape` gives it (usually batch 1), as TFLM does; -1 in `shape` itself is an error.
+// Complexity O(file size).
 #pragma once
 
 #include <optional>

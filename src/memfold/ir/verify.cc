@@ -10,6 +10,13 @@ std::string ValueLabel(const Graph& g, ValueId id) {
   return "value " + std::to_string(id) + " '" + g.value(id).name + "'";
 }
 
+// "node 3 'conv1' (conv2d)": the id tells nodes with the same name apart (TFLite does not
+// require unique names; imported nodes are named after their first output).
+std::string NodeLabel(const Graph& g, NodeId id) {
+  const Node& node = g.node(id);
+  return "node " + std::to_string(id) + " '" + node.name + "' (" + node.op + ")";
+}
+
 Status CheckValues(const Graph& g) {
   for (ValueId v = 0; v < g.num_values(); ++v) {
     const Value& value = g.value(v);
@@ -33,20 +40,20 @@ Status CheckEdges(const Graph& g) {
     const Node& node = g.node(n);
     for (ValueId out : node.outputs) {
       if (out < 0 || out >= g.num_values()) {
-        return Status::Error("node '" + node.name + "' writes a value id out of range");
+        return Status::Error(NodeLabel(g, n) + " writes a value id out of range");
       }
       if (produced_by[static_cast<size_t>(out)] != kNoNode) {
         return Status::Error(ValueLabel(g, out) + " is produced by two nodes");
       }
       if (g.value(out).producer != n) {
-        return Status::Error(ValueLabel(g, out) + " does not record node '" + node.name +
-                             "' as its producer");
+        return Status::Error(ValueLabel(g, out) + " does not record " + NodeLabel(g, n) +
+                             " as its producer");
       }
       produced_by[static_cast<size_t>(out)] = n;
     }
     for (ValueId in : node.inputs) {
       if (in != kNoValue && (in < 0 || in >= g.num_values())) {
-        return Status::Error("node '" + node.name + "' reads a value id out of range");
+        return Status::Error(NodeLabel(g, n) + " reads a value id out of range");
       }
     }
   }
@@ -58,6 +65,25 @@ Status CheckEdges(const Graph& g) {
     if (v < 0 || v >= g.num_values()) return Status::Error("graph output id out of range");
   }
   return Status::Ok();
+}
+
+// Whether a value holds data without being fed: produced, constant, or memory the runtime
+// provides (weights, state, workspace).
+bool HasContents(const Value& value) {
+  return value.producer != kNoNode || value.is_constant() || value.role == Role::kWeight ||
+         value.role == Role::kState || value.role == Role::kWorkspace;
+}
+
+// Node `n` reads `in` before anything produced it: its own output, a cycle, or an order to fix.
+Status ReadTooEarly(const Graph& g, NodeId n, ValueId in) {
+  const NodeId producer = g.value(in).producer;
+  if (producer == n) {
+    return Status::Error(NodeLabel(g, n) + " reads its own output " + ValueLabel(g, in) +
+                         "; a graph must be acyclic");
+  }
+  return Status::Error(NodeLabel(g, n) + " reads " + ValueLabel(g, in) +
+                       " before it is produced (a cycle, or operators out of order: each must "
+                       "come after the producers of its inputs)");
 }
 
 Status CheckSchedule(const Graph& g) {
@@ -78,10 +104,7 @@ Status CheckSchedule(const Graph& g) {
     seen[static_cast<size_t>(n)] = 1;
     const Node& node = g.node(n);
     for (ValueId in : node.inputs) {
-      if (in != kNoValue && !ready[static_cast<size_t>(in)]) {
-        return Status::Error("node '" + node.name + "' reads " + ValueLabel(g, in) +
-                             " before it is produced (a cycle or a bad schedule)");
-      }
+      if (in != kNoValue && !ready[static_cast<size_t>(in)]) return ReadTooEarly(g, n, in);
     }
     for (ValueId out : node.outputs) ready[static_cast<size_t>(out)] = 1;
   }
@@ -90,14 +113,17 @@ Status CheckSchedule(const Graph& g) {
   for (ValueId v : g.inputs) fed[static_cast<size_t>(v)] = 1;
   for (NodeId n : g.schedule) {
     for (ValueId in : g.node(n).inputs) {
-      if (in == kNoValue || fed[static_cast<size_t>(in)]) continue;
-      const Value& value = g.value(in);
-      if (value.producer == kNoNode && !value.is_constant() && value.role != Role::kWeight &&
-          value.role != Role::kState && value.role != Role::kWorkspace) {
-        return Status::Error(ValueLabel(g, in) + " is read by node '" + g.node(n).name +
-                             "' but is neither produced, constant nor a graph input");
-      }
+      if (in == kNoValue || fed[static_cast<size_t>(in)] || HasContents(g.value(in))) continue;
+      return Status::Error(ValueLabel(g, in) + " is read by " + NodeLabel(g, n) +
+                           " but is neither produced, constant nor a graph input");
     }
+  }
+  // The caller reads the outputs: each must be written by something (found by the fuzzer: a
+  // file whose operator list was cut short returned its outputs' uninitialised memory).
+  for (ValueId v : g.outputs) {
+    if (fed[static_cast<size_t>(v)] || HasContents(g.value(v))) continue;
+    return Status::Error("graph output " + ValueLabel(g, v) +
+                         " is never produced: no operator writes it and it is no input or constant");
   }
   return Status::Ok();
 }

@@ -56,7 +56,7 @@ Status CheckAndFillAttrs(const OpDef& def, Node* node) {
   }
   for (const auto& [name, value] : node->attrs.items()) {
     auto spec = std::find_if(def.attrs.begin(), def.attrs.end(),
-                             [&](const AttrSpec& s) { return s.name == name; });
+                             [&attr = name](const AttrSpec& s) { return s.name == attr; });
     if (spec == def.attrs.end()) {
       return Status::Error(NodeLabel(*node) + " has unknown attribute '" + name + "'");
     }

@@ -16,8 +16,9 @@ namespace memfold {
 int64_t LowerBound(std::span<const BufferRequest> requests);
 
 // The same bound for plans that use overlap allowances: at the step where an output is
-// created it may overlap one dying input by at most its largest allowance, so that much is
-// subtracted at that step.
+// created it may overlap one dying input by at most its largest allowance plus its own
+// alignment padding (and by no more than either buffer occupies), so that much is subtracted
+// at that step.
 int64_t LowerBoundWithOverlaps(std::span<const BufferRequest> requests);
 
 }  // namespace memfold

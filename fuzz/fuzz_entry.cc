@@ -1,0 +1,119 @@
+#include "fuzz/fuzz_entry.h"
+
+#include <string>
+#include <vector>
+
+#include "memfold/exec/executor.h"
+#include "memfold/io/model_loader.h"
+#include "memfold/ops/registry.h"
+#include "memfold/plan/plan_graph.h"
+#include "memfold/plan/verify_plan.h"
+
+namespace memfold::fuzz {
+namespace {
+
+Status Bug(const std::string& what) { return Status::Error("memfold bug: " + what); }
+
+// CONTRACT.md: a rejection is one line naming the file and what is wrong.
+Status CheckRejectionMessage(const Status& rejection) {
+  const std::string& message = rejection.message();
+  const std::string prefix = std::string(kFuzzLabel) + ": ";
+  if (message.rfind(prefix, 0) != 0)
+    return Bug("a rejection does not name the file: '" + message + "'");
+  if (message.size() == prefix.size()) return Bug("a rejection says nothing after the file name");
+  if (message.find('\n') != std::string::npos)
+    return Bug("a rejection spans several lines: '" + message + "'");
+  return Status::Ok();
+}
+
+Result<GraphPlan> PlanAndVerify(const Graph& g, std::string_view planner, OverlapSource source) {
+  Result<GraphPlan> gp = PlanGraph(g, planner, source);
+  if (!gp.ok())
+    return Bug("planner '" + std::string(planner) +
+               "' failed on a loaded model: " + gp.status().message());
+  Status verified = VerifyPlan(gp->liveness.requests, gp->plan);
+  if (!verified.ok())
+    return Bug("the " + std::string(planner) + " plan fails VerifyPlan: " + verified.message());
+  if (gp->plan.arena_bytes < gp->lower_bound) {
+    return Bug("the " + std::string(planner) + " arena (" + std::to_string(gp->plan.arena_bytes) +
+               " B) is below the lower bound (" + std::to_string(gp->lower_bound) + " B)");
+  }
+  return gp;
+}
+
+// The offline plan may be the file's fault (unsafe offsets); the message must then say so.
+Status CheckOfflinePlan(const Graph& g, OverlapSource source) {
+  if (g.offline_offsets.empty()) return Status::Ok();
+  Result<GraphPlan> gp = PlanGraph(g, "offline", source);
+  if (!gp.ok()) {
+    if (gp.status().message().rfind("the model's offline plan is unsafe", 0) == 0)
+      return Status::Ok();
+    return Bug("offline planning failed: " + gp.status().message());
+  }
+  Status verified = VerifyPlan(gp->liveness.requests, gp->plan);
+  if (!verified.ok()) return Bug("the offline plan fails VerifyPlan: " + verified.message());
+  return Status::Ok();
+}
+
+// Bytes an unplanned run allocates at most (every non-constant value, every arena buffer) and
+// the FLOPs it computes.
+bool SmallEnoughToRun(const Graph& g, const Liveness& live) {
+  int64_t bytes = 0;
+  for (const Value& v : g.values()) bytes += v.is_constant() ? 0 : v.bytes();
+  for (const BufferRequest& r : live.requests) bytes += r.bytes;
+  double flops = 0;
+  for (NodeId n : g.schedule) flops += NodeCost(g, g.node(n)).flops;
+  return bytes <= kMaxRunBytes && flops <= kMaxRunFlops;
+}
+
+Status RunAndCompare(const Graph& g, const std::vector<const GraphPlan*>& plans) {
+  const std::vector<Bytes> inputs = DefaultInputs(g);
+  Result<RunOutputs> reference = RunUnplanned(g, inputs);
+  if (!reference.ok())
+    return Bug("a runnable model fails to run unplanned: " + reference.status().message());
+  for (const GraphPlan* gp : plans) {
+    Result<RunOutputs> planned = RunPlanned(g, gp->liveness, gp->plan, inputs);
+    if (!planned.ok())
+      return Bug("a runnable model fails to run in the " + gp->plan.planner +
+                 " arena: " + planned.status().message());
+    if (planned->outputs != reference->outputs)
+      return Bug("the " + gp->plan.planner + " plan changes the outputs");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::string_view StageName(Stage stage) {
+  switch (stage) {
+    case Stage::kRejected:
+      return "rejected";
+    case Stage::kPlanned:
+      return "planned";
+    case Stage::kExecuted:
+      return "executed";
+  }
+  return "?";
+}
+
+Result<Stage> RunTfliteInput(std::span<const uint8_t> bytes) {
+  const auto* begin = reinterpret_cast<const std::byte*>(bytes.data());
+  Result<Graph> loaded = LoadTflite(Bytes(begin, begin + bytes.size()), kFuzzLabel);
+  if (!loaded.ok()) {
+    MF_RETURN_IF_ERROR(CheckRejectionMessage(loaded.status()));
+    return Stage::kRejected;
+  }
+  const Graph& g = *loaded;
+  MF_ASSIGN_OR_RETURN(GraphPlan greedy, PlanAndVerify(g, "greedy", OverlapSource::kAlgorithmic));
+  const bool small = SmallEnoughToRun(g, greedy.liveness);
+  const OverlapSource source = small ? OverlapSource::kAlgorithmic : OverlapSource::kAnalytic;
+  MF_ASSIGN_OR_RETURN(GraphPlan diagonal, PlanAndVerify(g, "diagonal", source));
+  if (diagonal.plan.arena_bytes > greedy.plan.arena_bytes)
+    return Bug("the diagonal arena is larger than greedy's");
+  MF_RETURN_IF_ERROR(CheckOfflinePlan(g, source));
+  if (!small || !CheckRunnable(g, DefaultInputs(g)).ok()) return Stage::kPlanned;
+  MF_RETURN_IF_ERROR(RunAndCompare(g, {&greedy, &diagonal}));
+  return Stage::kExecuted;
+}
+
+}  // namespace memfold::fuzz

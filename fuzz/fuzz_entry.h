@@ -1,0 +1,38 @@
+// The one entry the TFLite fuzzer (tflite_reader_fuzz.cc) and the corpus replay test
+// (tests/fuzz_replay_test.cc) share: a byte string goes through what `memfold plan` and
+// `memfold run` do with a .tflite file, and every invariant memfold promises is checked.
+//
+// 1. Load (LoadTflite: parse, shape checks, structure checks). A rejection is fine, provided
+//    its message has the contract's form: one line starting with the file's label.
+// 2. Plan with greedy and diagonal (and the file's own offline plan, if it has one), and check
+//    each plan again with VerifyPlan. Any planning error is a memfold bug, except an unsafe
+//    offline plan, which is the file's fault.
+// 3. Execute, only when the run is small (every activation's bytes together at most
+//    kMaxRunBytes and at most kMaxRunFlops): unplanned, then in the greedy and the diagonal
+//    arena; the outputs must be bit-identical.
+//
+// Returns how far the input got, or an error describing the broken invariant (the fuzzer turns
+// it into a crash). Complexity: the model's planning, plus execution only when bounded; the
+// diagonal planner's algorithmic overlap model is O(output elements), so above the run bound
+// the analytic (closed-form) overlap model is used to keep hostile files from hanging the
+// fuzzer.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "memfold/ir/status.h"
+
+namespace memfold::fuzz {
+
+enum class Stage { kRejected, kPlanned, kExecuted };
+std::string_view StageName(Stage stage);
+
+inline constexpr char kFuzzLabel[] = "fuzz-input.tflite";
+inline constexpr int64_t kMaxRunBytes = int64_t{4} << 20;
+inline constexpr double kMaxRunFlops = 5e7;
+
+Result<Stage> RunTfliteInput(std::span<const uint8_t> bytes);
+
+}  // namespace memfold::fuzz
