@@ -451,13 +451,19 @@ TEST(ReportCli, RendersInHeadlessChromium) {
                  png = TempPath("render.png");
   const Outcome made = Memfold("report '" + model.string() + "' -o '" + html.string() + "'");
   ASSERT_EQ(made.code, 0) << made.err;
-  const std::string chromium = "chromium --headless --disable-gpu --no-sandbox --hide-scrollbars ";
+  // Each instance gets a profile of its own: two Chromiums sharing one (the two below, or
+  // another test run on the machine) refuse to start.
+  auto chromium = [](const fs::path& profile) {
+    return "chromium --headless --disable-gpu --no-sandbox --hide-scrollbars --user-data-dir='" +
+           profile.string() + "' ";
+  };
+  const fs::path shot_profile = TempPath("chromium-shot"), dom_profile = TempPath("chromium-dom");
   const std::string url = "'file://" + html.string() + "'";
   auto shot = std::async(std::launch::async, [&] {
-    return RunShell(chromium + "--screenshot='" + png.string() + "' --window-size=1400,2000 " +
-                    url);
+    return RunShell(chromium(shot_profile) + "--screenshot='" + png.string() +
+                    "' --window-size=1400,2000 " + url);
   });
-  const Outcome dom = RunShell(chromium + "--dump-dom " + url);
+  const Outcome dom = RunShell(chromium(dom_profile) + "--dump-dom " + url);
   const Outcome screenshot = shot.get();
   ASSERT_EQ(dom.code, 0) << dom.err;
   EXPECT_NE(dom.out.find("<section id=\"planners\">"), std::string::npos);
@@ -482,6 +488,8 @@ TEST(ReportCli, RendersInHeadlessChromium) {
   fs::remove(model);
   fs::remove(html);
   fs::remove(png);
+  fs::remove_all(shot_profile);
+  fs::remove_all(dom_profile);
 }
 
 }  // namespace

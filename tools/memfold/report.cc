@@ -17,6 +17,7 @@
 #include "memfold/exec/overlap_trace.h"
 #include "memfold/io/svg.h"
 #include "memfold/io/text.h"
+#include "memfold/passes/best_plan.h"
 #include "memfold/plan/plan_graph.h"
 #include "memfold/plan/verify_plan.h"
 #include "progress.h"
@@ -67,8 +68,23 @@ ReportSection Summary(const Graph& g) {
   return s;
 }
 
+// A planner's plan; `best` runs the whole pipeline (passes/best_plan.h), whose graph may be
+// re-ordered and split.
+Result<BestPlan> PlanNamed(const Graph& g, const std::string& name) {
+  if (name == "best") return PlanBest(g);
+  MF_ASSIGN_OR_RETURN(GraphPlan plan, PlanGraph(g, name));
+  return BestPlan{.graph = g, .plan = std::move(plan)};
+}
+
+std::string Chose(const BestPlan& p) {
+  std::string chose = p.plan.plan.planner;
+  if (p.reordered) chose += ", re-ordered";
+  if (p.split) chose += ", split (+" + Fixed(100 * p.recompute_fraction, 2) + " % FLOPs)";
+  return chose;
+}
+
 // Every planner's plan, verified again here; the best plan is kept for the picture.
-ReportSection Planners(const Graph& g, std::optional<GraphPlan>* best) {
+ReportSection Planners(const Graph& g, std::optional<BestPlan>* best) {
   ReportSection s{.id = "planners", .title = "Planners"};
   s.paragraphs.push_back(
       "Each plan is checked by the independent verifier: no two buffers that are live at the same "
@@ -83,24 +99,25 @@ ReportSection Planners(const Graph& g, std::optional<GraphPlan>* best) {
   for (const std::string& name : planners) {
     Phase phase("plan " + name);
     const auto start = std::chrono::steady_clock::now();
-    Result<GraphPlan> planned = PlanGraph(g, name);
+    Result<BestPlan> chosen = PlanNamed(g, name);
     const double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    if (!planned.ok()) {
+    if (!chosen.ok()) {
       t.rows.push_back(
-          {name, "", "", "", "", "", "no: " + planned.status().message(), Fixed(ms, 1)});
+          {name, "", "", "", "", "", "no: " + chosen.status().message(), Fixed(ms, 1)});
       continue;
     }
+    const GraphPlan* planned = &chosen->plan;
     const Status verified = VerifyPlan(planned->liveness.requests, planned->plan);
     const int64_t arena = planned->plan.arena_bytes;
     if (name == "naive") naive = arena;
     const double saving =
         naive > 0 ? 100.0 * static_cast<double>(naive - arena) / static_cast<double>(naive) : 0;
-    t.rows.push_back({name, planned->plan.planner, HumanBytes(arena), GroupDigits(arena),
+    t.rows.push_back({name, Chose(*chosen), HumanBytes(arena), GroupDigits(arena),
                       GroupDigits(planned->lower_bound), Fixed(saving, 1) + " %",
                       verified.ok() ? "yes" : "NO: " + verified.message(), Fixed(ms, 1)});
     phase.Done(HumanBytes(arena));
-    if (name == "best") *best = std::move(planned).value();
+    if (name == "best") *best = std::move(chosen).value();
   }
   s.tables.push_back(std::move(t));
   return s;
@@ -184,9 +201,9 @@ Result<Report> BuildReport(const std::string& model) {
     for (ReportSection& s : sections) report.sections.push_back(std::move(s));
     return report;
   }
-  std::optional<GraphPlan> best;
+  std::optional<BestPlan> best;
   report.sections.push_back(Planners(g, &best));
-  if (best) report.sections.push_back(ArenaPicture(name, g, *best));
+  if (best) report.sections.push_back(ArenaPicture(name, best->graph, best->plan));
   report.sections.push_back(Overlaps(g));
   return report;
 }
