@@ -12,6 +12,7 @@
 
 #include "fuzz/fuzz_entry.h"
 #include "fuzz/seed_graphs.h"
+#include "memfold/ops/registry.h"
 #include "memfold/plan/lower_bound.h"
 #include "memfold/plan/verify_plan.h"
 
@@ -76,6 +77,24 @@ TEST(FuzzFindings, OverlapLowerBoundCountsTheOutputsPadding) {
   const Plan inside{.planner = "by hand", .arena_bytes = 112, .offsets = {64, 0}};
   ASSERT_TRUE(VerifyPlan(small_input, inside).ok());
   EXPECT_EQ(LowerBoundWithOverlaps(small_input), 112);
+}
+
+// Found by the fuzzer in CI: an int8 softmax whose output the file declared float32 passed
+// shape inference, and the int8 kernel left most of that output unwritten (so planned and
+// unplanned runs differed). Shape inference now refuses the pair.
+TEST(FuzzFindings, Int8SoftmaxCannotProduceFloat) {
+  Graph g;
+  Value x{.name = "x", .dtype = DType::kI8, .shape = {1, 5}, .role = Role::kInput};
+  g.inputs = {g.AddValue(std::move(x))};
+  Attrs to_float;
+  to_float.Set("output_dtype", std::string("f32"));
+  Result<std::vector<ValueId>> bad = AddOp(&g, "softmax", {0}, to_float, "softmax");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("softmax of i8 cannot produce f32"), std::string::npos)
+      << bad.status().message();
+  Attrs to_int16;
+  to_int16.Set("output_dtype", std::string("i16"));
+  EXPECT_TRUE(AddOp(&g, "softmax", {0}, to_int16, "softmax16").ok());
 }
 
 }  // namespace
