@@ -289,6 +289,13 @@ Status InferMaskDecode(const InferContext& ctx, std::vector<TensorType>* out) {
 
 Status InferConvertType(const InferContext& ctx, std::vector<TensorType>* out) {
   MF_ASSIGN_OR_RETURN(DType dtype, OutputDType(ctx, "dtype"));
+  // The kernels: quantize writes an integer type, dequantize float32 (found by the fuzzer: a
+  // quantize declared to produce float32 left most of its output unwritten).
+  const bool integer = dtype == DType::kI8 || dtype == DType::kU8 || dtype == DType::kI16 || dtype == DType::kI32;
+  if (ctx.node.op == "quantize" ? !integer : dtype != DType::kF32) {
+    return Status::Error(ctx.node.op + " cannot produce " + std::string(DTypeName(dtype)) +
+                         (ctx.node.op == "quantize" ? " (it gives i8, u8, i16 or i32; dequantize gives f32)" : " (it gives f32)"));
+  }
   out->push_back({dtype, ctx.in(0).shape});
   return Status::Ok();
 }
