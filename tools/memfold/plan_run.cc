@@ -266,7 +266,12 @@ int PlanCommand(const PlanOptions& options) {
                 << "\n";
     }
   }
-  return fits ? kExitOk : kExitFailed;
+  if (!fits) {
+    return Fail(options.common.model + ": the " + HumanBytes(gp.plan.arena_bytes) + " arena does not fit the " +
+                    HumanBytes(budget) + " budget; try --planner best, or a smaller model",
+                kExitFailed);
+  }
+  return kExitOk;
 }
 
 int RunCommand(const RunOptions& options) {
