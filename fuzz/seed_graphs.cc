@@ -19,12 +19,6 @@ namespace {
 
 using Ints = std::vector<int64_t>;
 
-Attrs MakeAttrs(std::initializer_list<std::pair<std::string, AttrValue>> items) {
-  Attrs attrs;
-  for (const auto& [name, value] : items) attrs.Set(name, value);
-  return attrs;
-}
-
 Quantization PerTensor(float scale, int64_t zero_point) { return {{scale}, {zero_point}, 0}; }
 
 // A graph built value by value, for int8 models (GraphBuilder makes float32 weights only).
@@ -123,28 +117,26 @@ Result<Graph> MixedFloatGraph() {
   const ValueId d = b.Op(
       "depthwise_conv2d",
       {x, b.LayerWeight("dw/weights", {1, 3, 3, 4}, 9), b.Weight("dw/bias", {4}, 0.1f)}, dw, "dw");
-  const ValueId p =
-      b.Op("pad", {d}, MakeAttrs({{"paddings", Ints{0, 0, 1, 1, 1, 1, 0, 0}}}), "pad");
+  const ValueId p = b.Op("pad", {d}, Attrs({{"paddings", Ints{0, 0, 1, 1, 1, 1, 0, 0}}}), "pad");
   const ValueId a = b.Op("avg_pool2d", {p}, PoolAttrs(2, 2, 1, "valid"), "pool");
-  const ValueId t = b.Op("transpose", {a}, MakeAttrs({{"perm", Ints{0, 3, 1, 2}}}), "transpose");
-  const ValueId r = b.Op("reshape", {t}, MakeAttrs({{"shape", Ints{1, 36}}}), "flatten");
+  const ValueId t = b.Op("transpose", {a}, Attrs({{"perm", Ints{0, 3, 1, 2}}}), "transpose");
+  const ValueId r = b.Op("reshape", {t}, Attrs({{"shape", Ints{1, 36}}}), "flatten");
   const ValueId h = b.Op("hard_swish", {r}, {}, "hard_swish");
   const ValueId m =
       b.Op("mul", {b.Op("sigmoid", {h}, {}, "sigmoid"), b.Op("tanh", {h}, {}, "tanh")}, {}, "gate");
   const ValueId s =
-      b.Op("sub", {m, h}, MakeAttrs({{"activation", std::string("relu_n1_to_1")}}), "diff");
+      b.Op("sub", {m, h}, Attrs({{"activation", std::string("relu_n1_to_1")}}), "diff");
   const ValueId c = b.Op("concat", {b.Op("max", {s, m}, {}, "max"), b.Op("min", {s, m}, {}, "min")},
-                         MakeAttrs({{"axis", int64_t{1}}}), "join");
+                         Attrs({{"axis", int64_t{1}}}), "join");
   const ValueId f =
       b.Op("fully_connected",
            {c, b.LayerWeight("fc/weights", {4, 72}, 72), b.Weight("fc/bias", {4}, 0.1f)},
-           MakeAttrs({{"activation", std::string("relu")}}), "fc");
-  const ValueId probabilities = b.Op("softmax", {f}, MakeAttrs({{"beta", 0.5}}), "probabilities");
+           Attrs({{"activation", std::string("relu")}}), "fc");
+  const ValueId probabilities = b.Op("softmax", {f}, Attrs({{"beta", 0.5}}), "probabilities");
   const ValueId mean =
-      b.Op("mean", {a}, MakeAttrs({{"axes", Ints{1, 2}}, {"keepdims", int64_t{1}}}), "mean");
-  const ValueId pooled =
-      b.Op("relu", {b.Op("reshape", {mean}, MakeAttrs({{"shape", Ints{1, 4}}}), "squeeze")}, {},
-           "pooled");
+      b.Op("mean", {a}, Attrs({{"axes", Ints{1, 2}}, {"keepdims", int64_t{1}}}), "mean");
+  const ValueId pooled = b.Op(
+      "relu", {b.Op("reshape", {mean}, Attrs({{"shape", Ints{1, 4}}}), "squeeze")}, {}, "pooled");
   return b.Finish({probabilities, pooled});
 }
 
@@ -153,8 +145,8 @@ Result<Graph> MixedFloatGraph() {
 Result<Graph> QuantizedGraph() {
   QuantizedBuilder b;
   const ValueId x = b.Input("input", {1, 6, 6, 2});
-  const ValueId q = b.Op("quantize", {x}, MakeAttrs({{"dtype", std::string("i8")}}), "quantize",
-                         PerTensor(0.02f, 3));
+  const ValueId q =
+      b.Op("quantize", {x}, Attrs({{"dtype", std::string("i8")}}), "quantize", PerTensor(0.02f, 3));
   const ValueId conv_w = b.Constant("conv/weights", DType::kI8, {4, 3, 3, 2},
                                     {{0.01f, 0.02f, 0.015f, 0.03f}, {0, 0, 0, 0}, 0});
   const ValueId conv_b = b.Constant("conv/bias", DType::kI32, {4},
@@ -168,13 +160,13 @@ Result<Graph> QuantizedGraph() {
   const ValueId dw =
       b.Op("depthwise_conv2d", {conv, dw_w, dw_b}, ConvAttrs(2, "none"), "dw", PerTensor(0.04f, 2));
   const ValueId flat =
-      b.Op("reshape", {dw}, MakeAttrs({{"shape", Ints{1, 36}}}), "flatten", PerTensor(0.04f, 2));
+      b.Op("reshape", {dw}, Attrs({{"shape", Ints{1, 36}}}), "flatten", PerTensor(0.04f, 2));
   const ValueId fc_w = b.Constant("fc/weights", DType::kI8, {5, 36}, PerTensor(0.01f, 0));
   const ValueId fc_b = b.Constant("fc/bias", DType::kI32, {5}, PerTensor(0.0004f, 0));
   const ValueId fc = b.Op("fully_connected", {flat, fc_w, fc_b}, {}, "fc", PerTensor(0.1f, -5));
   const ValueId sum = b.Op("add", {fc, fc}, {}, "double", PerTensor(0.2f, -5));
-  const ValueId sm = b.Op("softmax", {sum}, MakeAttrs({{"output_dtype", std::string("i8")}}),
-                          "softmax", PerTensor(1.0f / 256, -128));
+  const ValueId sm = b.Op("softmax", {sum}, Attrs({{"output_dtype", std::string("i8")}}), "softmax",
+                          PerTensor(1.0f / 256, -128));
   return b.Finish(b.Op("dequantize", {sm}, {}, "probabilities", std::nullopt));
 }
 

@@ -14,6 +14,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <initializer_list>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -74,6 +75,10 @@ using AttrValue = std::variant<int64_t, double, std::string, std::vector<int64_t
 // Named attributes of a node, kept sorted by name so printing and comparison are stable.
 class Attrs {
  public:
+  Attrs() = default;
+  Attrs(std::initializer_list<std::pair<std::string, AttrValue>> items) {
+    for (const auto& [name, value] : items) Set(name, value);
+  }
   void Set(std::string name, AttrValue value);
   const AttrValue* Find(std::string_view name) const;
   bool Has(std::string_view name) const { return Find(name) != nullptr; }

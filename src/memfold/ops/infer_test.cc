@@ -21,12 +21,6 @@ namespace {
 
 using Ints = std::vector<int64_t>;
 
-Attrs MakeAttrs(std::initializer_list<std::pair<std::string, AttrValue>> items) {
-  Attrs attrs;
-  for (const auto& [name, value] : items) attrs.Set(name, value);
-  return attrs;
-}
-
 ::testing::AssertionResult Mentions(const std::string& message, std::string_view part) {
   if (message.find(part) != std::string::npos) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure() << "message \"" << message << "\" lacks \"" << part << "\"";
@@ -102,28 +96,28 @@ TEST_F(InferTest, ConvSameStride2Halves224) {
   const ValueId x = Tensor({1, 224, 224, 3});
   const ValueId w = Tensor({32, 3, 3, 3});
   const ValueId b = Tensor({32});
-  EXPECT_EQ(ShapeOf("conv2d", {x, w, b}, MakeAttrs({{"stride", Ints{2, 2}}})),
+  EXPECT_EQ(ShapeOf("conv2d", {x, w, b}, Attrs({{"stride", Ints{2, 2}}})),
             (Shape{1, 112, 112, 32}));
   // Odd sizes round up under SAME.
-  EXPECT_EQ(ShapeOf("conv2d", {Tensor({1, 7, 9, 3}), w}, MakeAttrs({{"stride", Ints{2, 2}}})),
+  EXPECT_EQ(ShapeOf("conv2d", {Tensor({1, 7, 9, 3}), w}, Attrs({{"stride", Ints{2, 2}}})),
             (Shape{1, 4, 5, 32}));
 }
 
 TEST_F(InferTest, ConvValidDilationAndExplicitPads) {
   const ValueId x = Tensor({2, 224, 224, 3});
   const ValueId w = Tensor({16, 3, 3, 3});
-  EXPECT_EQ(ShapeOf("conv2d", {x, w},
-                    MakeAttrs({{"stride", Ints{2, 2}}, {"padding", std::string("valid")}})),
-            (Shape{2, 111, 111, 16}));  // (224 - 3) / 2 + 1
+  EXPECT_EQ(
+      ShapeOf("conv2d", {x, w}, Attrs({{"stride", Ints{2, 2}}, {"padding", std::string("valid")}})),
+      (Shape{2, 111, 111, 16}));  // (224 - 3) / 2 + 1
   const ValueId small = Tensor({1, 10, 10, 3});
   // Dilation 2 makes the 3x3 window span 5: VALID leaves 6, SAME keeps 10.
   EXPECT_EQ(ShapeOf("conv2d", {small, w},
-                    MakeAttrs({{"dilation", Ints{2, 2}}, {"padding", std::string("valid")}})),
+                    Attrs({{"dilation", Ints{2, 2}}, {"padding", std::string("valid")}})),
             (Shape{1, 6, 6, 16}));
-  EXPECT_EQ(ShapeOf("conv2d", {small, w}, MakeAttrs({{"dilation", Ints{2, 2}}})),
+  EXPECT_EQ(ShapeOf("conv2d", {small, w}, Attrs({{"dilation", Ints{2, 2}}})),
             (Shape{1, 10, 10, 16}));
   EXPECT_EQ(ShapeOf("conv2d", {small, w},
-                    MakeAttrs({{"padding", std::string("explicit")}, {"pads", Ints{1, 1, 2, 2}}})),
+                    Attrs({{"padding", std::string("explicit")}, {"pads", Ints{1, 1, 2, 2}}})),
             (Shape{1, 10, 12, 16}));
   // Grouped: 3 groups of one channel each, 6 outputs.
   EXPECT_EQ(ShapeOf("conv2d", {small, Tensor({6, 1, 1, 1})}), (Shape{1, 10, 10, 6}));
@@ -132,22 +126,22 @@ TEST_F(InferTest, ConvValidDilationAndExplicitPads) {
 TEST_F(InferTest, DepthwiseMultiplier) {
   const ValueId x = Tensor({1, 8, 8, 3});
   const ValueId w = Tensor({1, 3, 3, 6});
-  EXPECT_EQ(ShapeOf("depthwise_conv2d", {x, w}, MakeAttrs({{"multiplier", int64_t{2}}})),
+  EXPECT_EQ(ShapeOf("depthwise_conv2d", {x, w}, Attrs({{"multiplier", int64_t{2}}})),
             (Shape{1, 8, 8, 6}));
   // multiplier 0 (the default) takes it from the filter.
-  EXPECT_EQ(ShapeOf("depthwise_conv2d", {x, w, Tensor({6})}, MakeAttrs({{"stride", Ints{2, 2}}})),
+  EXPECT_EQ(ShapeOf("depthwise_conv2d", {x, w, Tensor({6})}, Attrs({{"stride", Ints{2, 2}}})),
             (Shape{1, 4, 4, 6}));
 }
 
 TEST_F(InferTest, Pooling) {
   const ValueId x = Tensor({1, 7, 7, 5});
-  const Attrs same = MakeAttrs({{"filter", Ints{2, 2}}, {"stride", Ints{2, 2}}});
-  const Attrs valid = MakeAttrs(
-      {{"filter", Ints{2, 2}}, {"stride", Ints{2, 2}}, {"padding", std::string("valid")}});
+  const Attrs same = Attrs({{"filter", Ints{2, 2}}, {"stride", Ints{2, 2}}});
+  const Attrs valid =
+      Attrs({{"filter", Ints{2, 2}}, {"stride", Ints{2, 2}}, {"padding", std::string("valid")}});
   EXPECT_EQ(ShapeOf("max_pool2d", {x}, same), (Shape{1, 4, 4, 5}));
   EXPECT_EQ(ShapeOf("avg_pool2d", {x}, valid), (Shape{1, 3, 3, 5}));
   EXPECT_EQ(ShapeOf("avg_pool2d", {x},
-                    MakeAttrs({{"filter", Ints{7, 7}}, {"padding", std::string("valid")}})),
+                    Attrs({{"filter", Ints{7, 7}}, {"padding", std::string("valid")}})),
             (Shape{1, 1, 1, 5}));
 }
 
@@ -155,19 +149,18 @@ TEST_F(InferTest, FullyConnectedFlattensOrKeepsDims) {
   const ValueId x = Tensor({2, 3, 4});
   EXPECT_EQ(ShapeOf("fully_connected", {x, Tensor({5, 12})}), (Shape{2, 5}));
   EXPECT_EQ(ShapeOf("fully_connected", {x, Tensor({5, 4}), Tensor({5})}), (Shape{6, 5}));
-  EXPECT_EQ(
-      ShapeOf("fully_connected", {x, Tensor({5, 4})}, MakeAttrs({{"keep_num_dims", int64_t{1}}})),
-      (Shape{2, 3, 5}));
+  EXPECT_EQ(ShapeOf("fully_connected", {x, Tensor({5, 4})}, Attrs({{"keep_num_dims", int64_t{1}}})),
+            (Shape{2, 3, 5}));
   EXPECT_EQ(ShapeOf("fully_connected", {x, Tensor({5, 4}), kNoValue}), (Shape{6, 5}));
 }
 
 TEST_F(InferTest, MatMulTransposes) {
   EXPECT_EQ(ShapeOf("matmul", {Tensor({3, 4}), Tensor({4, 5})}), (Shape{3, 5}));
   EXPECT_EQ(
-      ShapeOf("matmul", {Tensor({4, 3}), Tensor({4, 5})}, MakeAttrs({{"transpose_a", int64_t{1}}})),
+      ShapeOf("matmul", {Tensor({4, 3}), Tensor({4, 5})}, Attrs({{"transpose_a", int64_t{1}}})),
       (Shape{3, 5}));
   EXPECT_EQ(
-      ShapeOf("matmul", {Tensor({3, 4}), Tensor({5, 4})}, MakeAttrs({{"transpose_b", int64_t{1}}})),
+      ShapeOf("matmul", {Tensor({3, 4}), Tensor({5, 4})}, Attrs({{"transpose_b", int64_t{1}}})),
       (Shape{3, 5}));
 }
 
@@ -176,54 +169,52 @@ TEST_F(InferTest, BatchMatMulBroadcastsBatchDims) {
             (Shape{2, 5, 3, 6}));
   EXPECT_EQ(ShapeOf("batch_matmul", {Tensor({3, 4}), Tensor({2, 4, 5})}), (Shape{2, 3, 5}));
   EXPECT_EQ(ShapeOf("batch_matmul", {Tensor({7, 4, 3}), Tensor({1, 6, 4})},
-                    MakeAttrs({{"transpose_a", int64_t{1}}, {"transpose_b", int64_t{1}}})),
+                    Attrs({{"transpose_a", int64_t{1}}, {"transpose_b", int64_t{1}}})),
             (Shape{7, 3, 6}));
 }
 
 TEST_F(InferTest, MeanKeepDimsAndNegativeAxes) {
   const ValueId x = Tensor({2, 8, 8, 16});
-  EXPECT_EQ(ShapeOf("mean", {x}, MakeAttrs({{"axes", Ints{1, 2}}, {"keepdims", int64_t{1}}})),
+  EXPECT_EQ(ShapeOf("mean", {x}, Attrs({{"axes", Ints{1, 2}}, {"keepdims", int64_t{1}}})),
             (Shape{2, 1, 1, 16}));
-  EXPECT_EQ(ShapeOf("mean", {x}, MakeAttrs({{"axes", Ints{1, 2}}})), (Shape{2, 16}));
-  EXPECT_EQ(ShapeOf("mean", {x}, MakeAttrs({{"axes", Ints{-1, 0}}})), (Shape{8, 8}));
-  EXPECT_EQ(ShapeOf("mean", {x}, MakeAttrs({{"axes", Ints{0, 1, 2, 3}}})), Shape{});
+  EXPECT_EQ(ShapeOf("mean", {x}, Attrs({{"axes", Ints{1, 2}}})), (Shape{2, 16}));
+  EXPECT_EQ(ShapeOf("mean", {x}, Attrs({{"axes", Ints{-1, 0}}})), (Shape{8, 8}));
+  EXPECT_EQ(ShapeOf("mean", {x}, Attrs({{"axes", Ints{0, 1, 2, 3}}})), Shape{});
 }
 
 TEST_F(InferTest, SoftmaxLastAxis) {
   EXPECT_EQ(ShapeOf("softmax", {Tensor({4, 10})}), (Shape{4, 10}));
-  EXPECT_EQ(ShapeOf("softmax", {Tensor({4, 10})}, MakeAttrs({{"axis", int64_t{1}}})),
-            (Shape{4, 10}));
+  EXPECT_EQ(ShapeOf("softmax", {Tensor({4, 10})}, Attrs({{"axis", int64_t{1}}})), (Shape{4, 10}));
 }
 
 TEST_F(InferTest, ConcatSumsAlongAxis) {
   const ValueId a = Tensor({2, 3}), b = Tensor({2, 5}), c = Tensor({2, 1});
-  EXPECT_EQ(ShapeOf("concat", {a, b, c}, MakeAttrs({{"axis", int64_t{-1}}})), (Shape{2, 9}));
-  EXPECT_EQ(ShapeOf("concat", {a, Tensor({4, 3})}, MakeAttrs({{"axis", int64_t{0}}})),
-            (Shape{6, 3}));
-  EXPECT_EQ(ShapeOf("concat", {a}, MakeAttrs({{"axis", int64_t{1}}})), (Shape{2, 3}));
+  EXPECT_EQ(ShapeOf("concat", {a, b, c}, Attrs({{"axis", int64_t{-1}}})), (Shape{2, 9}));
+  EXPECT_EQ(ShapeOf("concat", {a, Tensor({4, 3})}, Attrs({{"axis", int64_t{0}}})), (Shape{6, 3}));
+  EXPECT_EQ(ShapeOf("concat", {a}, Attrs({{"axis", int64_t{1}}})), (Shape{2, 3}));
   const TensorType i8 = TypeOf("concat", {Tensor({2}, DType::kI8), Tensor({3}, DType::kI8)},
-                               MakeAttrs({{"axis", int64_t{0}}}));
+                               Attrs({{"axis", int64_t{0}}}));
   EXPECT_EQ(i8.dtype, DType::kI8);
   EXPECT_EQ(i8.shape, (Shape{5}));
 }
 
 TEST_F(InferTest, ReshapeFillsMinusOne) {
   const ValueId x = Tensor({2, 3, 4});
-  EXPECT_EQ(ShapeOf("reshape", {x}, MakeAttrs({{"shape", Ints{-1, 4}}})), (Shape{6, 4}));
-  EXPECT_EQ(ShapeOf("reshape", {x}, MakeAttrs({{"shape", Ints{2, -1, 3}}})), (Shape{2, 4, 3}));
-  EXPECT_EQ(ShapeOf("reshape", {x}, MakeAttrs({{"shape", Ints{24}}})), (Shape{24}));
-  EXPECT_EQ(ShapeOf("reshape", {Tensor({1})}, MakeAttrs({{"shape", Ints{}}})), Shape{});
+  EXPECT_EQ(ShapeOf("reshape", {x}, Attrs({{"shape", Ints{-1, 4}}})), (Shape{6, 4}));
+  EXPECT_EQ(ShapeOf("reshape", {x}, Attrs({{"shape", Ints{2, -1, 3}}})), (Shape{2, 4, 3}));
+  EXPECT_EQ(ShapeOf("reshape", {x}, Attrs({{"shape", Ints{24}}})), (Shape{24}));
+  EXPECT_EQ(ShapeOf("reshape", {Tensor({1})}, Attrs({{"shape", Ints{}}})), Shape{});
 }
 
 TEST_F(InferTest, TransposePadSlice) {
   const ValueId x = Tensor({2, 3, 4});
-  EXPECT_EQ(ShapeOf("transpose", {x}, MakeAttrs({{"perm", Ints{1, 2, 0}}})), (Shape{3, 4, 2}));
-  EXPECT_EQ(ShapeOf("pad", {Tensor({2, 3})}, MakeAttrs({{"paddings", Ints{1, 2, 0, 3}}})),
+  EXPECT_EQ(ShapeOf("transpose", {x}, Attrs({{"perm", Ints{1, 2, 0}}})), (Shape{3, 4, 2}));
+  EXPECT_EQ(ShapeOf("pad", {Tensor({2, 3})}, Attrs({{"paddings", Ints{1, 2, 0, 3}}})),
             (Shape{5, 6}));
   EXPECT_EQ(ShapeOf("slice", {Tensor({4, 5, 6})},
-                    MakeAttrs({{"begin", Ints{1, 0, 2}}, {"size", Ints{2, -1, -1}}})),
+                    Attrs({{"begin", Ints{1, 0, 2}}, {"size", Ints{2, -1, -1}}})),
             (Shape{2, 5, 4}));
-  EXPECT_EQ(ShapeOf("slice", {Tensor({4})}, MakeAttrs({{"begin", Ints{4}}, {"size", Ints{0}}})),
+  EXPECT_EQ(ShapeOf("slice", {Tensor({4})}, Attrs({{"begin", Ints{4}}, {"size", Ints{0}}})),
             (Shape{0}));
 }
 
@@ -263,7 +254,7 @@ TEST_F(InferTest, ErrorWrongInputCount) {
       Mentions(ErrorOf("relu", {Tensor({2}), Tensor({2})}), "has 2 inputs; the op takes 1 to 1"));
   EXPECT_TRUE(Mentions(ErrorOf("add", {Tensor({2})}), "has 1 inputs; the op takes 2 to 2"));
   EXPECT_TRUE(Mentions(ErrorOf("conv2d", {Tensor({1, 4, 4, 1})}), "the op takes 2 to 3"));
-  EXPECT_TRUE(Mentions(ErrorOf("concat", {}, MakeAttrs({{"axis", int64_t{0}}})),
+  EXPECT_TRUE(Mentions(ErrorOf("concat", {}, Attrs({{"axis", int64_t{0}}})),
                        "has 0 inputs; the op takes 1 or more"));
 }
 
@@ -272,21 +263,21 @@ TEST_F(InferTest, ErrorMissingRequiredInput) {
 }
 
 TEST_F(InferTest, ErrorUnknownAttribute) {
-  EXPECT_TRUE(Mentions(ErrorOf("relu", {Tensor({2})}, MakeAttrs({{"alpha", 0.1}})),
+  EXPECT_TRUE(Mentions(ErrorOf("relu", {Tensor({2})}, Attrs({{"alpha", 0.1}})),
                        "unknown attribute 'alpha'"));
   // max has no fused activation, unlike add.
   EXPECT_TRUE(Mentions(
-      ErrorOf("max", {Tensor({2}), Tensor({2})}, MakeAttrs({{"activation", std::string("relu")}})),
+      ErrorOf("max", {Tensor({2}), Tensor({2})}, Attrs({{"activation", std::string("relu")}})),
       "unknown attribute 'activation'"));
 }
 
 TEST_F(InferTest, ErrorWrongAttributeType) {
   const ValueId x = Tensor({1, 8, 8, 3}), w = Tensor({4, 3, 3, 3});
-  EXPECT_TRUE(Mentions(ErrorOf("conv2d", {x, w}, MakeAttrs({{"stride", int64_t{2}}})),
+  EXPECT_TRUE(Mentions(ErrorOf("conv2d", {x, w}, Attrs({{"stride", int64_t{2}}})),
                        "attribute 'stride' has the wrong type"));
-  EXPECT_TRUE(Mentions(ErrorOf("softmax", {Tensor({2, 3})}, MakeAttrs({{"beta", int64_t{1}}})),
+  EXPECT_TRUE(Mentions(ErrorOf("softmax", {Tensor({2, 3})}, Attrs({{"beta", int64_t{1}}})),
                        "attribute 'beta' has the wrong type"));
-  EXPECT_TRUE(Mentions(ErrorOf("conv2d", {x, w}, MakeAttrs({{"padding", Ints{1}}})),
+  EXPECT_TRUE(Mentions(ErrorOf("conv2d", {x, w}, Attrs({{"padding", Ints{1}}})),
                        "attribute 'padding' has the wrong type"));
 }
 
@@ -294,7 +285,7 @@ TEST_F(InferTest, ErrorMissingRequiredAttribute) {
   EXPECT_TRUE(Mentions(ErrorOf("max_pool2d", {Tensor({1, 4, 4, 1})}), "needs attribute 'filter'"));
   EXPECT_TRUE(Mentions(ErrorOf("reshape", {Tensor({4})}), "needs attribute 'shape'"));
   EXPECT_TRUE(Mentions(ErrorOf("concat", {Tensor({4})}), "needs attribute 'axis'"));
-  EXPECT_TRUE(Mentions(ErrorOf("slice", {Tensor({4})}, MakeAttrs({{"begin", Ints{0}}})),
+  EXPECT_TRUE(Mentions(ErrorOf("slice", {Tensor({4})}, Attrs({{"begin", Ints{0}}})),
                        "needs attribute 'size'"));
 }
 
@@ -308,7 +299,7 @@ TEST_F(InferTest, ErrorNonBroadcastableShapes) {
 TEST_F(InferTest, ErrorMixedElementTypes) {
   EXPECT_TRUE(Mentions(ErrorOf("add", {Tensor({2}), Tensor({2}, DType::kI8)}), "differ in type"));
   EXPECT_TRUE(Mentions(
-      ErrorOf("concat", {Tensor({2}), Tensor({2}, DType::kI32)}, MakeAttrs({{"axis", int64_t{0}}})),
+      ErrorOf("concat", {Tensor({2}), Tensor({2}, DType::kI32)}, Attrs({{"axis", int64_t{0}}})),
       "differ in type"));
 }
 
@@ -331,9 +322,9 @@ TEST_F(InferTest, ErrorConvInputWithoutChannels) {
 
 TEST_F(InferTest, ErrorDepthwiseFilterMismatch) {
   const ValueId x = Tensor({1, 8, 8, 3});
-  EXPECT_TRUE(Mentions(ErrorOf("depthwise_conv2d", {x, Tensor({1, 3, 3, 6})},
-                               MakeAttrs({{"multiplier", int64_t{3}}})),
-                       "must be [1, kh, kw, 3 x multiplier]"));
+  EXPECT_TRUE(Mentions(
+      ErrorOf("depthwise_conv2d", {x, Tensor({1, 3, 3, 6})}, Attrs({{"multiplier", int64_t{3}}})),
+      "must be [1, kh, kw, 3 x multiplier]"));
   EXPECT_TRUE(Mentions(ErrorOf("depthwise_conv2d", {x, Tensor({1, 3, 3, 4})}),
                        "must be [1, kh, kw, 3 x multiplier]"));
   EXPECT_TRUE(Mentions(ErrorOf("depthwise_conv2d", {x, Tensor({2, 3, 3, 6})}),
@@ -353,50 +344,48 @@ TEST_F(InferTest, ErrorBiasOfWrongSize) {
 TEST_F(InferTest, ErrorWindowLargerThanInput) {
   const ValueId x = Tensor({1, 2, 5, 1});
   EXPECT_TRUE(Mentions(
-      ErrorOf("conv2d", {x, Tensor({1, 3, 3, 1})}, MakeAttrs({{"padding", std::string("valid")}})),
+      ErrorOf("conv2d", {x, Tensor({1, 3, 3, 1})}, Attrs({{"padding", std::string("valid")}})),
       "the window (3x3) is larger than the padded input (2x5)"));
   // Dilation counts: a 2x2 window dilated by 5 spans 6 columns.
   EXPECT_TRUE(
       Mentions(ErrorOf("conv2d", {x, Tensor({1, 1, 2, 1})},
-                       MakeAttrs({{"padding", std::string("valid")}, {"dilation", Ints{1, 5}}})),
+                       Attrs({{"padding", std::string("valid")}, {"dilation", Ints{1, 5}}})),
                "is larger than the padded input"));
-  EXPECT_TRUE(
-      Mentions(ErrorOf("max_pool2d", {x},
-                       MakeAttrs({{"filter", Ints{3, 1}}, {"padding", std::string("valid")}})),
-               "is larger than the padded input"));
+  EXPECT_TRUE(Mentions(ErrorOf("max_pool2d", {x},
+                               Attrs({{"filter", Ints{3, 1}}, {"padding", std::string("valid")}})),
+                       "is larger than the padded input"));
   // Explicit pads make room: the same window fits once padded.
   EXPECT_EQ(ShapeOf("conv2d", {x, Tensor({1, 3, 3, 1})},
-                    MakeAttrs({{"padding", std::string("explicit")}, {"pads", Ints{1, 0, 0, 0}}})),
+                    Attrs({{"padding", std::string("explicit")}, {"pads", Ints{1, 0, 0, 0}}})),
             (Shape{1, 1, 3, 1}));
 }
 
 TEST_F(InferTest, ErrorBadWindowAttributes) {
   const ValueId x = Tensor({1, 8, 8, 3}), w = Tensor({4, 3, 3, 3});
-  EXPECT_TRUE(Mentions(ErrorOf("conv2d", {x, w}, MakeAttrs({{"padding", std::string("full")}})),
+  EXPECT_TRUE(Mentions(ErrorOf("conv2d", {x, w}, Attrs({{"padding", std::string("full")}})),
                        "padding must be 'same', 'valid' or 'explicit', not 'full'"));
-  EXPECT_TRUE(Mentions(ErrorOf("conv2d", {x, w}, MakeAttrs({{"padding", std::string("SAME")}})),
-                       "not 'SAME'"));
-  EXPECT_TRUE(Mentions(ErrorOf("conv2d", {x, w}, MakeAttrs({{"stride", Ints{0, 1}}})),
+  EXPECT_TRUE(
+      Mentions(ErrorOf("conv2d", {x, w}, Attrs({{"padding", std::string("SAME")}})), "not 'SAME'"));
+  EXPECT_TRUE(Mentions(ErrorOf("conv2d", {x, w}, Attrs({{"stride", Ints{0, 1}}})),
                        "attribute 'stride' must be positive"));
-  EXPECT_TRUE(Mentions(ErrorOf("conv2d", {x, w}, MakeAttrs({{"dilation", Ints{2}}})),
+  EXPECT_TRUE(Mentions(ErrorOf("conv2d", {x, w}, Attrs({{"dilation", Ints{2}}})),
                        "attribute 'dilation' needs 2 values"));
-  EXPECT_TRUE(Mentions(
-      ErrorOf("conv2d", {x, w},
-              MakeAttrs({{"padding", std::string("explicit")}, {"pads", Ints{1, 1, -1, 1}}})),
-      "explicit padding needs 'pads'"));
   EXPECT_TRUE(
       Mentions(ErrorOf("conv2d", {x, w},
-                       MakeAttrs({{"padding", std::string("explicit")}, {"pads", Ints{1, 1}}})),
+                       Attrs({{"padding", std::string("explicit")}, {"pads", Ints{1, 1, -1, 1}}})),
                "explicit padding needs 'pads'"));
-  EXPECT_TRUE(Mentions(ErrorOf("avg_pool2d", {x}, MakeAttrs({{"filter", Ints{2, 2, 2}}})),
+  EXPECT_TRUE(Mentions(ErrorOf("conv2d", {x, w},
+                               Attrs({{"padding", std::string("explicit")}, {"pads", Ints{1, 1}}})),
+                       "explicit padding needs 'pads'"));
+  EXPECT_TRUE(Mentions(ErrorOf("avg_pool2d", {x}, Attrs({{"filter", Ints{2, 2, 2}}})),
                        "attribute 'filter' needs 2 values"));
   EXPECT_TRUE(
-      Mentions(ErrorOf("avg_pool2d", {x}, MakeAttrs({{"filter", Ints{0, 2}}})), "at least 1x1"));
+      Mentions(ErrorOf("avg_pool2d", {x}, Attrs({{"filter", Ints{0, 2}}})), "at least 1x1"));
 }
 
 TEST_F(InferTest, ErrorBadActivationName) {
   const std::string expected = "activation must be none, relu, relu6 or relu_n1_to_1, not 'gelu'";
-  const Attrs gelu = MakeAttrs({{"activation", std::string("gelu")}});
+  const Attrs gelu = Attrs({{"activation", std::string("gelu")}});
   EXPECT_TRUE(Mentions(ErrorOf("add", {Tensor({2}), Tensor({2})}, gelu), expected));
   EXPECT_TRUE(
       Mentions(ErrorOf("conv2d", {Tensor({1, 4, 4, 1}), Tensor({1, 1, 1, 1})}, gelu), expected));
@@ -411,19 +400,17 @@ TEST_F(InferTest, ErrorBadActivationName) {
 
 TEST_F(InferTest, ErrorReshapeWrongElementCount) {
   const ValueId x = Tensor({2, 3, 4});
-  EXPECT_TRUE(Mentions(ErrorOf("reshape", {x}, MakeAttrs({{"shape", Ints{5, 5}}})),
+  EXPECT_TRUE(Mentions(ErrorOf("reshape", {x}, Attrs({{"shape", Ints{5, 5}}})),
                        "cannot reshape [2x3x4] (24 elements) to [5x5]"));
-  EXPECT_TRUE(
-      Mentions(ErrorOf("reshape", {x}, MakeAttrs({{"shape", Ints{5, -1}}})), "cannot reshape"));
-  EXPECT_TRUE(
-      Mentions(ErrorOf("reshape", {x}, MakeAttrs({{"shape", Ints{0, -1}}})), "cannot reshape"));
+  EXPECT_TRUE(Mentions(ErrorOf("reshape", {x}, Attrs({{"shape", Ints{5, -1}}})), "cannot reshape"));
+  EXPECT_TRUE(Mentions(ErrorOf("reshape", {x}, Attrs({{"shape", Ints{0, -1}}})), "cannot reshape"));
 }
 
 TEST_F(InferTest, ErrorReshapeTwoUnknowns) {
   const ValueId x = Tensor({2, 3, 4});
   EXPECT_TRUE(
-      Mentions(ErrorOf("reshape", {x}, MakeAttrs({{"shape", Ints{-1, -1}}})), "may hold one -1"));
-  EXPECT_TRUE(Mentions(ErrorOf("reshape", {x}, MakeAttrs({{"shape", Ints{-2, 12}}})),
+      Mentions(ErrorOf("reshape", {x}, Attrs({{"shape", Ints{-1, -1}}})), "may hold one -1"));
+  EXPECT_TRUE(Mentions(ErrorOf("reshape", {x}, Attrs({{"shape", Ints{-2, 12}}})),
                        "may hold one -1 and no other negative"));
 }
 
@@ -431,42 +418,38 @@ TEST_F(InferTest, ErrorTransposeNotAPermutation) {
   const ValueId x = Tensor({2, 3, 4});
   for (const Ints& perm : {Ints{0, 0, 1}, Ints{0, 1}, Ints{0, 1, 3}, Ints{0, 1, 2, 3}}) {
     SCOPED_TRACE(AttrValueString(perm));
-    EXPECT_TRUE(Mentions(ErrorOf("transpose", {x}, MakeAttrs({{"perm", perm}})),
+    EXPECT_TRUE(Mentions(ErrorOf("transpose", {x}, Attrs({{"perm", perm}})),
                          "is not a permutation of the 3 dimensions"));
   }
 }
 
 TEST_F(InferTest, ErrorSliceOutOfRange) {
   const ValueId x = Tensor({4, 5});
-  EXPECT_TRUE(
-      Mentions(ErrorOf("slice", {x}, MakeAttrs({{"begin", Ints{3, 0}}, {"size", Ints{2, 5}}})),
-               "reaches outside [4x5]"));
-  EXPECT_TRUE(
-      Mentions(ErrorOf("slice", {x}, MakeAttrs({{"begin", Ints{-1, 0}}, {"size", Ints{1, 1}}})),
-               "reaches outside"));
-  EXPECT_TRUE(
-      Mentions(ErrorOf("slice", {x}, MakeAttrs({{"begin", Ints{5, 0}}, {"size", Ints{-1, 1}}})),
-               "reaches outside"));
-  EXPECT_TRUE(
-      Mentions(ErrorOf("slice", {x}, MakeAttrs({{"begin", Ints{0, 0}}, {"size", Ints{-2, 1}}})),
-               "reaches outside"));
-  EXPECT_TRUE(Mentions(ErrorOf("slice", {x}, MakeAttrs({{"begin", Ints{0}}, {"size", Ints{1}}})),
+  EXPECT_TRUE(Mentions(ErrorOf("slice", {x}, Attrs({{"begin", Ints{3, 0}}, {"size", Ints{2, 5}}})),
+                       "reaches outside [4x5]"));
+  EXPECT_TRUE(Mentions(ErrorOf("slice", {x}, Attrs({{"begin", Ints{-1, 0}}, {"size", Ints{1, 1}}})),
+                       "reaches outside"));
+  EXPECT_TRUE(Mentions(ErrorOf("slice", {x}, Attrs({{"begin", Ints{5, 0}}, {"size", Ints{-1, 1}}})),
+                       "reaches outside"));
+  EXPECT_TRUE(Mentions(ErrorOf("slice", {x}, Attrs({{"begin", Ints{0, 0}}, {"size", Ints{-2, 1}}})),
+                       "reaches outside"));
+  EXPECT_TRUE(Mentions(ErrorOf("slice", {x}, Attrs({{"begin", Ints{0}}, {"size", Ints{1}}})),
                        "one entry per dimension"));
 }
 
 TEST_F(InferTest, ErrorSoftmaxNotOnLastAxis) {
-  EXPECT_TRUE(Mentions(ErrorOf("softmax", {Tensor({4, 10})}, MakeAttrs({{"axis", int64_t{0}}})),
+  EXPECT_TRUE(Mentions(ErrorOf("softmax", {Tensor({4, 10})}, Attrs({{"axis", int64_t{0}}})),
                        "last axis only"));
   EXPECT_TRUE(Mentions(ErrorOf("softmax", {Tensor({})}), "rank >= 1"));
 }
 
 TEST_F(InferTest, ErrorConcatMismatchOutsideAxis) {
   const ValueId a = Tensor({2, 3});
-  EXPECT_TRUE(Mentions(ErrorOf("concat", {a, Tensor({3, 3})}, MakeAttrs({{"axis", int64_t{1}}})),
+  EXPECT_TRUE(Mentions(ErrorOf("concat", {a, Tensor({3, 3})}, Attrs({{"axis", int64_t{1}}})),
                        "[3x3] does not match [2x3] outside axis 1"));
-  EXPECT_TRUE(Mentions(ErrorOf("concat", {a, Tensor({2, 3, 1})}, MakeAttrs({{"axis", int64_t{0}}})),
+  EXPECT_TRUE(Mentions(ErrorOf("concat", {a, Tensor({2, 3, 1})}, Attrs({{"axis", int64_t{0}}})),
                        "does not match"));
-  EXPECT_TRUE(Mentions(ErrorOf("concat", {a, kNoValue}, MakeAttrs({{"axis", int64_t{0}}})),
+  EXPECT_TRUE(Mentions(ErrorOf("concat", {a, kNoValue}, Attrs({{"axis", int64_t{0}}})),
                        "concat input 1 is missing"));
 }
 
@@ -474,7 +457,7 @@ TEST_F(InferTest, ErrorMatMulInnerDimensions) {
   EXPECT_TRUE(Mentions(ErrorOf("matmul", {Tensor({3, 4}), Tensor({5, 6})}),
                        "inner dimensions differ: [3x4] x [5x6]"));
   EXPECT_TRUE(Mentions(
-      ErrorOf("matmul", {Tensor({3, 4}), Tensor({4, 6})}, MakeAttrs({{"transpose_b", int64_t{1}}})),
+      ErrorOf("matmul", {Tensor({3, 4}), Tensor({4, 6})}, Attrs({{"transpose_b", int64_t{1}}})),
       "(after transposes)"));
   EXPECT_TRUE(Mentions(ErrorOf("batch_matmul", {Tensor({2, 3, 4}), Tensor({2, 5, 6})}),
                        "inner dimensions differ"));
@@ -486,30 +469,29 @@ TEST_F(InferTest, ErrorFullyConnectedDepth) {
   EXPECT_TRUE(Mentions(ErrorOf("fully_connected", {Tensor({2, 5}), Tensor({3, 4})}),
                        "cannot be split into rows of 4"));
   EXPECT_TRUE(Mentions(ErrorOf("fully_connected", {Tensor({2, 3, 4}), Tensor({3, 6})},
-                               MakeAttrs({{"keep_num_dims", int64_t{1}}})),
+                               Attrs({{"keep_num_dims", int64_t{1}}})),
                        "keep_num_dims needs the last input dimension to be 6"));
   EXPECT_TRUE(Mentions(ErrorOf("fully_connected", {Tensor({2, 4}), Tensor({3, 4, 1})}),
                        "must have rank 2"));
 }
 
 TEST_F(InferTest, ErrorAxisOutOfRange) {
-  EXPECT_TRUE(Mentions(ErrorOf("mean", {Tensor({2, 3})}, MakeAttrs({{"axes", Ints{2}}})),
+  EXPECT_TRUE(Mentions(ErrorOf("mean", {Tensor({2, 3})}, Attrs({{"axes", Ints{2}}})),
                        "axis 2 is out of range for rank 2"));
-  EXPECT_TRUE(Mentions(ErrorOf("mean", {Tensor({2, 3})}, MakeAttrs({{"axes", Ints{0, -3}}})),
+  EXPECT_TRUE(Mentions(ErrorOf("mean", {Tensor({2, 3})}, Attrs({{"axes", Ints{0, -3}}})),
                        "axis -3 is out of range for rank 2"));
-  EXPECT_TRUE(Mentions(
-      ErrorOf("concat", {Tensor({2, 3}), Tensor({2, 3})}, MakeAttrs({{"axis", int64_t{2}}})),
-      "axis 2 is out of range for rank 2"));
-  EXPECT_TRUE(Mentions(ErrorOf("softmax", {Tensor({2, 3})}, MakeAttrs({{"axis", int64_t{-3}}})),
+  EXPECT_TRUE(
+      Mentions(ErrorOf("concat", {Tensor({2, 3}), Tensor({2, 3})}, Attrs({{"axis", int64_t{2}}})),
+               "axis 2 is out of range for rank 2"));
+  EXPECT_TRUE(Mentions(ErrorOf("softmax", {Tensor({2, 3})}, Attrs({{"axis", int64_t{-3}}})),
                        "axis -3 is out of range for rank 2"));
 }
 
 TEST_F(InferTest, ErrorBadPaddings) {
-  EXPECT_TRUE(Mentions(ErrorOf("pad", {Tensor({2, 3})}, MakeAttrs({{"paddings", Ints{1, 1}}})),
+  EXPECT_TRUE(Mentions(ErrorOf("pad", {Tensor({2, 3})}, Attrs({{"paddings", Ints{1, 1}}})),
                        "pad needs 'paddings' = [before, after] >= 0 per dimension"));
-  EXPECT_TRUE(
-      Mentions(ErrorOf("pad", {Tensor({2, 3})}, MakeAttrs({{"paddings", Ints{1, 1, 0, -1}}})),
-               "pad needs 'paddings'"));
+  EXPECT_TRUE(Mentions(ErrorOf("pad", {Tensor({2, 3})}, Attrs({{"paddings", Ints{1, 1, 0, -1}}})),
+                       "pad needs 'paddings'"));
 }
 
 }  // namespace
