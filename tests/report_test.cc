@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -343,8 +344,11 @@ struct Outcome {
   std::string out, err;
 };
 
+// Safe to call from several threads at once: each call captures into files of its own.
 Outcome RunShell(const std::string& command) {
-  const fs::path out = TempPath("out"), err = TempPath("err");
+  static std::atomic<int> calls{0};
+  const std::string call = std::to_string(calls++);
+  const fs::path out = TempPath("out" + call), err = TempPath("err" + call);
   const int status = std::system((command + " >" + out.string() + " 2>" + err.string()).c_str());
   Outcome o{WIFEXITED(status) ? WEXITSTATUS(status) : -1, ReadFile(out), ReadFile(err)};
   fs::remove(out);
@@ -466,7 +470,8 @@ TEST(ReportCli, RendersInHeadlessChromium) {
   const Outcome dom = RunShell(chromium(dom_profile) + "--dump-dom " + url);
   const Outcome screenshot = shot.get();
   ASSERT_EQ(dom.code, 0) << dom.err;
-  EXPECT_NE(dom.out.find("<section id=\"planners\">"), std::string::npos);
+  EXPECT_NE(dom.out.find("<section id=\"planners\">"), std::string::npos)
+      << dom.out.size() << " bytes of DOM; stderr: " << dom.err;
   EXPECT_NE(dom.out.find("<section id=\"overlap\">"), std::string::npos);
   EXPECT_NE(dom.out.find("<svg xmlns=\"http://www.w3.org/2000/svg\""), std::string::npos);
   EXPECT_EQ(dom.out.find("<script"), std::string::npos);
