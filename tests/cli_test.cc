@@ -334,10 +334,12 @@ TEST(Cli, BestPlannerReportsStepsAndRunsIdentically) {
   const Outcome plan = Memfold("plan " + model + " --planner best --json");
   ASSERT_EQ(plan.code, 0) << plan.err;
   const auto j = plan.Json();
-  ASSERT_EQ(j["steps"].size(), 4u);
+  ASSERT_EQ(j["steps"].size(), 5u);
   EXPECT_EQ(j["steps"][0]["step"], "greedy");
-  EXPECT_EQ(j["steps"][3]["step"], "split");
-  EXPECT_EQ(j["steps"][3]["arena_bytes"], j["arena_bytes"]);
+  EXPECT_EQ(j["steps"][3]["step"], "concat");
+  EXPECT_EQ(j["steps"][3]["detail"], "no concatenations");
+  EXPECT_EQ(j["steps"][4]["step"], "split");
+  EXPECT_EQ(j["steps"][4]["arena_bytes"], j["arena_bytes"]);
   EXPECT_LT(j["arena_bytes"].get<int64_t>(), j["steps"][1]["arena_bytes"].get<int64_t>());
   EXPECT_EQ(j["rewritten"], true);
   const Outcome run = Memfold("run " + model + " --planner best --json");
@@ -347,7 +349,11 @@ TEST(Cli, BestPlannerReportsStepsAndRunsIdentically) {
   const auto out = std::filesystem::temp_directory_path() / "memfold_best.tflite";
   const Outcome emit = Memfold("plan " + model + " --planner best --emit-tflite " + out.string());
   EXPECT_EQ(emit.code, 2);
-  EXPECT_NE(emit.err.find("re-orders or splits"), std::string::npos) << emit.err;
+  EXPECT_NE(emit.err.find("--emit-tflite: the best plan re-orders or splits"), std::string::npos)
+      << emit.err;
+  const Outcome emit_c = Memfold("plan " + model + " --planner best --emit-c " + out.string());
+  EXPECT_EQ(emit_c.code, 2);
+  EXPECT_NE(emit_c.err.find("--emit-c: the best plan"), std::string::npos) << emit_c.err;
   const Outcome no_split = Memfold("plan " + model + " --planner best --max-recompute 0 --json");
   ASSERT_EQ(no_split.code, 0) << no_split.err;
   EXPECT_GE(no_split.Json()["arena_bytes"].get<int64_t>(), j["arena_bytes"].get<int64_t>());

@@ -131,7 +131,7 @@ struct ChosenPlan {
   Graph graph;
   GraphPlan plan;
   std::vector<BestStep> steps;  // `best` only
-  bool rewritten = false;       // re-ordered or split
+  bool rewritten = false;       // re-ordered, with view concats, or split
 };
 
 Result<ChosenPlan> MakePlan(const Graph& g, const std::string& planner, double max_recompute) {
@@ -140,7 +140,7 @@ Result<ChosenPlan> MakePlan(const Graph& g, const std::string& planner, double m
     return ChosenPlan{g, std::move(gp), {}, false};
   }
   MF_ASSIGN_OR_RETURN(BestPlan best, PlanBest(g, {.max_recompute = max_recompute}));
-  const bool rewritten = best.reordered || best.split;
+  const bool rewritten = best.reordered || best.concat || best.split;
   return ChosenPlan{std::move(best.graph), std::move(best.plan), std::move(best.steps), rewritten};
 }
 
@@ -162,12 +162,17 @@ void PrintSteps(const std::vector<BestStep>& steps) {
   }
 }
 
+// A plan of a rewritten graph places tensors and operators the file does not have.
+Status RefuseRewritten(const std::string& flag, bool rewritten) {
+  if (!rewritten) return Status::Ok();
+  return Status::Error(flag +
+                       ": the best plan re-orders or splits operators or writes concatenation "
+                       "inputs in place, which the file's own operators cannot carry; use "
+                       "--planner diagonal for a plan of the file as it is");
+}
+
 Status EmitTflite(const PlanOptions& options, const Graph& g, const GraphPlan& gp, bool rewritten) {
-  if (rewritten) {
-    return Status::Error("--emit-tflite: the best plan re-orders or splits operators, which the "
-                         "file's own operator list cannot carry; use --planner diagonal for a "
-                         "plan of the file as it is, or --emit-c");
-  }
+  MF_RETURN_IF_ERROR(RefuseRewritten("--emit-tflite", rewritten));
   if (options.common.model.rfind("zoo:", 0) == 0) {
     return Status::Error(
         "--emit-tflite rewrites a .tflite model; zoo models have no file (use --emit-c)");
@@ -222,7 +227,8 @@ int PlanCommand(const PlanOptions& options) {
   }
   if (options.emit_c) {
     Phase phase("write " + *options.emit_c);
-    Status written = WriteFile(*options.emit_c, PlanCHeader(g, gp, options.common.model));
+    Status written = RefuseRewritten("--emit-c", planned->rewritten);
+    if (written.ok()) written = WriteFile(*options.emit_c, PlanCHeader(g, gp, options.common.model));
     if (!written.ok()) return Fail(written.message());
   }
   if (options.svg) {

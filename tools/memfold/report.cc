@@ -79,6 +79,7 @@ Result<BestPlan> PlanNamed(const Graph& g, const std::string& name) {
 std::string Chose(const BestPlan& p) {
   std::string chose = p.plan.plan.planner;
   if (p.reordered) chose += ", re-ordered";
+  if (p.concat) chose += ", copy-free concatenations";
   if (p.split) chose += ", split (+" + Fixed(100 * p.recompute_fraction, 2) + " % FLOPs)";
   return chose;
 }

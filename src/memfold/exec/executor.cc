@@ -14,15 +14,24 @@ namespace {
 
 constexpr std::byte kPoison{0xFF};  // NaN for floats, -1 for integers
 
+// Runs one node's kernel; `live` (planned runs) says which values lie in rows of a concat.
 void RunNode(const Graph& graph, const Node& node, const std::vector<std::byte*>& where,
-             std::span<std::byte* const> scratch) {
+             std::span<std::byte* const> scratch, const Liveness* live) {
   const OpDef* def = FindOp(node.op);
   if (def->alias) return;  // the output already is the input's bytes
+  auto arg = [&](ValueId v) {
+    if (v == kNoValue) return TensorArg{};
+    TensorArg a{&graph.value(v), where[static_cast<size_t>(v)]};
+    if (const RowLayout rows = live ? ViewRows(*live, v) : RowLayout{}; rows.row_bytes != 0) {
+      const int64_t element = StorageBytes(a.value->dtype, 1);
+      a.row = rows.row_bytes / element;
+      a.row_stride = rows.stride_bytes / element;
+    }
+    return a;
+  };
   std::vector<TensorArg> inputs, outputs;
-  for (ValueId in : node.inputs) {
-    inputs.push_back(in == kNoValue ? TensorArg{} : TensorArg{&graph.value(in), where[static_cast<size_t>(in)]});
-  }
-  for (ValueId out : node.outputs) outputs.push_back({&graph.value(out), where[static_cast<size_t>(out)]});
+  for (ValueId in : node.inputs) inputs.push_back(arg(in));
+  for (ValueId out : node.outputs) outputs.push_back(arg(out));
   const KernelFn kernel = def->FindKernel(graph.value(node.inputs[0]).dtype);
   kernel(KernelContext{node, inputs, outputs, scratch});
 }
@@ -49,19 +58,10 @@ void BindConstantsAndAliases(const Graph& graph, std::vector<std::byte*>* where)
   }
 }
 
-// True for a copy-free concat whose inputs already sit back to back inside its output, and a
-// copy-free slice (its output is its input's bytes): liveness placed them there.
-bool AlreadyInPlace(const Graph& graph, const Liveness& live, NodeId id,
-                    const std::vector<std::byte*>& where) {
-  if (live.copy_free.empty() || !live.copy_free[static_cast<size_t>(id)]) return false;
-  const Node& node = graph.node(id);
-  if (node.op != "concat") return true;
-  const std::byte* next = where[static_cast<size_t>(node.outputs[0])];
-  for (ValueId in : node.inputs) {
-    if (where[static_cast<size_t>(in)] != next) return false;
-    next += graph.value(in).bytes();
-  }
-  return true;
+// True for a copy-free concat (its inputs already sit inside its output) or slice (its output
+// is its input's bytes): liveness placed them there.
+bool AlreadyInPlace(const Liveness& live, NodeId id) {
+  return !live.copy_free.empty() && live.copy_free[static_cast<size_t>(id)];
 }
 
 // Values whose bytes persist across runs: state tensors and everything a node updates in place.
@@ -253,7 +253,7 @@ Result<RunOutputs> Session::Run(const std::vector<Bytes>& inputs, const Liveness
       }
     }
     const auto start = std::chrono::steady_clock::now();
-    if (!planned || !AlreadyInPlace(graph, *live, id, where)) RunNode(graph, node, where, scratch);
+    if (!planned || !AlreadyInPlace(*live, id)) RunNode(graph, node, where, scratch, planned ? live : nullptr);
     if (options.layer_ms != nullptr) {
       (*options.layer_ms)[node.layer.empty() ? "other" : node.layer] +=
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

@@ -47,6 +47,11 @@ using CostFn = Cost (*)(const Graph& graph, const Node& node);
 struct TensorArg {
   const Value* value = nullptr;
   std::byte* data = nullptr;
+  // A value laid out in rows inside a concat's output (see Out in kernels/access.h), in
+  // elements; 0 = contiguous. Kernels write outputs through it; the only input that can have
+  // it is a concat's, placed in its output already (the concat skips it).
+  int64_t row = 0;
+  int64_t row_stride = 0;
   template <typename T>
   T* ptr() const {
     return reinterpret_cast<T*>(data);

@@ -27,7 +27,54 @@ std::string SplitDetail(const SplitResult& split) {
   return out.str();
 }
 
+// What liveness made of the views: concats that vanished, inputs written in place.
+std::string ConcatDetail(const Graph& graph, const Liveness& live, int concats) {
+  int copy_free = 0, in_place = 0;
+  for (NodeId id : graph.schedule) {
+    const Node& node = graph.node(id);
+    if (node.op != "concat") continue;
+    copy_free += live.copy_free[static_cast<size_t>(id)];
+    const int32_t out = live.buffer_of[static_cast<size_t>(node.outputs[0])];
+    for (ValueId in : node.inputs) {
+      in_place += out != kNoBuffer && in != kNoValue && live.buffer_of[static_cast<size_t>(in)] == out;
+    }
+  }
+  return std::to_string(copy_free) + " of " + std::to_string(concats) +
+         " concatenations copy-free, " + std::to_string(in_place) +
+         " inputs written in place";
+}
+
+// A graph the pipeline may end with, and its verified plan.
+struct Candidate {
+  Graph graph;
+  GraphPlan plan;
+  bool concat = false;  // concatenations are views
+  bool split = false;
+  double recompute_fraction = 0;
+  std::string split_detail;
+};
+
+// The candidate with the smallest arena; the earliest (least rewritten) on ties.
+size_t Smallest(const std::vector<Candidate>& candidates) {
+  size_t best = 0;
+  for (size_t k = 1; k < candidates.size(); ++k) {
+    if (candidates[k].plan.plan.arena_bytes < candidates[best].plan.plan.arena_bytes) best = k;
+  }
+  return best;
+}
+
 }  // namespace
+
+int MarkConcatViews(Graph* graph) {
+  int concats = 0;
+  for (NodeId id = 0; id < graph->num_nodes(); ++id) {
+    Node& node = graph->node(id);
+    if (node.op != "concat") continue;
+    node.attrs.Set("view", int64_t{1});
+    ++concats;
+  }
+  return concats;
+}
 
 Result<BestPlan> PlanBest(const Graph& graph, const BestOptions& options) {
   BestPlan best;
@@ -50,26 +97,46 @@ Result<BestPlan> PlanBest(const Graph& graph, const BestOptions& options) {
                         std::string(ScheduleSearchKindName(ordered.search.kind)) + " search, " +
                             (ordered.reordered ? "order changed" : "the file's order kept")});
 
+  // Concatenation views and splitting interact (views free memory that splitting then finds,
+  // or cost the diagonal overlaps of their producers), so both graphs, with and without
+  // views, are split, and the smallest of the four plans is kept.
+  start = std::chrono::steady_clock::now();
+  std::vector<Candidate> candidates;
+  candidates.reserve(4);
+  candidates.push_back({ordered.graph, std::move(ordered.plan)});
+  Graph viewed = ordered.graph;
+  std::string concat_detail = "no concatenations";
+  if (const int concats = MarkConcatViews(&viewed); concats > 0) {
+    MF_ASSIGN_OR_RETURN(GraphPlan plan, PlanGraph(viewed, "best"));
+    concat_detail = ConcatDetail(viewed, plan.liveness, concats);
+    candidates.push_back({std::move(viewed), std::move(plan), true});
+    if (!candidates[Smallest(candidates)].concat) concat_detail += ": no smaller before splitting";
+  }
+  best.steps.push_back(
+      {"concat", candidates[Smallest(candidates)].plan.plan.arena_bytes, MsSince(start),
+       concat_detail});
+
   start = std::chrono::steady_clock::now();
   SplitOptions split_options;
   split_options.max_recompute = options.max_recompute;
   split_options.planner = "best";
-  MF_ASSIGN_OR_RETURN(SplitResult split, SplitForMemory(ordered.graph, split_options));
-  best.split = !split.stages.empty();
-  best.recompute_fraction = split.recompute_fraction();
-  best.graph = best.split ? std::move(split.graph) : ordered.graph;
-  best.plan = std::move(ordered.plan);
-  if (best.split) {
-    MF_ASSIGN_OR_RETURN(GraphPlan split_plan, PlanGraph(best.graph, "best"));
-    if (split_plan.plan.arena_bytes < best.plan.plan.arena_bytes) {
-      best.plan = std::move(split_plan);
-    } else {  // the search's ranking did not survive the final planning: keep the unsplit graph
-      best.graph = std::move(ordered.graph);
-      best.split = false;
-      best.recompute_fraction = 0;
-    }
+  for (size_t k = 0, unsplit = candidates.size(); k < unsplit; ++k) {
+    MF_ASSIGN_OR_RETURN(SplitResult split, SplitForMemory(candidates[k].graph, split_options));
+    if (split.stages.empty()) continue;
+    MF_ASSIGN_OR_RETURN(GraphPlan plan, PlanGraph(split.graph, "best"));
+    candidates.push_back({std::move(split.graph), std::move(plan), candidates[k].concat, true,
+                          split.recompute_fraction(), SplitDetail(split)});
   }
-  best.steps.push_back({"split", best.plan.plan.arena_bytes, MsSince(start), SplitDetail(split)});
+  Candidate& chosen = candidates[Smallest(candidates)];
+  best.graph = std::move(chosen.graph);
+  best.plan = std::move(chosen.plan);
+  best.concat = chosen.concat;
+  best.split = chosen.split;
+  best.recompute_fraction = chosen.recompute_fraction;
+  best.steps.push_back({"split", best.plan.plan.arena_bytes, MsSince(start),
+                        (chosen.split ? chosen.split_detail : "no split helps within the budget") +
+                            (chosen.concat ? ", with the concatenation views" : "")});
+
   return best;
 }
 

@@ -5,10 +5,12 @@
 //   diagonal   the best plain or overlapping plan (PlanGraph "best": greedy, greedy_stable,
 //              diagonal, the file's offline plan)
 //   reorder    a peak-minimising operator order (passes/schedule), planned the same way
+//   concat     every concatenation a copy-free view: its inputs written in place into its
+//              output, in rows along an inner axis (plan/liveness.h says which qualify)
 //   split      operation splitting into row bands with copy-free band views (passes/split),
 //              within a recompute budget
 //
-// The result's graph is the input graph, possibly re-ordered and split: same inputs and
+// The result's graph is the input graph, possibly re-ordered, with view concats, and split: same inputs and
 // outputs (value ids and order), outputs bit-identical by construction (the tests execute it).
 // Cost: the sum of the passes' (re-ordering < 1 s, splitting < 5 s on zoo models).
 #pragma once
@@ -27,7 +29,7 @@ struct BestOptions {
 };
 
 struct BestStep {
-  std::string name;     // greedy, diagonal, reorder, split
+  std::string name;     // greedy, diagonal, reorder, concat, split
   int64_t arena_bytes;  // after this step (never above the step before, greedy aside)
   double ms;            // time the step took
   std::string detail;   // what it did, for people
@@ -38,9 +40,14 @@ struct BestPlan {
   GraphPlan plan;  // verified
   std::vector<BestStep> steps;
   bool reordered = false;
+  bool concat = false;  // concatenations made copy-free views
   bool split = false;
   double recompute_fraction = 0;  // extra FLOPs of splitting over the model's
 };
+
+// Asks every concatenation of `graph` to be a copy-free view (attribute view = 1; liveness
+// decides which inputs qualify); returns how many concatenations there are. O(nodes).
+int MarkConcatViews(Graph* graph);
 
 // Errors: those of the passes (a graph that fails verification, an unverifiable plan).
 Result<BestPlan> PlanBest(const Graph& graph, const BestOptions& options = {});

@@ -115,20 +115,112 @@ TEST(CopyFreeConcat, SavesTheInputsBytes) {
 }
 
 TEST(CopyFreeConcat, OnlyWhenSafe) {
-  // Channel axis: the inputs interleave in the output, so they are not byte ranges of it.
-  const Graph channels = TwoConvConcat(/*axis=*/3, /*view=*/1);
-  EXPECT_FALSE(
-      ComputeLiveness(channels).copy_free[channels.value(ValueNamed(channels, "join")).producer]);
   // Not asked for.
   const Graph plain = TwoConvConcat(1, 0);
   EXPECT_FALSE(ComputeLiveness(plain).copy_free[plain.value(ValueNamed(plain, "join")).producer]);
-  // An input that is also a graph output keeps its own buffer.
+  // An input that is also a graph output keeps its own buffer; the other input is still
+  // written in place, and the concat copies only the first.
   const Graph exposed = TwoConvConcat(1, 1, /*first_conv_is_output=*/true);
   const Liveness live = ComputeLiveness(exposed);
-  EXPECT_FALSE(live.copy_free[exposed.value(ValueNamed(exposed, "join")).producer]);
-  EXPECT_NE(live.buffer_of[ValueNamed(exposed, "a")], live.buffer_of[ValueNamed(exposed, "join")]);
-  ExpectRunsLike(channels, OutputsOf(TwoConvConcat(3, 0)), "diagonal");
+  const ValueId join = ValueNamed(exposed, "join");
+  EXPECT_FALSE(live.copy_free[exposed.value(join).producer]);
+  EXPECT_NE(live.buffer_of[ValueNamed(exposed, "a")], live.buffer_of[join]);
+  EXPECT_EQ(live.buffer_of[ValueNamed(exposed, "c")], live.buffer_of[join]);
   ExpectRunsLike(exposed, OutputsOf(TwoConvConcat(1, 0, true)), "greedy");
+  const Graph exposed_channels = TwoConvConcat(3, 1, true);
+  EXPECT_EQ(ViewRows(ComputeLiveness(exposed_channels), ValueNamed(exposed_channels, "c")).row_bytes,
+            16);
+  for (const char* planner : {"greedy", "diagonal"})
+    ExpectRunsLike(exposed_channels, OutputsOf(TwoConvConcat(3, 0, true)), planner);
+}
+
+// Along the channel axis the inputs interleave: each lies in rows of the output (its 4
+// channels of every 8-channel pixel), and its convolution writes them there.
+TEST(CopyFreeConcat, ChannelInputsLieInRowsOfTheOutput) {
+  const Graph graph = TwoConvConcat(/*axis=*/3, /*view=*/1);
+  const Liveness live = ComputeLiveness(graph);
+  const ValueId a = ValueNamed(graph, "a"), c = ValueNamed(graph, "c"),
+                join = ValueNamed(graph, "join");
+  EXPECT_TRUE(live.copy_free[graph.value(join).producer]);
+  EXPECT_EQ(live.buffer_of[a], live.buffer_of[join]);
+  EXPECT_EQ(live.buffer_of[c], live.buffer_of[join]);
+  EXPECT_EQ(ViewOffset(live, a), 0);
+  EXPECT_EQ(ViewOffset(live, c), 16);
+  for (ValueId v : {a, c}) {
+    EXPECT_EQ(ViewRows(live, v).row_bytes, 16);
+    EXPECT_EQ(ViewRows(live, v).stride_bytes, 32);
+  }
+  EXPECT_EQ(ViewRows(live, join).row_bytes, 0);
+  const std::vector<Bytes> reference = OutputsOf(TwoConvConcat(3, 0));
+  for (const char* planner : {"greedy", "diagonal", "naive", "mxnet"})
+    ExpectRunsLike(graph, reference, planner);
+  Result<GraphPlan> copying = PlanGraph(TwoConvConcat(3, 0), "greedy");
+  Result<GraphPlan> viewing = PlanGraph(graph, "greedy");
+  ASSERT_TRUE(copying.ok() && viewing.ok());
+  EXPECT_LT(viewing->plan.arena_bytes, copying->plan.arena_bytes);
+}
+
+// x -> relu r -> 1x1 conv a (r dies there) and x -> conv c; concat(a, c). Copying, a's
+// buffer may overlap r diagonally; written in rows of the concat it may not: O_s assumes a
+// contiguous output.
+TEST(CopyFreeConcat, RowsGetNoDiagonalOverlap) {
+  auto build = [](int64_t axis, int64_t view) {
+    GraphBuilder b("rows");
+    const ValueId x = b.Input("x", {1, 6, 5, 4});
+    const ValueId r = b.Op("relu", {x}, {}, "r");
+    const ValueId a =
+        b.Op("conv2d", {r, b.LayerWeight("wa", {4, 1, 1, 4}, 4)}, ConvAttrs(1, "none"), "a");
+    const ValueId c =
+        b.Op("conv2d", {x, b.LayerWeight("wc", {4, 1, 1, 4}, 4)}, ConvAttrs(1, "none"), "c");
+    const ValueId joined = b.Op("concat", {a, c}, ViewConcat(axis, view), "join");
+    const ValueId y = b.Op("max_pool2d", {joined}, PoolAttrs(2, 2, 2, "valid"), "y");
+    return std::move(b.Finish({y})).value();
+  };
+  auto allowances = [](const Graph& graph) {
+    Liveness live = ComputeLiveness(graph);
+    AddOverlapAllowances(graph, OverlapSource::kAnalytic, &live);
+    const int32_t a = live.buffer_of[ValueNamed(graph, "a")];
+    return live.requests[static_cast<size_t>(a)].may_overlap.size();
+  };
+  EXPECT_EQ(allowances(build(3, 0)), 1u);
+  EXPECT_EQ(allowances(build(1, 1)), 1u);  // contiguous at offset 0: the same overlap is safe
+  EXPECT_EQ(allowances(build(3, 1)), 0u);
+  ExpectRunsLike(build(3, 1), OutputsOf(build(3, 0)), "diagonal");
+}
+
+// Views inside views: an outer concat along rows of channel concats (their inputs in rows at
+// the inner concat's offset), and a channel concat of a row concat (which, lying in rows
+// itself, copies its inputs into them).
+TEST(CopyFreeConcat, NestedRowsAndBands) {
+  for (const auto& [outer_axis, inner_axis] : {std::pair{1, 3}, std::pair{3, 1}}) {
+    auto build = [&](int64_t view) {
+      GraphBuilder b("nested_rows");
+      const ValueId x = b.Input("x", {1, 4, 5, 3});
+      auto conv = [&](const std::string& name) {
+        return b.Op("conv2d", {x, b.LayerWeight("w" + name, {2, 3, 3, 3}, 27)},
+                    ConvAttrs(1, "relu"), name);
+      };
+      const ValueId a = conv("a"), c = conv("c");
+      const ValueId inner = b.Op("concat", {a, c}, ViewConcat(inner_axis, view), "inner");
+      Attrs shape;
+      shape.Set("shape", b.shape(inner));
+      const ValueId d = b.Op("conv2d", {x, b.LayerWeight("wd", {4, 3, 3, 3}, 27)},
+                             ConvAttrs(1, "none"), "d");
+      const ValueId d_like = inner_axis == 3 ? d : b.Op("reshape", {d}, shape, "d_like");
+      const ValueId outer = b.Op("concat", {d_like, inner}, ViewConcat(outer_axis, view), "outer");
+      const ValueId y = b.Op("max_pool2d", {outer}, PoolAttrs(2, 2, 2, "valid"), "y");
+      return std::move(b.Finish({y})).value();
+    };
+    const Graph graph = build(1);
+    const Liveness live = ComputeLiveness(graph);
+    const ValueId inner = ValueNamed(graph, "inner"), a = ValueNamed(graph, "a");
+    EXPECT_EQ(live.buffer_of[a] == live.buffer_of[inner], outer_axis == 1) << outer_axis;
+    if (outer_axis == 1) {
+      EXPECT_EQ(ViewOffset(live, a), graph.value(inner).bytes());
+    }
+    const std::vector<Bytes> reference = OutputsOf(build(0));
+    for (const char* planner : {"greedy", "diagonal"}) ExpectRunsLike(graph, reference, planner);
+  }
 }
 
 TEST(CopyFreeConcat, NestedConcatsShareTheOuterBuffer) {

@@ -19,22 +19,20 @@ bool WantsView(const Node& node) {
 }
 
 // Where each value's bytes live: the value whose buffer it uses (itself, unless it is a view or
-// an in-place update of another value) and its byte offset inside that buffer.
+// an in-place update of another value), its byte offset inside that buffer, and its row layout
+// there (a concat input along an inner axis).
 struct Storage {
   std::vector<ValueId> root;
   std::vector<int64_t> offset;
+  std::vector<RowLayout> rows;
   std::vector<char> copy_free;  // per node
 };
 
-// The axis with only unit dimensions before it, normalised; -1 when `axis` is out of range.
-int64_t OuterAxis(const Shape& shape, int64_t axis) {
+// `axis` normalised into [0, rank), or -1 when it is out of range.
+int64_t NormalAxis(const Shape& shape, int64_t axis) {
   const auto rank = static_cast<int64_t>(shape.size());
   if (axis < 0) axis += rank;
-  if (axis < 0 || axis >= rank) return -1;
-  for (int64_t d = 0; d < axis; ++d) {
-    if (shape[static_cast<size_t>(d)] != 1) return -1;
-  }
-  return axis;
+  return axis < 0 || axis >= rank ? -1 : axis;
 }
 
 // A concat input may live inside the concat's output: it is read once, by the concat; it is
@@ -53,25 +51,37 @@ bool CanLiveInsideConcat(const Graph& graph, const std::vector<std::vector<NodeI
          producer.outputs.size() == 1 && !(producer.op == "slice" && WantsView(producer));
 }
 
-// Makes the inputs of an eligible view concat views of its output; true if it did.
+// Places each eligible input of a view concat inside the concat's output: back to back along
+// an outermost axis, in rows of the output along an inner one. The concat is copy-free (true)
+// when every input was placed; otherwise it still runs and copies the others. A concat whose
+// own output lies in rows keeps its inputs apart: rows of rows are not modelled.
 bool PlaceConcatInputs(const Graph& graph, const std::vector<std::vector<NodeId>>& consumers,
                        const std::vector<char>& is_io, const Node& node, Storage* storage) {
-  const Value& out = graph.value(node.outputs[0]);
-  if (!NeedsArena(out) || out.producer == kNoNode ||
-      is_io[static_cast<size_t>(node.outputs[0])] == 2)
-    return false;
-  if (OuterAxis(out.shape, node.attrs.Int("axis")) < 0) return false;
-  for (ValueId in : node.inputs) {
-    if (!CanLiveInsideConcat(graph, consumers, is_io, in)) return false;
-  }
   const auto out_id = static_cast<size_t>(node.outputs[0]);
-  int64_t offset = storage->offset[out_id];  // non-zero when this concat is nested in another
+  const Value& out = graph.value(node.outputs[0]);
+  if (!NeedsArena(out) || out.dtype == DType::kBit || out.producer == kNoNode ||
+      is_io[out_id] == 2 || storage->rows[out_id].row_bytes != 0)
+    return false;
+  const int64_t axis = NormalAxis(out.shape, node.attrs.Int("axis"));
+  if (axis < 0) return false;
+  int64_t outer = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= out.shape[static_cast<size_t>(d)];
+  const int64_t stride = out.bytes() / outer;  // one row of the output: a row of every input
+  int64_t offset = storage->offset[out_id];    // non-zero when nested in another concat
+  bool all_placed = true;
   for (ValueId in : node.inputs) {
-    storage->root[static_cast<size_t>(in)] = storage->root[out_id];
-    storage->offset[static_cast<size_t>(in)] = offset;
-    offset += graph.value(in).bytes();
+    const int64_t row = graph.value(in).bytes() / outer;
+    if (CanLiveInsideConcat(graph, consumers, is_io, in)) {
+      const auto i = static_cast<size_t>(in);
+      storage->root[i] = storage->root[out_id];
+      storage->offset[i] = offset;
+      if (outer > 1) storage->rows[i] = {row, stride};
+    } else {
+      all_placed = false;
+    }
+    offset += row;
   }
-  return true;
+  return all_placed;
 }
 
 // Byte offset of a slice's output inside its input when the output is one contiguous range of
@@ -126,6 +136,7 @@ Storage StorageRoots(const Graph& graph) {
   const auto num_values = static_cast<size_t>(graph.num_values());
   storage.root.resize(num_values);
   storage.offset.assign(num_values, 0);
+  storage.rows.assign(num_values, {});
   storage.copy_free.assign(static_cast<size_t>(graph.num_nodes()), 0);
   for (ValueId v = 0; v < graph.num_values(); ++v) storage.root[static_cast<size_t>(v)] = v;
   const std::vector<char> is_io = GraphInterface(graph);
@@ -227,6 +238,7 @@ Liveness ComputeLiveness(const Graph& graph) {
   }
   AddScratchRequests(graph, &live);
   live.view_offset = std::move(storage.offset);
+  live.view_rows = std::move(storage.rows);
   live.copy_free = std::move(storage.copy_free);
   return live;
 }

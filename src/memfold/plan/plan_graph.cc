@@ -133,6 +133,8 @@ void AddOverlapAllowances(const Graph& graph, OverlapSource source, Liveness* li
     const OverlapFn model = source == OverlapSource::kAnalytic ? def->overlap_analytic : def->overlap_algorithmic;
     const int32_t out = live->buffer_of[static_cast<size_t>(node.outputs[0])];
     if (model == nullptr || out == kNoBuffer || live->requests[static_cast<size_t>(out)].first != NodeTime(pos)) continue;
+    // O_s models contiguous outputs: one written in rows of a concat overlaps nothing.
+    if (ViewRows(*live, node.outputs[0]).row_bytes != 0) continue;
     // Per dying input buffer, the smallest O_s over the slots that read it: each slot's O_s
     // only protects that slot's reads (concat(m, m) reads m twice, at different times).
     std::map<int32_t, int64_t> allowance;

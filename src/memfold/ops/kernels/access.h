@@ -80,12 +80,25 @@ struct In {
   T operator[](int64_t index) const { return A::Load(base, index); }
 };
 
+// An output tensor, addressed by its row-major element index. Usually contiguous; an output
+// written in place into a concatenation along an inner axis lies in rows instead: `row`
+// elements of it, then the other inputs' elements, the next row `stride` elements after the
+// previous one's start (row = 0: contiguous).
 template <typename A, typename T>
 struct Out {
   T* base;
-  void Set(int64_t index, T value) const { A::Store(base, index, value); }
-  T operator[](int64_t index) const { return A::Load(static_cast<const T*>(base), index); }
+  int64_t row = 0;
+  int64_t stride = 0;
+  int64_t At(int64_t index) const { return row == 0 ? index : index / row * stride + index % row; }
+  void Set(int64_t index, T value) const { A::Store(base, At(index), value); }
+  T operator[](int64_t index) const { return A::Load(static_cast<const T*>(base), At(index)); }
 };
+
+// The output view of a kernel's output argument (a TensorArg: its data and row layout).
+template <typename A, typename T, typename Arg>
+Out<A, T> OutputOf(const Arg& arg) {
+  return Out<A, T>{reinterpret_cast<T*>(arg.data), arg.row, arg.row_stride};
+}
 
 }  // namespace memfold
 

@@ -30,7 +30,7 @@ void AffineQuantize(const KernelContext& ctx) {
   constexpr int32_t kMin = std::numeric_limits<Q>::min();
   constexpr int32_t kMax = std::numeric_limits<Q>::max();
   In<A, float> x{ctx.inputs[0].ptr<float>()};
-  Out<A, Q> y{ctx.outputs[0].ptr<Q>()};
+  Out<A, Q> y{OutputOf<A, Q>(ctx.outputs[0])};
   const int64_t n = ctx.outputs[0].elements();
   for (int64_t i = 0; i < n; ++i) {
     const float value = x[i];
@@ -51,7 +51,7 @@ void RequantizeTo(const KernelContext& ctx) {
   constexpr int32_t kMin = std::numeric_limits<Q>::min();
   constexpr int32_t kMax = std::numeric_limits<Q>::max();
   In<A, T> x{ctx.inputs[0].ptr<T>()};
-  Out<A, Q> y{ctx.outputs[0].ptr<Q>()};
+  Out<A, Q> y{OutputOf<A, Q>(ctx.outputs[0])};
   const int64_t n = ctx.outputs[0].elements();
   // TFLM's fast path for int8 <-> uint8 at equal scale (a sign-bit flip) gives the same values as
   // the general formula, which is exact for a multiplier of one; one loop serves both.
@@ -90,7 +90,7 @@ void Dequantize(const KernelContext& ctx) {
   const float scale = Scale(*ctx.inputs[0].value);
   const int32_t zero_point = ZeroPoint(*ctx.inputs[0].value);
   In<A, T> x{ctx.inputs[0].ptr<T>()};
-  Out<A, float> y{ctx.outputs[0].ptr<float>()};
+  Out<A, float> y{OutputOf<A, float>(ctx.outputs[0])};
   const int64_t n = ctx.outputs[0].elements();
   for (int64_t i = 0; i < n; ++i) {
     const int32_t centred = static_cast<int32_t>(x[i]) - zero_point;

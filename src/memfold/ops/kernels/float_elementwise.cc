@@ -12,7 +12,7 @@ namespace {
 template <typename A, typename F>
 void Unary(const KernelContext& ctx, F f) {
   In<A, float> x{ctx.inputs[0].ptr<float>()};
-  Out<A, float> y{ctx.outputs[0].ptr<float>()};
+  Out<A, float> y{OutputOf<A, float>(ctx.outputs[0])};
   const int64_t n = ctx.outputs[0].elements();
   for (int64_t i = 0; i < n; ++i) y.Set(i, f(x[i]));
 }
@@ -23,7 +23,7 @@ void Binary(const KernelContext& ctx, F f) {
   const ActivationRange act = ParseActivation(ctx.node.attrs).value();
   In<A, float> a{ctx.inputs[0].ptr<float>()};
   In<A, float> b{ctx.inputs[1].ptr<float>()};
-  Out<A, float> y{ctx.outputs[0].ptr<float>()};
+  Out<A, float> y{OutputOf<A, float>(ctx.outputs[0])};
   ForEachBroadcastIndex(ctx, [&](int64_t i, int64_t ia, int64_t ib) {
     y.Set(i, std::min(std::max(f(a[ia], b[ib]), act.min), act.max));
   });

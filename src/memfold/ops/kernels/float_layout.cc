@@ -56,7 +56,7 @@ void MeanF32(const KernelContext& ctx) {
   const Shape& in = ctx.inputs[0].shape();
   const auto& axes = ctx.node.attrs.Ints("axes");
   In<A, float> x{ctx.inputs[0].ptr<float>()};
-  Out<A, float> y{ctx.outputs[0].ptr<float>()};
+  Out<A, float> y{OutputOf<A, float>(ctx.outputs[0])};
   if (IsMeanOverHeightWidth(in, axes, ctx.node.attrs.Int("keepdims") != 0)) {
     const int64_t h = in[1], w = in[2], c = in[3];
     for (int64_t b = 0; b < in[0]; ++b) {
@@ -94,7 +94,7 @@ void SoftmaxF32(const KernelContext& ctx) {
   const int64_t rows = depth == 0 ? 0 : ctx.inputs[0].elements() / depth;
   const auto beta = static_cast<float>(ctx.node.attrs.Float("beta"));
   In<A, float> x{ctx.inputs[0].ptr<float>()};
-  Out<A, float> y{ctx.outputs[0].ptr<float>()};
+  Out<A, float> y{OutputOf<A, float>(ctx.outputs[0])};
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t row = r * depth;
     float max = std::numeric_limits<float>::lowest();
@@ -118,12 +118,25 @@ void Concat(const KernelContext& ctx) {
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < axis; ++d) outer *= out_shape[static_cast<size_t>(d)];
   for (int64_t d = axis + 1; d < rank; ++d) inner *= out_shape[static_cast<size_t>(d)];
-  Out<A, T> y{ctx.outputs[0].ptr<T>()};
+  Out<A, T> y{OutputOf<A, T>(ctx.outputs[0])};
+  // An input the planner already placed where it belongs in the output (a copy-free view,
+  // plan/liveness.h) is not copied: one that starts at its place, contiguous along an
+  // outermost axis, in rows along an inner one (reading those as a tensor would be wrong).
+  std::vector<char> in_place;
+  for (int64_t begin = 0; const TensorArg& input : ctx.inputs) {
+    in_place.push_back(input.data == reinterpret_cast<std::byte*>(y.base + y.At(begin)) &&
+                       (outer == 1 || input.row != 0));
+    begin += input.shape()[static_cast<size_t>(axis)] * inner;
+  }
   int64_t o = 0;
   for (int64_t k = 0; k < outer; ++k) {
-    for (const TensorArg& input : ctx.inputs) {
-      In<A, T> x{input.ptr<T>()};
-      const int64_t copy = input.shape()[static_cast<size_t>(axis)] * inner;
+    for (size_t i = 0; i < ctx.inputs.size(); ++i) {
+      In<A, T> x{ctx.inputs[i].ptr<T>()};
+      const int64_t copy = ctx.inputs[i].shape()[static_cast<size_t>(axis)] * inner;
+      if (in_place[i]) {
+        o += copy;
+        continue;
+      }
       for (int64_t j = 0; j < copy; ++j) y.Set(o++, x[k * copy + j]);
     }
   }
@@ -137,7 +150,7 @@ void Slice(const KernelContext& ctx) {
   int64_t base = 0;
   for (size_t d = 0; d < in.size(); ++d) base += begin[d] * stride[d];
   In<A, T> x{ctx.inputs[0].ptr<T>()};
-  Out<A, T> y{ctx.outputs[0].ptr<T>()};
+  Out<A, T> y{OutputOf<A, T>(ctx.outputs[0])};
   WalkOutput(ctx.outputs[0].shape(), stride, base, [&](int64_t o, int64_t i) { y.Set(o, x[i]); });
 }
 
@@ -148,7 +161,7 @@ void Transpose(const KernelContext& ctx) {
   std::vector<int64_t> stride(perm.size());
   for (size_t d = 0; d < perm.size(); ++d) stride[d] = in_stride[static_cast<size_t>(perm[d])];
   In<A, T> x{ctx.inputs[0].ptr<T>()};
-  Out<A, T> y{ctx.outputs[0].ptr<T>()};
+  Out<A, T> y{OutputOf<A, T>(ctx.outputs[0])};
   WalkOutput(ctx.outputs[0].shape(), stride, 0, [&](int64_t o, int64_t i) { y.Set(o, x[i]); });
 }
 
@@ -160,7 +173,7 @@ void Pad(const KernelContext& ctx) {
   const T fill = PadValue<T>(ctx);
   const std::vector<int64_t> in_stride = RowMajorStrides(in);
   In<A, T> x{ctx.inputs[0].ptr<T>()};
-  Out<A, T> y{ctx.outputs[0].ptr<T>()};
+  Out<A, T> y{OutputOf<A, T>(ctx.outputs[0])};
   std::vector<int64_t> coord(out.size(), 0);
   const int64_t n = ctx.outputs[0].elements();
   for (int64_t o = 0; o < n; ++o) {
@@ -184,7 +197,7 @@ template <typename A, typename T>
 void BroadcastTo(const KernelContext& ctx) {
   const Shape& out = ctx.outputs[0].shape();
   In<A, T> x{ctx.inputs[0].ptr<T>()};
-  Out<A, T> y{ctx.outputs[0].ptr<T>()};
+  Out<A, T> y{OutputOf<A, T>(ctx.outputs[0])};
   WalkOutput(out, BroadcastStrides(ctx.inputs[0].shape(), out.size()), 0,
              [&](int64_t o, int64_t i) { y.Set(o, x[i]); });
 }

@@ -20,7 +20,7 @@ void FullyConnectedF32(const KernelContext& ctx) {
   In<A, float> w{ctx.inputs[1].ptr<float>()};
   const bool has_bias = HasBias(ctx);
   In<A, float> bias = BiasInput<A, float>(ctx);
-  Out<A, float> y{ctx.outputs[0].ptr<float>()};
+  Out<A, float> y{OutputOf<A, float>(ctx.outputs[0])};
   for (int64_t b = 0; b < batches; ++b) {
     for (int64_t oc = 0; oc < out_depth; ++oc) {
       float total = 0.0f;
@@ -33,19 +33,39 @@ void FullyConnectedF32(const KernelContext& ctx) {
 
 namespace {
 
-// One [m, k] x [k, n] product (with optional transposes) at element offsets a0, b0, y0, by the
-// system BLAS (OpenBLAS sgemm packs its operands, so results do not depend on where tensors
-// sit). BLAS visits memory in its own order: matmul has no safe-overlap model and no trace.
+// Rows [i0, i0 + m) of one [rows, k] x [k, n] product (with optional transposes) at element
+// offsets a0, b0, into `y` at `c` with leading dimension ldc, by the system BLAS (OpenBLAS
+// sgemm packs its operands, so results do not depend on where tensors sit).
+void Gemm(const float* a, const float* b, float* c, int64_t i0, int64_t m, int64_t n, int64_t k,
+          int64_t rows, bool ta, bool tb, int64_t ldc) {
+  const int64_t lda = std::max<int64_t>(1, ta ? rows : k);
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+              static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f,
+              a + (ta ? i0 : i0 * lda), static_cast<int>(lda), b,
+              static_cast<int>(std::max<int64_t>(1, tb ? k : n)), 0.0f, c,
+              static_cast<int>(ldc));
+}
+
+// One [m, k] x [k, n] product at element offsets a0, b0, y0. An output in rows (a concat
+// input written in place) holds whole product rows in each of its rows, as the concat axis is
+// never inside the last dimension: one product per run of product rows sharing a row.
+// BLAS visits memory in its own order: matmul has no safe-overlap model and no trace.
 template <typename A>
 void MatMulBlock(In<A, float> a, In<A, float> b, Out<A, float> y, int64_t a0, int64_t b0,
                  int64_t y0, int64_t m, int64_t n, int64_t k, bool ta, bool tb) {
   static_assert(std::is_same_v<A, Direct>, "BLAS products cannot be traced");
   if (m == 0 || n == 0) return;
-  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
-              static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, a.base + a0,
-              static_cast<int>(std::max<int64_t>(1, ta ? m : k)), b.base + b0,
-              static_cast<int>(std::max<int64_t>(1, tb ? k : n)), 0.0f, y.base + y0,
-              static_cast<int>(n));
+  if (y.row == 0 || y.row == n) {
+    Gemm(a.base + a0, b.base + b0, y.base + y.At(y0), 0, m, n, k, m, ta, tb,
+         y.row == 0 ? n : y.stride);
+    return;
+  }
+  for (int64_t i = 0; i < m;) {
+    const int64_t flat = y0 + i * n;
+    const int64_t run = std::min(m - i, (y.row - flat % y.row) / n);
+    Gemm(a.base + a0, b.base + b0, y.base + y.At(flat), i, run, n, k, m, ta, tb, n);
+    i += run;
+  }
 }
 
 }  // namespace
@@ -58,7 +78,7 @@ void MatMulF32(const KernelContext& ctx) {
   const Shape& a_shape = ctx.inputs[0].shape();
   const int64_t k = ta ? a_shape[0] : a_shape[1];
   MatMulBlock<A>({ctx.inputs[0].ptr<float>()}, {ctx.inputs[1].ptr<float>()},
-                 {ctx.outputs[0].ptr<float>()}, 0, 0, 0, y_shape[0], y_shape[1], k, ta, tb);
+                 {OutputOf<A, float>(ctx.outputs[0])}, 0, 0, 0, y_shape[0], y_shape[1], k, ta, tb);
 }
 
 template <typename A>
@@ -93,7 +113,7 @@ void BatchMatMulF32(const KernelContext& ctx) {
       }
     }
     MatMulBlock<A>({ctx.inputs[0].ptr<float>()}, {ctx.inputs[1].ptr<float>()},
-                   {ctx.outputs[0].ptr<float>()}, a_index * a_block, b_index * b_block,
+                   {OutputOf<A, float>(ctx.outputs[0])}, a_index * a_block, b_index * b_block,
                    batch * m * n, m, n, k, ta, tb);
   }
 }

@@ -24,7 +24,7 @@ class FloatConvMath {
         w_{ctx.inputs[1].ptr<float>()},
         has_bias_(HasBias(ctx)),
         bias_(BiasInput<A, float>(ctx)),
-        y_{ctx.outputs[0].ptr<float>()} {}
+        y_{OutputOf<A, float>(ctx.outputs[0])} {}
 
   float Mac(float total, int64_t x_index, int64_t w_index) const {
     return total + x_[x_index] * w_[w_index];

@@ -79,7 +79,7 @@ class Int8ConvMath {
         w_{ctx.inputs[1].ptr<int8_t>()},
         has_bias_(HasBias(ctx)),
         bias_(BiasInput<A, int32_t>(ctx)),
-        y_{ctx.outputs[0].ptr<int8_t>()} {}
+        y_{OutputOf<A, int8_t>(ctx.outputs[0])} {}
 
   int32_t Mac(int32_t acc, int64_t x_index, int64_t w_index) const {
     const int32_t input_val = x_[x_index];
@@ -151,7 +151,7 @@ void FullyConnectedI8(const KernelContext& ctx) {
   In<A, int8_t> w{ctx.inputs[1].ptr<int8_t>()};
   const bool has_bias = HasBias(ctx);
   In<A, int32_t> bias = BiasInput<A, int32_t>(ctx);
-  Out<A, int8_t> y{ctx.outputs[0].ptr<int8_t>()};
+  Out<A, int8_t> y{OutputOf<A, int8_t>(ctx.outputs[0])};
   for (int64_t b = 0; b < batches; ++b) {
     for (int64_t oc = 0; oc < out_depth; ++oc) {
       int32_t acc = 0;

@@ -21,7 +21,7 @@ void BinaryI8(const KernelContext& ctx, F f) {
   const QuantRange range = OutputRange(ctx);
   In<A, int8_t> a{ctx.inputs[0].ptr<int8_t>()};
   In<A, int8_t> b{ctx.inputs[1].ptr<int8_t>()};
-  Out<A, int8_t> y{ctx.outputs[0].ptr<int8_t>()};
+  Out<A, int8_t> y{OutputOf<A, int8_t>(ctx.outputs[0])};
   ForEachBroadcastIndex(ctx, [&](int64_t i, int64_t ia, int64_t ib) {
     const int32_t raw = f(static_cast<int32_t>(a[ia]), static_cast<int32_t>(b[ib]));
     y.Set(i, static_cast<int8_t>(std::min(range.max, std::max(range.min, raw))));
@@ -175,7 +175,7 @@ void SoftmaxRows(const KernelContext& ctx) {
   constexpr auto kOutMin = static_cast<int32_t>(std::numeric_limits<OutT>::min());
   constexpr auto kOutMax = static_cast<int32_t>(std::numeric_limits<OutT>::max());
   In<A, int8_t> x{ctx.inputs[0].ptr<int8_t>()};
-  Out<A, OutT> y{ctx.outputs[0].ptr<OutT>()};
+  Out<A, OutT> y{OutputOf<A, OutT>(ctx.outputs[0])};
   for (int64_t i = 0; i < rows; ++i) {
     int8_t max_in_row = std::numeric_limits<int8_t>::min();
     for (int64_t c = 0; c < depth; ++c) max_in_row = std::max(max_in_row, x[i * depth + c]);

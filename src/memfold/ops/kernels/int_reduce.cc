@@ -31,7 +31,7 @@ void MeanQuantized(const KernelContext& ctx) {
   const Shape& in = in_value.shape;
   const std::vector<char> reduced = ReducedAxes(in, ctx.node.attrs.Ints("axes"));
   In<A, T> x{ctx.inputs[0].ptr<T>()};
-  Out<A, T> y{ctx.outputs[0].ptr<T>()};
+  Out<A, T> y{OutputOf<A, T>(ctx.outputs[0])};
   Out<A, int32_t> sum{reinterpret_cast<int32_t*>(ctx.scratch[0])};
   const int64_t outputs = ctx.outputs[0].elements();
 
@@ -53,7 +53,7 @@ void MeanQuantized(const KernelContext& ctx) {
     sum_stride[d] = stride;
     stride *= in[d];
   }
-  std::vector<int64_t> coord(rank, 0);
+  std::vector<int64_t> coord(sum_stride.size());  // zeros
   const int64_t n = ctx.inputs[0].elements();
   int64_t s = 0;
   for (int64_t i = 0; i < n; ++i) {

@@ -121,7 +121,7 @@ void SvdfInteger(const KernelContext& ctx) {
   In<A, int8_t> feature{ctx.inputs[kWeightsFeature].ptr<int8_t>()};
   In<A, T> time{ctx.inputs[kWeightsTime].ptr<T>()};
   Out<A, T> state{ctx.inputs[kState].ptr<T>()};
-  Out<A, int8_t> output{ctx.outputs[0].ptr<int8_t>()};
+  Out<A, int8_t> output{OutputOf<A, int8_t>(ctx.outputs[0])};
   Out<A, int32_t> products{reinterpret_cast<int32_t*>(ctx.scratch[0])};
   Out<A, int32_t> sums{reinterpret_cast<int32_t*>(ctx.scratch[1])};
 
@@ -177,7 +177,7 @@ void SvdfF32(const KernelContext& ctx) {
   In<A, float> feature{ctx.inputs[kWeightsFeature].ptr<float>()};
   In<A, float> time{ctx.inputs[kWeightsTime].ptr<float>()};
   Out<A, float> state{ctx.inputs[kState].ptr<float>()};
-  Out<A, float> output{ctx.outputs[0].ptr<float>()};
+  Out<A, float> output{OutputOf<A, float>(ctx.outputs[0])};
   Out<A, float> products{reinterpret_cast<float*>(ctx.scratch[0])};
 
   ShiftStateLeft(state, d.batch * d.filters * d.memory);

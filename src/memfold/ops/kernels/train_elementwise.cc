@@ -16,7 +16,7 @@ template <typename A, typename F>
 void Pointwise(const KernelContext& ctx, F f) {
   In<A, float> a{ctx.inputs[0].ptr<float>()};
   In<A, float> b{ctx.inputs[1].ptr<float>()};
-  Out<A, float> out{ctx.outputs[0].ptr<float>()};
+  Out<A, float> out{OutputOf<A, float>(ctx.outputs[0])};
   const int64_t n = ctx.outputs[0].elements();
   for (int64_t i = 0; i < n; ++i) out.Set(i, f(a[i], b[i]));
 }
@@ -88,7 +88,7 @@ void SoftmaxGradF32(const KernelContext& ctx) {
   const int64_t rows = depth == 0 ? 0 : ctx.inputs[0].elements() / depth;
   In<A, float> dy{ctx.inputs[0].ptr<float>()};
   In<A, float> y{ctx.inputs[1].ptr<float>()};
-  Out<A, float> dx{ctx.outputs[0].ptr<float>()};
+  Out<A, float> dx{OutputOf<A, float>(ctx.outputs[0])};
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t row = r * depth;
     double dot = 0.0;
@@ -117,7 +117,7 @@ void SoftmaxCrossEntropyF32(const KernelContext& ctx) {
   const int64_t batch = ctx.inputs[0].shape()[0], classes = ctx.inputs[0].shape()[1];
   In<A, float> logits{ctx.inputs[0].ptr<float>()};
   In<A, int32_t> labels{ctx.inputs[1].ptr<int32_t>()};
-  Out<A, float> loss{ctx.outputs[0].ptr<float>()};
+  Out<A, float> loss{OutputOf<A, float>(ctx.outputs[0])};
   double total = 0.0;
   for (int64_t n = 0; n < batch; ++n) {
     const int64_t label = labels[n];
@@ -134,7 +134,7 @@ void SoftmaxCrossEntropyGradF32(const KernelContext& ctx) {
   In<A, float> dloss{ctx.inputs[0].ptr<float>()};
   In<A, float> logits{ctx.inputs[1].ptr<float>()};
   In<A, int32_t> labels{ctx.inputs[2].ptr<int32_t>()};
-  Out<A, float> dx{ctx.outputs[0].ptr<float>()};
+  Out<A, float> dx{OutputOf<A, float>(ctx.outputs[0])};
   const int64_t batch = ctx.inputs[1].shape()[0], classes = ctx.inputs[1].shape()[1];
   const double scale = batch == 0 ? 0.0 : static_cast<double>(dloss[0]) / static_cast<double>(batch);
   for (int64_t n = 0; n < batch; ++n) {
@@ -156,7 +156,7 @@ template <typename A>
 void MseLossF32(const KernelContext& ctx) {
   In<A, float> pred{ctx.inputs[0].ptr<float>()};
   In<A, float> target{ctx.inputs[1].ptr<float>()};
-  Out<A, float> loss{ctx.outputs[0].ptr<float>()};
+  Out<A, float> loss{OutputOf<A, float>(ctx.outputs[0])};
   const int64_t n = ctx.inputs[0].elements();
   double total = 0.0;
   for (int64_t i = 0; i < n; ++i) {
@@ -171,7 +171,7 @@ void MseLossGradF32(const KernelContext& ctx) {
   In<A, float> dloss{ctx.inputs[0].ptr<float>()};
   In<A, float> pred{ctx.inputs[1].ptr<float>()};
   In<A, float> target{ctx.inputs[2].ptr<float>()};
-  Out<A, float> dx{ctx.outputs[0].ptr<float>()};
+  Out<A, float> dx{OutputOf<A, float>(ctx.outputs[0])};
   const int64_t n = ctx.inputs[1].elements();
   const double scale = n == 0 ? 0.0 : 2.0 * dloss[0] / static_cast<double>(n);
   for (int64_t i = 0; i < n; ++i) {
@@ -194,7 +194,7 @@ void ReduceSumF32(const KernelContext& ctx) {
   }
   for (size_t d = 0; d < in.size(); ++d) (reduced[d] ? summed : kept).AddDim(in[d], strides[d]);
   In<A, float> x{ctx.inputs[0].ptr<float>()};
-  Out<A, float> y{ctx.outputs[0].ptr<float>()};
+  Out<A, float> y{OutputOf<A, float>(ctx.outputs[0])};
   const int64_t outputs = kept.count(), inner = summed.count();
   for (int64_t o = 0; o < outputs; ++o, kept.Next()) {
     double sum = 0.0;
@@ -209,7 +209,7 @@ void GatherF32(const KernelContext& ctx) {
   const int64_t vocab = ctx.inputs[0].shape()[0], depth = ctx.inputs[0].shape()[1];
   In<A, float> table{ctx.inputs[0].ptr<float>()};
   In<A, int32_t> ids{ctx.inputs[1].ptr<int32_t>()};
-  Out<A, float> y{ctx.outputs[0].ptr<float>()};
+  Out<A, float> y{OutputOf<A, float>(ctx.outputs[0])};
   const int64_t n = ctx.inputs[1].elements();
   for (int64_t i = 0; i < n; ++i) {
     const int64_t row = ClampIndex(ids[i], vocab) * depth;
@@ -222,7 +222,7 @@ void ScatterAddF32(const KernelContext& ctx) {
   const int64_t rows = ctx.outputs[0].shape()[0], depth = ctx.outputs[0].shape()[1];
   In<A, float> dy{ctx.inputs[0].ptr<float>()};
   In<A, int32_t> ids{ctx.inputs[1].ptr<int32_t>()};
-  Out<A, float> table{ctx.outputs[0].ptr<float>()};
+  Out<A, float> table{OutputOf<A, float>(ctx.outputs[0])};
   const int64_t total = ctx.outputs[0].elements();
   for (int64_t i = 0; i < total; ++i) table.Set(i, 0.0f);
   const int64_t n = ctx.inputs[1].elements();

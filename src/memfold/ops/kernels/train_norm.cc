@@ -51,9 +51,9 @@ struct NormForward {
         x{ctx.inputs[0].ptr<float>()},
         gamma{ctx.inputs[1].ptr<float>()},
         beta{ctx.inputs[2].ptr<float>()},
-        y{ctx.outputs[0].ptr<float>()},
-        saved_mean{ctx.outputs[1].ptr<float>()},
-        saved_invstd{ctx.outputs[2].ptr<float>()} {}
+        y{OutputOf<A, float>(ctx.outputs[0])},
+        saved_mean{OutputOf<A, float>(ctx.outputs[1])},
+        saved_invstd{OutputOf<A, float>(ctx.outputs[2])} {}
 
   // The statistics of the group of `count` elements x[first + k * step], saved at `group`.
   GroupStats Save(int64_t group, int64_t first, int64_t step, int64_t count) const {
@@ -89,9 +89,9 @@ struct NormBackward {
         gamma{ctx.inputs[2].ptr<float>()},
         mean{ctx.inputs[3].ptr<float>()},
         invstd{ctx.inputs[4].ptr<float>()},
-        dx{ctx.outputs[0].ptr<float>()},
-        dgamma{ctx.outputs[1].ptr<float>()},
-        dbeta{ctx.outputs[2].ptr<float>()} {}
+        dx{OutputOf<A, float>(ctx.outputs[0])},
+        dgamma{OutputOf<A, float>(ctx.outputs[1])},
+        dbeta{OutputOf<A, float>(ctx.outputs[2])} {}
 
   // The sums of g and of g * (x[i] - mu) * inv over the `count` elements i = first + k * step,
   // in double, with {g, mu, inv} = term(i, k).
@@ -234,8 +234,8 @@ void DropoutF32(const KernelContext& ctx) {
   const int64_t seed = ctx.node.attrs.Int("seed");
   const auto scale = static_cast<float>(1.0 / (1.0 - rate));
   In<A, float> x{ctx.inputs[0].ptr<float>()};
-  Out<A, float> y{ctx.outputs[0].ptr<float>()};
-  Out<A, float> mask{ctx.outputs[1].ptr<float>()};
+  Out<A, float> y{OutputOf<A, float>(ctx.outputs[0])};
+  Out<A, float> mask{OutputOf<A, float>(ctx.outputs[1])};
   const int64_t n = ctx.inputs[0].elements();
   for (int64_t i = 0; i < n; ++i) {
     const float keep = DropoutKeeps(seed, i, rate) ? scale : 0.0f;

@@ -16,8 +16,8 @@ void SgdMomentumF32(const KernelContext& ctx) {
   In<A, float> param{ctx.inputs[0].ptr<float>()};
   In<A, float> grad{ctx.inputs[1].ptr<float>()};
   In<A, float> velocity{ctx.inputs[2].ptr<float>()};
-  Out<A, float> param_out{ctx.outputs[0].ptr<float>()};
-  Out<A, float> velocity_out{ctx.outputs[1].ptr<float>()};
+  Out<A, float> param_out{OutputOf<A, float>(ctx.outputs[0])};
+  Out<A, float> velocity_out{OutputOf<A, float>(ctx.outputs[1])};
   const int64_t n = ctx.inputs[0].elements();
   for (int64_t i = 0; i < n; ++i) {
     const float p = param[i], g = grad[i], v = velocity[i];
@@ -40,9 +40,9 @@ void AdamF32(const KernelContext& ctx) {
   In<A, float> grad{ctx.inputs[1].ptr<float>()};
   In<A, float> m{ctx.inputs[2].ptr<float>()};
   In<A, float> v{ctx.inputs[3].ptr<float>()};
-  Out<A, float> param_out{ctx.outputs[0].ptr<float>()};
-  Out<A, float> m_out{ctx.outputs[1].ptr<float>()};
-  Out<A, float> v_out{ctx.outputs[2].ptr<float>()};
+  Out<A, float> param_out{OutputOf<A, float>(ctx.outputs[0])};
+  Out<A, float> m_out{OutputOf<A, float>(ctx.outputs[1])};
+  Out<A, float> v_out{OutputOf<A, float>(ctx.outputs[2])};
   const int64_t n = ctx.inputs[0].elements();
   for (int64_t i = 0; i < n; ++i) {
     const double p = param[i], g = grad[i], m_old = m[i], v_old = v[i];

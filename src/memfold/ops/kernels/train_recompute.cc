@@ -21,7 +21,7 @@ void BatchNormApplyF32(const KernelContext& ctx) {
   In<A, float> beta{ctx.inputs[2].ptr<float>()};
   In<A, float> mean{ctx.inputs[3].ptr<float>()};
   In<A, float> invstd{ctx.inputs[4].ptr<float>()};
-  Out<A, float> y{ctx.outputs[0].ptr<float>()};
+  Out<A, float> y{OutputOf<A, float>(ctx.outputs[0])};
   for (int64_t i = 0; i < n; ++i) {
     const int64_t c = i % channels;
     y.Set(i, (x[i] - mean[c]) * invstd[c] * gamma[c] + beta[c]);
@@ -34,7 +34,7 @@ template <typename A>
 void MaskEncodeF32(const KernelContext& ctx) {
   const int64_t n = ctx.inputs[0].elements();
   In<A, float> x{ctx.inputs[0].ptr<float>()};
-  Out<A, uint8_t> bits{ctx.outputs[0].ptr<uint8_t>()};
+  Out<A, uint8_t> bits{OutputOf<A, uint8_t>(ctx.outputs[0])};
   for (int64_t byte = 0; byte * 8 < n; ++byte) {
     uint8_t packed = 0;
     for (int64_t k = byte * 8; k < std::min(n, byte * 8 + 8); ++k) {
@@ -49,7 +49,7 @@ void MaskDecode(const KernelContext& ctx) {
   const int64_t n = ctx.outputs[0].elements();
   const auto value = static_cast<float>(ctx.node.attrs.Float("value"));
   In<A, uint8_t> bits{ctx.inputs[0].ptr<uint8_t>()};
-  Out<A, float> y{ctx.outputs[0].ptr<float>()};
+  Out<A, float> y{OutputOf<A, float>(ctx.outputs[0])};
   for (int64_t k = 0; k < n; ++k) y.Set(k, (bits[k / 8] >> (k % 8)) & 1u ? value : 0.0f);
 }
 

@@ -42,7 +42,7 @@ void BackpropInputF32(const KernelContext& ctx) {
   const Nhwc dy_at = Nhwc::Of(dys), f_at = Nhwc::Of(f), x_at = Nhwc::Of(xs);
   In<A, float> dy{ctx.inputs[0].ptr<float>()};
   In<A, float> w{ctx.inputs[1].ptr<float>()};
-  Out<A, float> dx{ctx.outputs[0].ptr<float>()};
+  Out<A, float> dx{OutputOf<A, float>(ctx.outputs[0])};
   for (int64_t b = 0; b < xs[0]; ++b) {
     for (int64_t iy = 0; iy < xs[1]; ++iy) {
       for (int64_t ix = 0; ix < xs[2]; ++ix) {
@@ -88,7 +88,7 @@ void Conv2DBackpropFilterF32(const KernelContext& ctx) {
   const Nhwc x_at = Nhwc::Of(xs);
   In<A, float> x{ctx.inputs[0].ptr<float>()};
   In<A, float> dy{ctx.inputs[1].ptr<float>()};
-  Out<A, float> dw{ctx.outputs[0].ptr<float>()};
+  Out<A, float> dw{OutputOf<A, float>(ctx.outputs[0])};
   Out<A, float> col{reinterpret_cast<float*>(ctx.scratch[0])};
   const int64_t rows = dys[1] * dys[2];  // im2col rows of one image
   Zero<A>(dw, out_c * depth);
@@ -138,7 +138,7 @@ void DepthwiseBackpropFilterF32(const KernelContext& ctx) {
   const Nhwc dy_at = Nhwc::Of(dys), f_at = Nhwc::Of(f), x_at = Nhwc::Of(xs);
   In<A, float> x{ctx.inputs[0].ptr<float>()};
   In<A, float> dy{ctx.inputs[1].ptr<float>()};
-  Out<A, float> dw{ctx.outputs[0].ptr<float>()};
+  Out<A, float> dw{OutputOf<A, float>(ctx.outputs[0])};
   for (int64_t fy = 0; fy < f[1]; ++fy) {
     for (int64_t fx = 0; fx < f[2]; ++fx) {
       for (int64_t oc = 0; oc < out_c; ++oc) {
@@ -172,7 +172,7 @@ void MaxPool2DGradF32(const KernelContext& ctx) {
   const Nhwc dy_at = Nhwc::Of(dys), x_at = Nhwc::Of(xs);
   In<A, float> dy{ctx.inputs[0].ptr<float>()};
   In<A, float> x{ctx.inputs[1].ptr<float>()};
-  Out<A, float> dx{ctx.outputs[0].ptr<float>()};
+  Out<A, float> dx{OutputOf<A, float>(ctx.outputs[0])};
   Zero<A>(dx, ctx.outputs[0].elements());
   ForEachOutputPixel(xs[0], win, [&](int64_t b, int64_t oy, int64_t ox) {
     const PoolClip clip(win, oy, ox);
@@ -206,7 +206,7 @@ void AvgPool2DGradF32(const KernelContext& ctx) {
   const Window2D win = WindowOf(ctx, xs, filter[0], filter[1]);
   const Nhwc dy_at = Nhwc::Of(dys), x_at = Nhwc::Of(xs);
   In<A, float> dy{ctx.inputs[0].ptr<float>()};
-  Out<A, float> dx{ctx.outputs[0].ptr<float>()};
+  Out<A, float> dx{OutputOf<A, float>(ctx.outputs[0])};
   Zero<A>(dx, ctx.outputs[0].elements());
   ForEachOutputPixel(xs[0], win, [&](int64_t b, int64_t oy, int64_t ox) {
     const PoolClip clip(win, oy, ox);

@@ -128,7 +128,7 @@ void PoolLoop(const KernelContext& ctx, Acc init, Fold fold, Finish finish) {
   const int64_t channels = in[3];
   const Nhwc x_at{in[1], in[2], channels}, y_at{win.out_h, win.out_w, channels};
   In<A, T> x{ctx.inputs[0].ptr<T>()};
-  Out<A, T> y{ctx.outputs[0].ptr<T>()};
+  Out<A, T> y{OutputOf<A, T>(ctx.outputs[0])};
   ForEachOutputPixel(in[0], win, [&](int64_t b, int64_t oy, int64_t ox) {
     const PoolClip clip(win, oy, ox);
     for (int64_t c = 0; c < channels; ++c) {
