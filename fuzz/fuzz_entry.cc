@@ -6,6 +6,7 @@
 #include "memfold/exec/executor.h"
 #include "memfold/io/model_loader.h"
 #include "memfold/ops/registry.h"
+#include "memfold/passes/best_plan.h"
 #include "memfold/plan/plan_graph.h"
 #include "memfold/plan/verify_plan.h"
 
@@ -66,18 +67,24 @@ bool SmallEnoughToRun(const Graph& g, const Liveness& live) {
   return bytes <= kMaxRunBytes && flops <= kMaxRunFlops;
 }
 
-Status RunAndCompare(const Graph& g, const std::vector<const GraphPlan*>& plans) {
+// A plan and the graph it is for: the model as loaded, or with its concatenations as views.
+struct PlannedGraph {
+  const Graph* graph;
+  const GraphPlan* plan;
+};
+
+Status RunAndCompare(const Graph& g, const std::vector<PlannedGraph>& plans) {
   const std::vector<Bytes> inputs = DefaultInputs(g);
   Result<RunOutputs> reference = RunUnplanned(g, inputs);
   if (!reference.ok())
     return Bug("a runnable model fails to run unplanned: " + reference.status().message());
-  for (const GraphPlan* gp : plans) {
-    Result<RunOutputs> planned = RunPlanned(g, gp->liveness, gp->plan, inputs);
+  for (const auto& [graph, gp] : plans) {
+    const std::string what = gp->plan.planner + (graph == &g ? "" : " (concatenation views)");
+    Result<RunOutputs> planned = RunPlanned(*graph, gp->liveness, gp->plan, inputs);
     if (!planned.ok())
-      return Bug("a runnable model fails to run in the " + gp->plan.planner +
+      return Bug("a runnable model fails to run in the " + what +
                  " arena: " + planned.status().message());
-    if (planned->outputs != reference->outputs)
-      return Bug("the " + gp->plan.planner + " plan changes the outputs");
+    if (planned->outputs != reference->outputs) return Bug("the " + what + " plan changes the outputs");
   }
   return Status::Ok();
 }
@@ -111,8 +118,17 @@ Result<Stage> RunTfliteInput(std::span<const uint8_t> bytes) {
   if (diagonal.plan.arena_bytes > greedy.plan.arena_bytes)
     return Bug("the diagonal arena is larger than greedy's");
   MF_RETURN_IF_ERROR(CheckOfflinePlan(g, source));
+  std::vector<PlannedGraph> plans = {{&g, &greedy}, {&g, &diagonal}};
+  Graph viewed = g;
+  GraphPlan viewed_greedy, viewed_diagonal;
+  if (MarkConcatViews(&viewed) > 0) {
+    MF_ASSIGN_OR_RETURN(viewed_greedy, PlanAndVerify(viewed, "greedy", OverlapSource::kAlgorithmic));
+    MF_ASSIGN_OR_RETURN(viewed_diagonal, PlanAndVerify(viewed, "diagonal", source));
+    plans.push_back({&viewed, &viewed_greedy});
+    plans.push_back({&viewed, &viewed_diagonal});
+  }
   if (!small || !CheckRunnable(g, DefaultInputs(g)).ok()) return Stage::kPlanned;
-  MF_RETURN_IF_ERROR(RunAndCompare(g, {&greedy, &diagonal}));
+  MF_RETURN_IF_ERROR(RunAndCompare(g, plans));
   return Stage::kExecuted;
 }
 

@@ -6,10 +6,11 @@
 //    its message has the contract's form: one line starting with the file's label.
 // 2. Plan with greedy and diagonal (and the file's own offline plan, if it has one), and check
 //    each plan again with VerifyPlan. Any planning error is a memfold bug, except an unsafe
-//    offline plan, which is the file's fault.
+//    offline plan, which is the file's fault. When the model concatenates, plan the model with
+//    every concatenation a copy-free view (passes/best_plan.h MarkConcatViews) the same way.
 // 3. Execute, only when the run is small (every activation's bytes together at most
-//    kMaxRunBytes and at most kMaxRunFlops): unplanned, then in the greedy and the diagonal
-//    arena; the outputs must be bit-identical.
+//    kMaxRunBytes and at most kMaxRunFlops): unplanned, then in every arena of step 2; the
+//    outputs must be bit-identical.
 //
 // Returns how far the input got, or an error describing the broken invariant (the fuzzer turns
 // it into a crash). Complexity: the model's planning, plus execution only when bounded; the
