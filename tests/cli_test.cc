@@ -354,6 +354,10 @@ TEST(Cli, BestPlannerReportsStepsAndRunsIdentically) {
   const Outcome emit_c = Memfold("plan " + model + " --planner best --emit-c " + out.string());
   EXPECT_EQ(emit_c.code, 2);
   EXPECT_NE(emit_c.err.find("--emit-c: the best plan"), std::string::npos) << emit_c.err;
+  const Outcome huge = Memfold("plan zoo:cnn,batch=9,res=1024,channels=64 --emit-c " + out.string());
+  EXPECT_EQ(huge.code, 2);
+  EXPECT_NE(huge.err.find("--emit-c: the arena needs"), std::string::npos) << huge.err;
+  EXPECT_NE(huge.err.find("beyond the 32-bit offsets"), std::string::npos) << huge.err;
   const Outcome no_split = Memfold("plan " + model + " --planner best --max-recompute 0 --json");
   ASSERT_EQ(no_split.code, 0) << no_split.err;
   EXPECT_GE(no_split.Json()["arena_bytes"].get<int64_t>(), j["arena_bytes"].get<int64_t>());

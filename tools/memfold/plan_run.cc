@@ -4,6 +4,7 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
@@ -162,17 +163,26 @@ void PrintSteps(const std::vector<BestStep>& steps) {
   }
 }
 
-// A plan of a rewritten graph places tensors and operators the file does not have.
-Status RefuseRewritten(const std::string& flag, bool rewritten) {
-  if (!rewritten) return Status::Ok();
-  return Status::Error(flag +
-                       ": the best plan re-orders or splits operators or writes concatenation "
-                       "inputs in place, which the file's own operators cannot carry; use "
-                       "--planner diagonal for a plan of the file as it is");
+// Whether a plan can be written out: not one of a rewritten graph (it places tensors and
+// operators the file does not have), and not one whose offsets overflow the 32-bit integers
+// TFLite's offline plan and the C header hold.
+Status CheckExportable(const std::string& flag, bool rewritten, int64_t arena_bytes) {
+  if (rewritten) {
+    return Status::Error(flag +
+                         ": the best plan re-orders or splits operators or writes concatenation "
+                         "inputs in place, which the file's own operators cannot carry; use "
+                         "--planner diagonal for a plan of the file as it is");
+  }
+  if (arena_bytes > std::numeric_limits<int32_t>::max()) {
+    return Status::Error(flag + ": the arena needs " + std::to_string(arena_bytes) +
+                         " bytes, beyond the 32-bit offsets the file holds; use a smaller "
+                         "model configuration");
+  }
+  return Status::Ok();
 }
 
 Status EmitTflite(const PlanOptions& options, const Graph& g, const GraphPlan& gp, bool rewritten) {
-  MF_RETURN_IF_ERROR(RefuseRewritten("--emit-tflite", rewritten));
+  MF_RETURN_IF_ERROR(CheckExportable("--emit-tflite", rewritten, gp.plan.arena_bytes));
   if (options.common.model.rfind("zoo:", 0) == 0) {
     return Status::Error(
         "--emit-tflite rewrites a .tflite model; zoo models have no file (use --emit-c)");
@@ -227,7 +237,7 @@ int PlanCommand(const PlanOptions& options) {
   }
   if (options.emit_c) {
     Phase phase("write " + *options.emit_c);
-    Status written = RefuseRewritten("--emit-c", planned->rewritten);
+    Status written = CheckExportable("--emit-c", planned->rewritten, gp.plan.arena_bytes);
     if (written.ok()) written = WriteFile(*options.emit_c, PlanCHeader(g, gp, options.common.model));
     if (!written.ok()) return Fail(written.message());
   }

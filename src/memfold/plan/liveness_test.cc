@@ -123,5 +123,31 @@ TEST(PlanGraph, UnknownPlannerIsAnError) {
   EXPECT_NE(gp.status().message().find("choose one of"), std::string::npos);
 }
 
+// Past the replay budget the algorithmic source falls back to the closed forms, node by node in
+// schedule order. Transpose has only a replay model, so a fallback loses its allowance:
+// x -> transpose t1 -> transpose t2 -> relu y, x and t1 dying at the transposes.
+TEST(PlanGraph, OverlapReplaysStopAtTheirBudget) {
+  GraphBuilder b("transposes");
+  const ValueId x = b.Input("x", {1, 16, 4, 2});
+  Attrs swap;
+  swap.Set("perm", std::vector<int64_t>{0, 1, 3, 2});
+  const ValueId t1 = b.Op("transpose", {x}, swap, "t1");
+  const ValueId t2 = b.Op("transpose", {t1}, swap, "t2");
+  Result<Graph> g = b.Finish({b.Op("relu", {t2}, {}, "y")});
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  auto allowances = [&](int64_t budget) {
+    Liveness live = ComputeLiveness(*g);
+    AddOverlapAllowances(*g, OverlapSource::kAlgorithmic, &live, budget);
+    std::vector<size_t> count;
+    for (ValueId v : {t1, t2}) {
+      count.push_back(live.requests[static_cast<size_t>(live.buffer_of[static_cast<size_t>(v)])]
+                          .may_overlap.size());
+    }
+    return count;
+  };
+  EXPECT_EQ(allowances(kOverlapReplayBudget), (std::vector<size_t>{1, 1}));
+  EXPECT_EQ(allowances(g->value(t1).elements()), (std::vector<size_t>{1, 0}));
+  EXPECT_EQ(allowances(0), (std::vector<size_t>{0, 0}));
+}
 }  // namespace
 }  // namespace memfold

@@ -125,16 +125,21 @@ Result<Plan> PlaceMxnet(const Graph& graph, Liveness* live) {
 
 }  // namespace
 
-void AddOverlapAllowances(const Graph& graph, OverlapSource source, Liveness* live) {
+void AddOverlapAllowances(const Graph& graph, OverlapSource source, Liveness* live,
+                          int64_t replay_budget) {
   for (size_t pos = 0; pos < graph.schedule.size(); ++pos) {
     const Node& node = graph.node(graph.schedule[pos]);
     const OpDef* def = FindOp(node.op);
     if (def == nullptr || def->alias || node.outputs.empty()) continue;
-    const OverlapFn model = source == OverlapSource::kAnalytic ? def->overlap_analytic : def->overlap_algorithmic;
     const int32_t out = live->buffer_of[static_cast<size_t>(node.outputs[0])];
-    if (model == nullptr || out == kNoBuffer || live->requests[static_cast<size_t>(out)].first != NodeTime(pos)) continue;
+    if (out == kNoBuffer || live->requests[static_cast<size_t>(out)].first != NodeTime(pos)) continue;
     // O_s models contiguous outputs: one written in rows of a concat overlaps nothing.
     if (ViewRows(*live, node.outputs[0]).row_bytes != 0) continue;
+    const int64_t elements = graph.value(node.outputs[0]).elements();
+    const bool replay = source == OverlapSource::kAlgorithmic && elements <= replay_budget;
+    const OverlapFn model = replay ? def->overlap_algorithmic : def->overlap_analytic;
+    if (model == nullptr) continue;
+    if (replay) replay_budget -= elements;
     // Per dying input buffer, the smallest O_s over the slots that read it: each slot's O_s
     // only protects that slot's reads (concat(m, m) reads m twice, at different times).
     std::map<int32_t, int64_t> allowance;

@@ -40,8 +40,13 @@ Result<GraphPlan> PlanGraph(const Graph& graph, std::string_view planner,
                             OverlapSource source = OverlapSource::kAlgorithmic);
 
 // Lets every node's output overlap each input that dies at the node, by the input's safe
-// overlap from `source` (only pairs with O_s > 0).
-void AddOverlapAllowances(const Graph& graph, OverlapSource source, Liveness* live);
+// overlap from `source` (only pairs with O_s > 0). The algorithmic models replay loops, O(output
+// elements) per node; once a graph's replays would pass `replay_budget` elements, the
+// remaining nodes get the analytic model (a lower bound, so still safe): a small file that
+// declares enormous tensors cannot stall planning. Real models stay far below the default.
+inline constexpr int64_t kOverlapReplayBudget = int64_t{1} << 27;
+void AddOverlapAllowances(const Graph& graph, OverlapSource source, Liveness* live,
+                          int64_t replay_budget = kOverlapReplayBudget);
 
 // How many bytes of buffer `id` (an output) the plan actually lets an input overlap.
 int64_t OverlapBytes(const GraphPlan& plan, int32_t id);
