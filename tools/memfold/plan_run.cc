@@ -14,6 +14,8 @@
 #include "memfold/io/sha256.h"
 #include "memfold/io/svg.h"
 #include "memfold/io/text.h"
+#include "memfold/io/tflite_graph_writer.h"
+#include "memfold/io/tflite_reader.h"
 #include "memfold/io/tflite_writer.h"
 #include "memfold/passes/best_plan.h"
 #include "memfold/plan/plan_graph.h"
@@ -124,8 +126,6 @@ Result<std::vector<Bytes>> ReadInputs(const Graph& g, const std::optional<std::s
   return inputs;
 }
 
-// --emit-tflite: the original model plus the plan as its offline plan; other subgraphs'
-// tensors are left to TFLM (-1).
 // The plan a command asked for: PlanGraph's, or for `best` the whole pipeline
 // (passes/best_plan.h), whose graph may be re-ordered and split.
 struct ChosenPlan {
@@ -133,16 +133,19 @@ struct ChosenPlan {
   GraphPlan plan;
   std::vector<BestStep> steps;  // `best` only
   bool rewritten = false;       // re-ordered, with view concats, or split
+  bool concat = false;
+  bool split = false;
 };
 
 Result<ChosenPlan> MakePlan(const Graph& g, const std::string& planner, double max_recompute) {
   if (planner != "best") {
     MF_ASSIGN_OR_RETURN(GraphPlan gp, PlanGraph(g, planner));
-    return ChosenPlan{g, std::move(gp), {}, false};
+    return ChosenPlan{g, std::move(gp)};
   }
   MF_ASSIGN_OR_RETURN(BestPlan best, PlanBest(g, {.max_recompute = max_recompute}));
   const bool rewritten = best.reordered || best.concat || best.split;
-  return ChosenPlan{std::move(best.graph), std::move(best.plan), std::move(best.steps), rewritten};
+  return ChosenPlan{std::move(best.graph), std::move(best.plan), std::move(best.steps),
+                    rewritten, best.concat, best.split};
 }
 
 Json StepsJson(const std::vector<BestStep>& steps) {
@@ -163,36 +166,68 @@ void PrintSteps(const std::vector<BestStep>& steps) {
   }
 }
 
-// Whether a plan can be written out: not one of a rewritten graph (it places tensors and
-// operators the file does not have), and not one whose offsets overflow the 32-bit integers
-// TFLite's offline plan and the C header hold.
-Status CheckExportable(const std::string& flag, bool rewritten, int64_t arena_bytes) {
-  if (rewritten) {
-    return Status::Error(flag +
-                         ": the best plan re-orders or splits operators or writes concatenation "
-                         "inputs in place, which the file's own operators cannot carry; use "
-                         "--planner diagonal for a plan of the file as it is");
-  }
-  if (arena_bytes > std::numeric_limits<int32_t>::max()) {
-    return Status::Error(flag + ": the arena needs " + std::to_string(arena_bytes) +
-                         " bytes, beyond the 32-bit offsets the file holds; use a smaller "
-                         "model configuration");
-  }
-  return Status::Ok();
+// Whether a plan's offsets fit the 32-bit integers TFLite's offline plan and the C header hold.
+Status CheckOffsetsFit(const std::string& flag, int64_t arena_bytes) {
+  if (arena_bytes <= std::numeric_limits<int32_t>::max()) return Status::Ok();
+  return Status::Error(flag + ": the arena needs " + std::to_string(arena_bytes) +
+                       " bytes, beyond the 32-bit offsets the file holds; use a smaller model "
+                       "configuration");
 }
 
-Status EmitTflite(const PlanOptions& options, const Graph& g, const GraphPlan& gp, bool rewritten) {
-  MF_RETURN_IF_ERROR(CheckExportable("--emit-tflite", rewritten, gp.plan.arena_bytes));
+// Why a rewritten graph cannot be written as a .tflite file, or "" when it can: only
+// re-ordering is expressible (TFLM's own kernels copy concatenation inputs and know no
+// per-band padding).
+std::string NotExpressible(const ChosenPlan& chosen) {
+  if (chosen.split) return "splits operators into bands with explicit padding";
+  if (chosen.concat) return "writes concatenation inputs in place, which TFLM's kernels copy";
+  return "";
+}
+
+// The .tflite file the plan belongs to: the model's own file, or for a re-ordered graph that
+// graph written anew (operators in the new order, tensor k = value k, one subgraph).
+Result<TfliteModel> FileForPlan(const PlanOptions& options, const ChosenPlan& chosen) {
+  MF_ASSIGN_OR_RETURN(TfliteModel model, ReadTfliteFile(options.common.model));
+  if (!chosen.rewritten) return model;
+  if (const std::string why = NotExpressible(chosen); !why.empty()) {
+    return Status::Error("--emit-tflite: the best plan " + why +
+                         "; use --planner diagonal for a plan of the file as it is");
+  }
+  if (model.subgraphs > 1) {
+    return Status::Error("--emit-tflite: the best plan re-orders the operators of a model with " +
+                         std::to_string(model.subgraphs) +
+                         " subgraphs, which memfold writes only with one; use --planner diagonal");
+  }
+  MF_ASSIGN_OR_RETURN(Bytes written, GraphToTflite(chosen.graph));
+  return ParseTflite(std::move(written), options.common.model + " (re-ordered)");
+}
+
+// --emit-tflite: the model's file (or the re-ordered graph's) with the plan as its offline
+// plan; other subgraphs' tensors are left to TFLM (-1).
+Status EmitTflite(const PlanOptions& options, const ChosenPlan& chosen) {
+  MF_RETURN_IF_ERROR(CheckOffsetsFit("--emit-tflite", chosen.plan.plan.arena_bytes));
   if (options.common.model.rfind("zoo:", 0) == 0) {
     return Status::Error(
         "--emit-tflite rewrites a .tflite model; zoo models have no file (use --emit-c)");
   }
-  MF_ASSIGN_OR_RETURN(TfliteModel model, ReadTfliteFile(options.common.model));
-  std::vector<int32_t> offsets = ValueOffsets(g, gp);
+  MF_ASSIGN_OR_RETURN(TfliteModel model, FileForPlan(options, chosen));
+  std::vector<int32_t> offsets = ValueOffsets(chosen.graph, chosen.plan);
   offsets.resize(static_cast<size_t>(model.total_tensors), -1);
   MF_ASSIGN_OR_RETURN(Bytes file, WithOfflinePlan(model, offsets));
   return WriteFile(*options.emit_tflite,
                    std::string(reinterpret_cast<const char*>(file.data()), file.size()));
+}
+
+// --emit-c: the arena size and every value's offset. A rewritten graph's values are not the
+// file's tensors, so it is refused.
+Status EmitC(const PlanOptions& options, const ChosenPlan& chosen) {
+  MF_RETURN_IF_ERROR(CheckOffsetsFit("--emit-c", chosen.plan.plan.arena_bytes));
+  if (chosen.rewritten) {
+    return Status::Error("--emit-c: the best plan re-orders, splits or rewrites concatenations, "
+                         "so its tensors are not the model's; use --planner diagonal, or "
+                         "--emit-tflite for a re-ordered model");
+  }
+  return WriteFile(*options.emit_c,
+                   PlanCHeader(chosen.graph, chosen.plan, options.common.model));
 }
 
 // The title of a plan's picture: the model (its file name for .tflite paths) and the planner.
@@ -232,13 +267,12 @@ int PlanCommand(const PlanOptions& options) {
   planning.Done(HumanBytes(gp.plan.arena_bytes) + ", verified");
   if (options.emit_tflite) {
     Phase phase("write " + *options.emit_tflite);
-    Status written = EmitTflite(options, g, gp, planned->rewritten);
+    Status written = EmitTflite(options, *planned);
     if (!written.ok()) return Fail(written.message());
   }
   if (options.emit_c) {
     Phase phase("write " + *options.emit_c);
-    Status written = CheckExportable("--emit-c", planned->rewritten, gp.plan.arena_bytes);
-    if (written.ok()) written = WriteFile(*options.emit_c, PlanCHeader(g, gp, options.common.model));
+    Status written = EmitC(options, *planned);
     if (!written.ok()) return Fail(written.message());
   }
   if (options.svg) {
