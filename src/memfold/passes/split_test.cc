@@ -134,6 +134,21 @@ TEST(CopyFreeConcat, OnlyWhenSafe) {
     ExpectRunsLike(exposed_channels, OutputsOf(TwoConvConcat(3, 0, true)), planner);
 }
 
+// A concat whose output an optimizer updates in place (its velocity slot) keeps its inputs:
+// the update gives the output persistent storage of its own.
+TEST(CopyFreeConcat, NotWhenTheOutputIsUpdatedInPlace) {
+  GraphBuilder b("updated");
+  const ValueId x = b.Input("x", {2, 3});
+  const ValueId a = b.Op("relu", {x}, {}, "a"), c = b.Op("relu", {x}, {}, "c");
+  const ValueId joined = b.Op("concat", {a, c}, ViewConcat(1, 1), "join");
+  const ValueId w = b.Input("w", {2, 6}), g = b.Input("g", {2, 6});
+  Result<Graph> built = b.Finish({b.Op("sgd_momentum", {w, g, joined}, {}, "update")});
+  ASSERT_TRUE(built.ok()) << built.status().message();
+  const Liveness live = ComputeLiveness(*built);
+  EXPECT_FALSE(live.copy_free[built->value(joined).producer]);
+  EXPECT_NE(live.buffer_of[a], live.buffer_of[joined]);
+}
+
 // Along the channel axis the inputs interleave: each lies in rows of the output (its 4
 // channels of every 8-channel pixel), and its convolution writes them there.
 TEST(CopyFreeConcat, ChannelInputsLieInRowsOfTheOutput) {

@@ -62,6 +62,10 @@ bool PlaceConcatInputs(const Graph& graph, const std::vector<std::vector<NodeId>
   if (!NeedsArena(out) || out.dtype == DType::kBit || out.producer == kNoNode ||
       is_io[out_id] == 2 || storage->rows[out_id].row_bytes != 0)
     return false;
+  for (NodeId reader : consumers[out_id]) {  // an in-place update would move its bytes
+    const OpDef* def = FindOp(graph.node(reader).op);
+    if (def == nullptr || !def->updates_input.empty()) return false;
+  }
   const int64_t axis = NormalAxis(out.shape, node.attrs.Int("axis"));
   if (axis < 0) return false;
   int64_t outer = 1;
