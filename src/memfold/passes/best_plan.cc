@@ -83,15 +83,23 @@ Result<BestPlan> PlanBest(const Graph& graph, const BestOptions& options) {
   best.steps.push_back(
       {"greedy", greedy.plan.arena_bytes, MsSince(start), "TFLM's greedy planner"});
 
+  // Every plan below is refined (PlanGraph's `refine`, RefinePlan), so steps compare the
+  // plans the command ends with.
   start = std::chrono::steady_clock::now();
-  MF_ASSIGN_OR_RETURN(GraphPlan plain, PlanGraph(graph, "best"));
+  MF_ASSIGN_OR_RETURN(GraphPlan plain, PlanGraph(graph, "best", OverlapSource::kAlgorithmic, true));
   best.steps.push_back(
       {"diagonal", plain.plan.arena_bytes, MsSince(start),
-       "the smallest of greedy, greedy_stable, diagonal and the file's offline plan: " +
-           plain.plan.planner});
+       "the smallest of greedy, greedy_stable, diagonal, the file's offline plan and a search "
+       "over placement orders: " + plain.plan.planner});
 
   start = std::chrono::steady_clock::now();
   MF_ASSIGN_OR_RETURN(ScheduledPlan ordered, PlanWithBestSchedule(graph, {}, "best"));
+  if (ordered.reordered) MF_RETURN_IF_ERROR(RefinePlan(ordered.graph, &ordered.plan));
+  if (!ordered.reordered || ordered.plan.plan.arena_bytes >= plain.plan.arena_bytes) {
+    ordered.graph = graph;  // refined, the file's order is as good
+    ordered.plan = plain;
+    ordered.reordered = false;
+  }
   best.reordered = ordered.reordered;
   best.steps.push_back({"reorder", ordered.plan.plan.arena_bytes, MsSince(start),
                         std::string(ScheduleSearchKindName(ordered.search.kind)) + " search, " +
@@ -107,7 +115,8 @@ Result<BestPlan> PlanBest(const Graph& graph, const BestOptions& options) {
   Graph viewed = ordered.graph;
   std::string concat_detail = "no concatenations";
   if (const int concats = MarkConcatViews(&viewed); concats > 0) {
-    MF_ASSIGN_OR_RETURN(GraphPlan plan, PlanGraph(viewed, "best"));
+    MF_ASSIGN_OR_RETURN(GraphPlan plan,
+                        PlanGraph(viewed, "best", OverlapSource::kAlgorithmic, true));
     concat_detail = ConcatDetail(viewed, plan.liveness, concats);
     candidates.push_back({std::move(viewed), std::move(plan), true});
     if (!candidates[Smallest(candidates)].concat) concat_detail += ": no smaller before splitting";
@@ -123,7 +132,8 @@ Result<BestPlan> PlanBest(const Graph& graph, const BestOptions& options) {
   for (size_t k = 0, unsplit = candidates.size(); k < unsplit; ++k) {
     MF_ASSIGN_OR_RETURN(SplitResult split, SplitForMemory(candidates[k].graph, split_options));
     if (split.stages.empty()) continue;
-    MF_ASSIGN_OR_RETURN(GraphPlan plan, PlanGraph(split.graph, "best"));
+    MF_ASSIGN_OR_RETURN(GraphPlan plan,
+                        PlanGraph(split.graph, "best", OverlapSource::kAlgorithmic, true));
     candidates.push_back({std::move(split.graph), std::move(plan), candidates[k].concat, true,
                           split.recompute_fraction(), SplitDetail(split)});
   }

@@ -334,7 +334,18 @@ struct Candidate {
   Graph graph;
   SplitStage stage;
   int64_t search_arena = 0;  // planned with the search's overlap source
+  int64_t stage_peak = 0;    // most payload bytes live while the split stage runs
 };
+
+// The most payload bytes live at any time of the split stage (positions of `stats`).
+int64_t StagePeak(const GraphPlan& plan, const SplitStats& stats) {
+  const std::vector<int64_t> live = LiveBytesPerStep(plan.liveness);
+  int64_t peak = 0;
+  for (int32_t pos = stats.first_position; pos <= stats.last_position; ++pos) {
+    peak = std::max(peak, live[static_cast<size_t>(NodeTime(static_cast<size_t>(pos)))]);
+  }
+  return peak;
+}
 
 // Tile counts past the best one for a chain that may still improve on it before the chain is
 // abandoned (the arena falls with the band size, then flattens or grows with the halo).
@@ -344,9 +355,23 @@ constexpr int32_t kTilePatience = 3;
 // cheaper closed-form overlaps, which may order close candidates differently.
 constexpr size_t kFinalists = 4;
 
+// Smaller arena first; among equal arenas (the peak now lies elsewhere) the split that leaves
+// its own stage lowest, so that a later round, lowering that other peak, does not find this
+// stage in the way; then fewer extra FLOPs.
+// How a round ranks candidate splits: by the arena of the placement heuristics, or by the
+// overlap-aware lower bound. The heuristics scatter around the bound on split graphs (which the
+// refined plan of a winner then reaches or nears), so a split the heuristics place badly may
+// still be the one to take; neither ranking finds the better sequence of rounds every time.
+enum class SplitRanking { kArena, kLowerBound };
+
+int64_t SearchKey(const GraphPlan& plan, SplitRanking ranking) {
+  return ranking == SplitRanking::kArena ? plan.plan.arena_bytes : plan.lower_bound;
+}
+
 bool Ranks(const Candidate& a, const Candidate& b) {
-  return a.search_arena != b.search_arena ? a.search_arena < b.search_arena
-                                          : a.stage.stats.extra_flops < b.stage.stats.extra_flops;
+  if (a.search_arena != b.search_arena) return a.search_arena < b.search_arena;
+  if (a.stage_peak != b.stage_peak) return a.stage_peak < b.stage_peak;
+  return a.stage.stats.extra_flops < b.stage.stats.extra_flops;
 }
 
 // Keeps `candidate` if it ranks among the best kFinalists, best first.
@@ -360,7 +385,7 @@ void Offer(Candidate candidate, std::vector<Candidate>* best) {
 // The best splits of one round by the search's arenas, best first: those below `bar`.
 Result<std::vector<Candidate>> BestSplits(const Graph& graph, int32_t peak_position, int64_t bar,
                                           double flops_left, const SplitOptions& options,
-                                          int32_t* planned) {
+                                          SplitRanking ranking, int32_t* planned) {
   std::vector<Candidate> best;
   for (const auto& [first, last] : ChainsNearPeak(graph, peak_position, options.max_chain_ops)) {
     int64_t chain_best = std::numeric_limits<int64_t>::max();
@@ -376,14 +401,15 @@ Result<std::vector<Candidate>> BestSplits(const Graph& graph, int32_t peak_posit
         MF_ASSIGN_OR_RETURN(GraphPlan plan,
                             PlanGraph(*graph_split, options.planner, options.search_overlaps));
         ++*planned;
-        const int64_t arena = plan.plan.arena_bytes;
+        const int64_t arena = SearchKey(plan, ranking);
         tiles_best = std::min(tiles_best, arena);
         if (arena >= bar) continue;
         SplitStage stage{.split = split, .stats = stats};
         for (int32_t pos = first; pos <= last; ++pos) {
           stage.ops.push_back(graph.node(graph.schedule[static_cast<size_t>(pos)]).name);
         }
-        Offer(Candidate{std::move(*graph_split), std::move(stage), arena}, &best);
+        const int64_t stage_peak = StagePeak(plan, stats);
+        Offer(Candidate{std::move(*graph_split), std::move(stage), arena, stage_peak}, &best);
       }
       if (tiles_best == std::numeric_limits<int64_t>::max()) break;  // over budget: more tiles too
       since_chain_best = tiles_best < chain_best ? 0 : since_chain_best + 1;
@@ -393,11 +419,11 @@ Result<std::vector<Candidate>> BestSplits(const Graph& graph, int32_t peak_posit
   return best;
 }
 
-}  // namespace
 
-Result<SplitResult> SplitForMemory(const Graph& graph, const SplitOptions& options) {
-  const auto start = std::chrono::steady_clock::now();
-  MF_ASSIGN_OR_RETURN(GraphPlan plan, PlanGraph(graph, options.planner));
+// Rounds of splitting around the moving peak, candidates ranked by `ranking`; `plan` is the
+// input graph's refined plan.
+Result<SplitResult> SplitRounds(const Graph& graph, const GraphPlan& plan,
+                                const SplitOptions& options, SplitRanking ranking) {
   MF_ASSIGN_OR_RETURN(GraphPlan search_plan,
                       PlanGraph(graph, options.planner, options.search_overlaps));
   SplitResult result;
@@ -405,17 +431,18 @@ Result<SplitResult> SplitForMemory(const Graph& graph, const SplitOptions& optio
   result.arena_before = result.arena_after = plan.plan.arena_bytes;
   result.total_flops = TotalFlops(graph);
   const double budget = options.max_recompute * result.total_flops;
-  int64_t search_arena = search_plan.plan.arena_bytes;
+  int64_t bar = SearchKey(search_plan, ranking);
   int32_t peak_position = std::max(0, search_plan.peak_time - 1);
   for (int32_t round = 0; round < options.max_rounds; ++round) {
     MF_ASSIGN_OR_RETURN(
         std::vector<Candidate> finalists,
-        BestSplits(result.graph, peak_position, search_arena, budget - result.extra_flops, options,
-                   &result.candidates_planned));
-    // The first finalist whose plan with exact overlaps is smaller too wins the round.
+        BestSplits(result.graph, peak_position, bar, budget - result.extra_flops, options,
+                   ranking, &result.candidates_planned));
+    // The first finalist whose refined plan with exact overlaps is smaller too wins the round.
     std::optional<Candidate> best;
     for (Candidate& candidate : finalists) {
-      MF_ASSIGN_OR_RETURN(GraphPlan exact, PlanGraph(candidate.graph, options.planner));
+      MF_ASSIGN_OR_RETURN(GraphPlan exact, PlanGraph(candidate.graph, options.planner,
+                                                     OverlapSource::kAlgorithmic, true));
       if (exact.plan.arena_bytes < result.arena_after) {
         candidate.stage.arena_bytes = exact.plan.arena_bytes;
         best = std::move(candidate);
@@ -426,13 +453,30 @@ Result<SplitResult> SplitForMemory(const Graph& graph, const SplitOptions& optio
     MF_ASSIGN_OR_RETURN(GraphPlan searched,
                         PlanGraph(best->graph, options.planner, options.search_overlaps));
     result.arena_after = best->stage.arena_bytes;
-    search_arena = searched.plan.arena_bytes;
+    bar = SearchKey(searched, ranking);
     peak_position = std::max(0, searched.peak_time - 1);
     result.extra_flops += best->stage.stats.extra_flops;
     result.duplicated_elements += best->stage.stats.duplicated_elements;
     result.stages.push_back(std::move(best->stage));
     result.graph = std::move(best->graph);
   }
+  return result;
+}
+
+}  // namespace
+
+Result<SplitResult> SplitForMemory(const Graph& graph, const SplitOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  MF_ASSIGN_OR_RETURN(GraphPlan plan,
+                      PlanGraph(graph, options.planner, OverlapSource::kAlgorithmic, true));
+  MF_ASSIGN_OR_RETURN(SplitResult result, SplitRounds(graph, plan, options, SplitRanking::kArena));
+  MF_ASSIGN_OR_RETURN(SplitResult by_bound,
+                      SplitRounds(graph, plan, options, SplitRanking::kLowerBound));
+  const int32_t planned = result.candidates_planned + by_bound.candidates_planned;
+  if (by_bound.arena_after < result.arena_after ||
+      (by_bound.arena_after == result.arena_after && by_bound.extra_flops < result.extra_flops))
+    result = std::move(by_bound);
+  result.candidates_planned = planned;
   result.search_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return result;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <random>
 
 namespace memfold {
 namespace {
@@ -75,14 +76,15 @@ Range Forbidden(const BufferRequest& b, int64_t size_b, const BufferRequest& e, 
 
 }  // namespace
 
-Plan DiagonalPlanner::Place(std::span<const BufferRequest> requests) const {
+Plan PlaceDiagonalInOrder(std::span<const BufferRequest> requests, std::span<const int32_t> order,
+                          std::string planner) {
   std::vector<int64_t> sizes;
   for (const BufferRequest& r : requests) sizes.push_back(AlignUp(r.bytes, r.alignment));
-  Plan plan{.planner = std::string(name()), .arena_bytes = 0, .offsets = {}};
+  Plan plan{.planner = std::move(planner), .arena_bytes = 0, .offsets = {}};
   plan.offsets.assign(requests.size(), 0);
   std::vector<int32_t> placed;
   std::vector<Range> ranges;
-  for (int32_t id : PlacementOrder(requests, sizes, order_)) {
+  for (int32_t id : order) {
     const BufferRequest& b = requests[id];
     ranges.clear();
     for (int32_t e : placed) {
@@ -102,6 +104,32 @@ Plan DiagonalPlanner::Place(std::span<const BufferRequest> requests) const {
     placed.push_back(id);
   }
   return plan;
+}
+
+Plan SearchPlacementOrder(std::span<const BufferRequest> requests, std::vector<int32_t> order,
+                          int64_t floor, int32_t moves, const std::string& planner) {
+  Plan best = PlaceDiagonalInOrder(requests, order, planner);
+  int64_t current = best.arena_bytes;
+  std::mt19937 random(20261129);
+  const auto n = static_cast<uint32_t>(order.size());
+  for (int32_t move = 0; move < moves && n > 1 && best.arena_bytes > floor; ++move) {
+    const uint32_t i = random() % n, j = random() % n;
+    std::swap(order[i], order[j]);
+    Plan plan = PlaceDiagonalInOrder(requests, order, planner);
+    if (plan.arena_bytes > current) {
+      std::swap(order[i], order[j]);
+      continue;
+    }
+    current = plan.arena_bytes;
+    if (plan.arena_bytes < best.arena_bytes) best = std::move(plan);
+  }
+  return best;
+}
+
+Plan DiagonalPlanner::Place(std::span<const BufferRequest> requests) const {
+  std::vector<int64_t> sizes;
+  for (const BufferRequest& r : requests) sizes.push_back(AlignUp(r.bytes, r.alignment));
+  return PlaceDiagonalInOrder(requests, PlacementOrder(requests, sizes, order_), std::string(name()));
 }
 
 }  // namespace memfold

@@ -18,6 +18,18 @@
 
 namespace memfold {
 
+// Places `requests` one by one in `order` (a permutation of their ids), each at the lowest
+// aligned offset its placed neighbours allow.
+Plan PlaceDiagonalInOrder(std::span<const BufferRequest> requests, std::span<const int32_t> order,
+                          std::string planner);
+
+// Local search over placement orders: from `order`, swaps two positions drawn by a fixed-seed
+// generator and keeps the swap unless the arena grows (plateaus are crossed); stops after
+// `moves` swaps or once the arena reaches `floor`. Returns the smallest plan seen, named
+// `planner`. Deterministic; O(moves x one placement).
+Plan SearchPlacementOrder(std::span<const BufferRequest> requests, std::vector<int32_t> order,
+                          int64_t floor, int32_t moves, const std::string& planner);
+
 class DiagonalPlanner final : public Planner {
  public:
   enum class Order { kLargestFirst, kReverseExecution, kPeakFirst };

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <set>
 
 #include "memfold/ops/registry.h"
@@ -179,7 +180,34 @@ std::vector<std::string> GraphPlannerNames() {
   return names;
 }
 
-Result<GraphPlan> PlanGraph(const Graph& graph, std::string_view planner, OverlapSource source) {
+Status RefinePlan(const Graph& graph, GraphPlan* gp) {
+  constexpr double kWork = 2e7;    // neighbour checks per refinement
+  constexpr int32_t kMoves = 1000;  // enough to reach the bound on every zoo model's split graph
+  const std::string& planner = gp->plan.planner;
+  if (planner.rfind("greedy", 0) != 0 && planner.rfind("diagonal", 0) != 0) return Status::Ok();
+  Liveness live = ComputeLiveness(graph);
+  AddOverlapAllowances(graph, OverlapSource::kAlgorithmic, &live);
+  const int64_t floor = AlignUp(LowerBoundWithOverlaps(live.requests), kArenaAlignment);
+  const auto n = static_cast<double>(live.requests.size());
+  const auto moves = static_cast<int32_t>(std::min<double>(kMoves, kWork / std::max(1.0, n * n)));
+  if (gp->plan.arena_bytes <= floor || moves == 0 ||
+      gp->plan.offsets.size() != live.requests.size())
+    return Status::Ok();
+  std::vector<int32_t> order(live.requests.size());
+  std::iota(order.begin(), order.end(), 0);
+  const std::vector<int64_t>& at = gp->plan.offsets;
+  std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return at[a] < at[b]; });
+  Plan searched = SearchPlacementOrder(live.requests, std::move(order), floor, moves, "diagonal_search");
+  if (searched.arena_bytes >= gp->plan.arena_bytes) return Status::Ok();
+  MF_ASSIGN_OR_RETURN(gp->plan, Verified(std::move(searched), live.requests));
+  gp->lower_bound = LowerBoundWithOverlaps(live.requests);
+  gp->liveness = std::move(live);
+  gp->peak_time = PeakTime(gp->liveness, gp->plan);
+  return Status::Ok();
+}
+
+Result<GraphPlan> PlanGraph(const Graph& graph, std::string_view planner, OverlapSource source,
+                            bool refine) {
   const bool best = planner == kBest, diagonal = planner == kDiagonal;
   if (!best && !diagonal && planner != kOffline && planner != kMxnet && MakePlanner(planner) == nullptr) {
     std::string names;
@@ -224,6 +252,7 @@ Result<GraphPlan> PlanGraph(const Graph& graph, std::string_view planner, Overla
     }
   }
   result.peak_time = PeakTime(result.liveness, result.plan);
+  if (refine && (best || diagonal)) MF_RETURN_IF_ERROR(RefinePlan(graph, &result));
   return result;
 }
 

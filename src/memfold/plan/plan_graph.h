@@ -35,9 +35,19 @@ std::vector<std::string> GraphPlannerNames();
 enum class OverlapSource { kAlgorithmic, kAnalytic };
 
 // Errors: unknown planner name; no offline plan; a plan that fails verification (for memfold's
-// own planners an internal bug, reported rather than used).
+// own planners an internal bug, reported rather than used). With `refine`, "diagonal" and
+// "best" plans then get RefinePlan's search (what the commands show; searches that plan many
+// candidates rank them without it).
 Result<GraphPlan> PlanGraph(const Graph& graph, std::string_view planner,
-                            OverlapSource source = OverlapSource::kAlgorithmic);
+                            OverlapSource source = OverlapSource::kAlgorithmic, bool refine = false);
+
+// Improves a greedy or diagonal plan of `graph` by a local search over placement orders
+// (SearchPlacementOrder, with the algorithmic safe overlaps) from the order of its offsets,
+// within a fixed amount of work (a placement costs about n^2 / 2 neighbour checks for n
+// buffers; the search stops at the overlap-aware lower bound). The result replaces the plan
+// only when it verifies and is smaller; its planner is "diagonal_search". Deterministic.
+// Errors: a searched plan that fails verification (an internal bug).
+Status RefinePlan(const Graph& graph, GraphPlan* plan);
 
 // Lets every node's output overlap each input that dies at the node, by the input's safe
 // overlap from `source` (only pairs with O_s > 0). The algorithmic models replay loops, O(output
