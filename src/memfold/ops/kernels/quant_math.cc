@@ -102,10 +102,11 @@ int32_t ExpOnIntervalBetweenNegativeOneQuarterAnd0Excl(int32_t a) {
 
 }  // namespace
 
+// TFLite shifts left by `left_shift` unchecked; the general form is the same for shifts in
+// [0, 31] and stays defined for the negative shifts tiny scales produce.
 int32_t MultiplyByQuantizedMultiplierGreaterThanOne(int32_t x, int32_t quantized_multiplier,
                                                     int left_shift) {
-  const auto shifted = static_cast<int32_t>(static_cast<uint32_t>(x) << left_shift);
-  return SaturatingRoundingDoublingHighMul(shifted, quantized_multiplier);
+  return MultiplyByQuantizedMultiplier(x, quantized_multiplier, left_shift);
 }
 
 int32_t RoundingHalfSum(int32_t a, int32_t b) {
@@ -191,12 +192,15 @@ void PreprocessSoftmaxScaling(double beta, double input_scale, int input_integer
   QuantizeMultiplier(real_multiplier, quantized_multiplier, left_shift);
 }
 
+// TFLite divides by (1LL << input_left_shift); a tiny input scale makes that shift negative,
+// undefined behaviour there. Scaling by 2^-shift is the same wherever TFLite is defined, and
+// the radius is clamped to int's range.
 int CalculateInputRadius(int input_integer_bits, int input_left_shift, int total_signed_bits) {
   const double max_input_rescaled =
-      1.0 * static_cast<double>((1 << input_integer_bits) - 1) *
-      static_cast<double>(int64_t{1} << (total_signed_bits - input_integer_bits)) /
-      static_cast<double>(int64_t{1} << input_left_shift);
-  return static_cast<int>(std::floor(max_input_rescaled));
+      std::ldexp(static_cast<double>((1 << input_integer_bits) - 1),
+                 total_signed_bits - input_integer_bits - input_left_shift);
+  return static_cast<int>(
+      std::min(std::floor(max_input_rescaled), static_cast<double>(std::numeric_limits<int>::max())));
 }
 
 QuantRange QuantizedActivationRange(const std::string& activation, DType dtype, float scale,
