@@ -117,6 +117,9 @@ TEST(QuantMath, RoundingDivideByPOTRoundsTiesAwayFromZero) {
   EXPECT_EQ(RoundingDivideByPOT(1, 2), 0);    // 0.25 -> 0
   EXPECT_EQ(RoundingDivideByPOT(-1, 2), 0);   // -0.25 -> 0
   EXPECT_EQ(RoundingDivideByPOT(100, 0), 100);
+  // Out-of-range exponents from broken models stay defined: 0 beyond 62, no division below 0.
+  EXPECT_EQ(RoundingDivideByPOT(std::numeric_limits<int32_t>::min(), 200), 0);
+  EXPECT_EQ(RoundingDivideByPOT(-7, -107), -7);
 }
 
 TEST(QuantMath, MultiplyByQuantizedMultiplierRoundsTwice) {

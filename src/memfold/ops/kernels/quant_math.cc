@@ -37,7 +37,10 @@ int32_t SaturatingRoundingDoublingHighMul(int32_t a, int32_t b) {
 int32_t RoundingDivideByPOT(int32_t x, int exponent) {
   // In 64 bits: int8 softmax over 1,000+ classes asks for exponents above 31, where a 32-bit
   // shift is undefined (found by UBSan on the int8 zoo MobileNets). Below 32 the result is
-  // the same as in 32 bits.
+  // the same as in 32 bits, and from 62 on it is 0 as at 62. A negative exponent only comes
+  // from absurd scales in a broken model (the fuzzer's int8 add with a multiplier above one,
+  // undefined in TFLite): it divides by 1 rather than shift by a negative count.
+  exponent = std::clamp(exponent, 0, 62);
   const int64_t mask = (int64_t{1} << exponent) - 1;
   const int64_t remainder = x & mask;
   const int64_t threshold = (mask >> 1) + (x < 0 ? 1 : 0);
