@@ -118,7 +118,13 @@ Result<Stage> RunTfliteInput(std::span<const uint8_t> bytes) {
   if (diagonal.plan.arena_bytes > greedy.plan.arena_bytes)
     return Bug("the diagonal arena is larger than greedy's");
   MF_RETURN_IF_ERROR(CheckOfflinePlan(g, source));
-  std::vector<PlannedGraph> plans = {{&g, &greedy}, {&g, &diagonal}};
+  GraphPlan searched = diagonal;
+  if (small) {  // the placement-order search of the commands (its replays are bounded too)
+    MF_RETURN_IF_ERROR(RefinePlan(g, &searched));
+    if (searched.plan.arena_bytes > diagonal.plan.arena_bytes)
+      return Bug("the placement-order search made the diagonal arena larger");
+  }
+  std::vector<PlannedGraph> plans = {{&g, &greedy}, {&g, &diagonal}, {&g, &searched}};
   Graph viewed = g;
   GraphPlan viewed_greedy, viewed_diagonal;
   if (MarkConcatViews(&viewed) > 0) {

@@ -6,7 +6,8 @@
 //    its message has the contract's form: one line starting with the file's label.
 // 2. Plan with greedy and diagonal (and the file's own offline plan, if it has one), and check
 //    each plan again with VerifyPlan. Any planning error is a memfold bug, except an unsafe
-//    offline plan, which is the file's fault. When the model concatenates, plan the model with
+//    offline plan, which is the file's fault. Small models also get the placement-order search
+//    (RefinePlan), which may never enlarge the arena. When the model concatenates, plan it with
 //    every concatenation a copy-free view (passes/best_plan.h MarkConcatViews) the same way.
 // 3. Execute, only when the run is small (every activation's bytes together at most
 //    kMaxRunBytes and at most kMaxRunFlops): unplanned, then in every arena of step 2; the
