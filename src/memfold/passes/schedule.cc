@@ -40,7 +40,7 @@ struct BufferInfo {
 // An input whose buffer output 0 may overlap when the input dies at the node.
 struct OverlapCandidate {
   int32_t input;   // index into NodeInfo::buffers
-  int64_t saving;  // what LowerBoundWithOverlaps subtracts for it (PlannerSaving)
+  int64_t saving;  // what LowerBoundWithOverlaps subtracts for it alone (PlannerSaving)
 };
 
 struct NodeInfo {
@@ -173,11 +173,14 @@ class StepModel {
       if (!Exists(buffer, ran)) created += buffer.size;
       if (!Survives(buffer, id, ran)) freed += buffer.size;
     }
+    // The output may lie over every input that dies here (LowerBoundWithOverlaps): the
+    // savings add up, to at most the output's size.
     int64_t saving = 0;
     if (info.output >= 0 && !Exists(BufferAt(info, info.output), ran)) {
       for (const OverlapCandidate& c : info.overlaps) {
-        if (c.saving > saving && !Survives(BufferAt(info, c.input), id, ran)) saving = c.saving;
+        if (!Survives(BufferAt(info, c.input), id, ran)) saving += c.saving;
       }
+      saving = std::min(saving, BufferAt(info, info.output).size);
     }
     return {live + created + info.scratch - saving, live + created - freed};
   }
@@ -227,7 +230,8 @@ class StepModel {
         if (live_before && live_after) forced += buffer.size;
       }
       int64_t saving = 0;
-      for (const OverlapCandidate& c : info.overlaps) saving = std::max(saving, c.saving);
+      for (const OverlapCandidate& c : info.overlaps) saving += c.saving;
+      if (info.output >= 0) saving = std::min(saving, BufferAt(info, info.output).size);
       bound = std::max(bound, forced - saving);
     }
     return bound;

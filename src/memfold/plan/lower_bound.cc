@@ -53,8 +53,12 @@ int64_t LowerBoundWithOverlaps(std::span<const BufferRequest> requests) {
       // padding lies over it too (found by the fuzzer: a 72 B output over a 288 B input fits
       // in 288 B, not 296).
       const int64_t overlap = a.max_bytes + out_size - out.bytes;
-      if (in.last == out.first) saving = std::max(saving, std::min({overlap, out_size, AlignUp(in.bytes, in.alignment)}));
+      // Dying inputs are disjoint, so an output may lie over several of them at once (a
+      // concat over both its inputs, found by the fuzzer): their savings add up, to at most
+      // the output's own size.
+      if (in.last == out.first) saving += std::min({overlap, out_size, AlignUp(in.bytes, in.alignment)});
     }
+    saving = std::min(saving, out_size);
     if (saving == 0) continue;
     events.push_back({out.first, -saving});
     events.push_back({int64_t{out.first} + 1, saving});

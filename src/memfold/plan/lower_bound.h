@@ -16,9 +16,10 @@ namespace memfold {
 int64_t LowerBound(std::span<const BufferRequest> requests);
 
 // The same bound for plans that use overlap allowances: at the step where an output is
-// created it may overlap one dying input by at most its largest allowance plus its own
-// alignment padding (and by no more than either buffer occupies), so that much is subtracted
-// at that step.
+// created it may overlap each dying input by at most that input's allowance plus its own
+// alignment padding (and by no more than either buffer occupies); the dying inputs are
+// disjoint, so the sum of those overlaps, at most the output's size, is subtracted at that
+// step.
 int64_t LowerBoundWithOverlaps(std::span<const BufferRequest> requests);
 
 }  // namespace memfold
