@@ -214,6 +214,46 @@ TEST(CopyFreeConcat, ChannelInputsLieInRowsOfTheOutput) {
   EXPECT_LT(viewing->plan.arena_bytes, copying->plan.arena_bytes);
 }
 
+// Batches and the BLAS products: a batch of 2 concatenated along channels (axis -1), matrix
+// products written in rows by sgemm's leading dimension (concat along the last axis: one
+// product row per output row, one of them transposed) and in runs of rows (batch_matmul
+// concatenated along its rows axis: two product rows per output row).
+TEST(CopyFreeConcat, BatchesAndMatrixProductsWriteTheirRows) {
+  auto build = [](int64_t view) {
+    GraphBuilder b("rows_everywhere");
+    const ValueId x = b.Input("x", {2, 4, 3, 3});
+    const ValueId a = b.Op("conv2d", {x, b.LayerWeight("wa", {2, 3, 3, 3}, 27)},
+                           ConvAttrs(1, "none"), "a");
+    const ValueId c = b.Op("relu", {x}, {}, "c");
+    const ValueId channels = b.Op("concat", {a, c}, ViewConcat(-1, view), "channels");
+    const ValueId m = b.Input("m", {6, 5});
+    const ValueId p = b.Op("matmul", {m, b.Weight("w1", {5, 4}, 0.5f)}, {}, "p");
+    Attrs transposed;
+    transposed.Set("transpose_a", int64_t{1});
+    const ValueId mt = b.Input("mt", {5, 6});
+    const ValueId q = b.Op("matmul", {mt, b.Weight("w2", {5, 6}, 0.5f)}, transposed, "q");
+    const ValueId columns = b.Op("concat", {p, q}, ViewConcat(1, view), "columns");
+    const ValueId t = b.Input("t", {3, 2, 4});
+    const ValueId u = b.Op("batch_matmul", {t, b.Weight("w3", {3, 4, 3}, 0.5f)}, {}, "u");
+    const ValueId v = b.Op("batch_matmul", {t, b.Weight("w4", {3, 4, 3}, 0.5f)}, {}, "v");
+    const ValueId rows = b.Op("concat", {u, v}, ViewConcat(1, view), "rows");
+    auto out = [&](ValueId value, const std::string& name) {
+      return b.Op("relu", {value}, {}, name);
+    };
+    return std::move(b.Finish({out(channels, "y1"), out(columns, "y2"), out(rows, "y3")})).value();
+  };
+  const Graph graph = build(1);
+  const Liveness live = ComputeLiveness(graph);
+  EXPECT_EQ(ViewRows(live, ValueNamed(graph, "a")).row_bytes, 8);      // 2 channels
+  EXPECT_EQ(ViewRows(live, ValueNamed(graph, "p")).stride_bytes, 40);  // 4 + 6 columns
+  EXPECT_EQ(ViewRows(live, ValueNamed(graph, "q")).row_bytes, 24);
+  EXPECT_EQ(ViewRows(live, ValueNamed(graph, "u")).row_bytes, 24);     // 2 x 3 per batch
+  for (const char* concat : {"channels", "columns", "rows"})
+    EXPECT_TRUE(live.copy_free[graph.value(ValueNamed(graph, concat)).producer]) << concat;
+  const std::vector<Bytes> reference = OutputsOf(build(0));
+  for (const char* planner : {"greedy", "diagonal"}) ExpectRunsLike(graph, reference, planner);
+}
+
 // x -> relu r -> 1x1 conv a (r dies there) and x -> conv c; concat(a, c). Copying, a's
 // buffer may overlap r diagonally; written in rows of the concat it may not: O_s assumes a
 // contiguous output.
