@@ -364,6 +364,10 @@ constexpr size_t kFinalists = 4;
 // still be the one to take; neither ranking finds the better sequence of rounds every time.
 enum class SplitRanking { kArena, kLowerBound };
 
+// Where a round looks for chains: around the peak of the heuristics' plan, or of the refined
+// exact plan (the heuristics' peak may be a placement accident).
+enum class PeakSource { kHeuristic, kRefined };
+
 int64_t SearchKey(const GraphPlan& plan, SplitRanking ranking) {
   return ranking == SplitRanking::kArena ? plan.plan.arena_bytes : plan.lower_bound;
 }
@@ -423,7 +427,8 @@ Result<std::vector<Candidate>> BestSplits(const Graph& graph, int32_t peak_posit
 // Rounds of splitting around the moving peak, candidates ranked by `ranking`; `plan` is the
 // input graph's refined plan.
 Result<SplitResult> SplitRounds(const Graph& graph, const GraphPlan& plan,
-                                const SplitOptions& options, SplitRanking ranking) {
+                                const SplitOptions& options, SplitRanking ranking,
+                                PeakSource peaks) {
   MF_ASSIGN_OR_RETURN(GraphPlan search_plan,
                       PlanGraph(graph, options.planner, options.search_overlaps));
   SplitResult result;
@@ -432,7 +437,8 @@ Result<SplitResult> SplitRounds(const Graph& graph, const GraphPlan& plan,
   result.total_flops = TotalFlops(graph);
   const double budget = options.max_recompute * result.total_flops;
   int64_t bar = SearchKey(search_plan, ranking);
-  int32_t peak_position = std::max(0, search_plan.peak_time - 1);
+  const bool refined_peaks = peaks == PeakSource::kRefined;
+  int32_t peak_position = std::max(0, (refined_peaks ? plan : search_plan).peak_time - 1);
   for (int32_t round = 0; round < options.max_rounds; ++round) {
     MF_ASSIGN_OR_RETURN(
         std::vector<Candidate> finalists,
@@ -440,11 +446,13 @@ Result<SplitResult> SplitRounds(const Graph& graph, const GraphPlan& plan,
                    ranking, &result.candidates_planned));
     // The first finalist whose refined plan with exact overlaps is smaller too wins the round.
     std::optional<Candidate> best;
+    int32_t best_peak_time = 0;
     for (Candidate& candidate : finalists) {
       MF_ASSIGN_OR_RETURN(GraphPlan exact, PlanGraph(candidate.graph, options.planner,
                                                      OverlapSource::kAlgorithmic, true));
       if (exact.plan.arena_bytes < result.arena_after) {
         candidate.stage.arena_bytes = exact.plan.arena_bytes;
+        best_peak_time = exact.peak_time;
         best = std::move(candidate);
         break;
       }
@@ -454,7 +462,7 @@ Result<SplitResult> SplitRounds(const Graph& graph, const GraphPlan& plan,
                         PlanGraph(best->graph, options.planner, options.search_overlaps));
     result.arena_after = best->stage.arena_bytes;
     bar = SearchKey(searched, ranking);
-    peak_position = std::max(0, searched.peak_time - 1);
+    peak_position = std::max(0, (refined_peaks ? best_peak_time : searched.peak_time) - 1);
     result.extra_flops += best->stage.stats.extra_flops;
     result.duplicated_elements += best->stage.stats.duplicated_elements;
     result.stages.push_back(std::move(best->stage));
@@ -469,13 +477,21 @@ Result<SplitResult> SplitForMemory(const Graph& graph, const SplitOptions& optio
   const auto start = std::chrono::steady_clock::now();
   MF_ASSIGN_OR_RETURN(GraphPlan plan,
                       PlanGraph(graph, options.planner, OverlapSource::kAlgorithmic, true));
-  MF_ASSIGN_OR_RETURN(SplitResult result, SplitRounds(graph, plan, options, SplitRanking::kArena));
-  MF_ASSIGN_OR_RETURN(SplitResult by_bound,
-                      SplitRounds(graph, plan, options, SplitRanking::kLowerBound));
-  const int32_t planned = result.candidates_planned + by_bound.candidates_planned;
-  if (by_bound.arena_after < result.arena_after ||
-      (by_bound.arena_after == result.arena_after && by_bound.extra_flops < result.extra_flops))
-    result = std::move(by_bound);
+  // A small portfolio of round strategies; none finds the better sequence of splits every
+  // time, the smallest result (then the fewest extra FLOPs) is kept.
+  std::optional<SplitResult> best;
+  int32_t planned = 0;
+  for (const auto& [ranking, peaks] :
+       {std::pair{SplitRanking::kArena, PeakSource::kHeuristic},
+        std::pair{SplitRanking::kLowerBound, PeakSource::kHeuristic},
+        std::pair{SplitRanking::kLowerBound, PeakSource::kRefined}}) {
+    MF_ASSIGN_OR_RETURN(SplitResult tried, SplitRounds(graph, plan, options, ranking, peaks));
+    planned += tried.candidates_planned;
+    if (!best || tried.arena_after < best->arena_after ||
+        (tried.arena_after == best->arena_after && tried.extra_flops < best->extra_flops))
+      best = std::move(tried);
+  }
+  SplitResult result = std::move(*best);
   result.candidates_planned = planned;
   result.search_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
