@@ -74,8 +74,8 @@ Range Forbidden(const BufferRequest& b, int64_t size_b, const BufferRequest& e, 
   return {offset_e - size_b, offset_e + size_e};
 }
 
-}  // namespace
-
+// Places `requests` one by one in `order` (a permutation of their ids), each at the lowest
+// aligned offset its placed neighbours allow.
 Plan PlaceDiagonalInOrder(std::span<const BufferRequest> requests, std::span<const int32_t> order,
                           std::string planner) {
   std::vector<int64_t> sizes;
@@ -105,6 +105,8 @@ Plan PlaceDiagonalInOrder(std::span<const BufferRequest> requests, std::span<con
   }
   return plan;
 }
+
+}  // namespace
 
 Plan SearchPlacementOrder(std::span<const BufferRequest> requests, std::vector<int32_t> order,
                           int64_t floor, int32_t moves, const std::string& planner) {

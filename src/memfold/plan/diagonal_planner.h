@@ -4,24 +4,20 @@
 //
 // Each buffer takes the lowest aligned offset outside the forbidden ranges its placed,
 // time-overlapping neighbours impose: [o - size, o + size_e) for an unrelated neighbour e,
-// shrunk by O_s on the side where the pair may overlap. Two placement orders:
+// shrunk by O_s on the side where the pair may overlap. Three placement orders:
 //   kLargestFirst     TFLM's greedy order (size, largest first; ties in reverse request order)
 //   kReverseExecution the paper's heap allocation in reverse execution order (latest first use
 //                     first), which lets each input be placed against its consumer's output.
 //   kPeakFirst        buffers live at the busiest steps first (by the most bytes live at any
 //                     step of their lifetime, then size): the peak's producer/consumer pairs
 //                     settle their overlaps before smaller buffers take the low offsets.
-// Complexity O(n k log k) for k time-overlapping neighbours per buffer.
+// Complexity O(n k log k) for k time-overlapping neighbours per buffer. SearchPlacementOrder
+// looks for a better order than these three by local search (plan_graph.h RefinePlan).
 #pragma once
 
 #include "memfold/plan/planner.h"
 
 namespace memfold {
-
-// Places `requests` one by one in `order` (a permutation of their ids), each at the lowest
-// aligned offset its placed neighbours allow.
-Plan PlaceDiagonalInOrder(std::span<const BufferRequest> requests, std::span<const int32_t> order,
-                          std::string planner);
 
 // Local search over placement orders: from `order`, swaps two positions drawn by a fixed-seed
 // generator and keeps the swap unless the arena grows (plateaus are crossed); stops after
