@@ -72,33 +72,11 @@ Json FirstValues(const Value& v, const Bytes& bytes, int64_t count) {
   const int64_t n = std::min(count, v.elements());
   for (int64_t k = 0; k < n; ++k) {
     const std::byte* p = bytes.data() + k * ElementBytes(v.dtype);
-    auto read = [p](auto sample) {
+    auto read = [p, &values](auto sample) {
       std::memcpy(&sample, p, sizeof(sample));
-      return sample;
+      values.push_back(sample);
     };
-    switch (v.dtype) {
-      case DType::kF32:
-        values.push_back(read(float{}));
-        break;
-      case DType::kI8:
-        values.push_back(read(int8_t{}));
-        break;
-      case DType::kU8:
-      case DType::kBool:
-        values.push_back(read(uint8_t{}));
-        break;
-      case DType::kI16:
-        values.push_back(read(int16_t{}));
-        break;
-      case DType::kI32:
-        values.push_back(read(int32_t{}));
-        break;
-      case DType::kI64:
-        values.push_back(read(int64_t{}));
-        break;
-      case DType::kBit:
-        return values;
-    }
+    if (!VisitElementType(v.dtype, read)) return values;  // packed bits: nothing to show
   }
   return values;
 }

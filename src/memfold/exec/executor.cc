@@ -299,15 +299,7 @@ std::vector<Bytes> DefaultInputs(const Graph& graph) {
         std::memcpy(bytes.data() + k * static_cast<int64_t>(sizeof(T)), &element, sizeof(T));
       }
     };
-    switch (value.dtype) {
-      case DType::kF32: put(float{}); break;
-      case DType::kI8: put(int8_t{}); break;
-      case DType::kU8: case DType::kBool: put(uint8_t{}); break;
-      case DType::kI16: put(int16_t{}); break;
-      case DType::kI32: put(int32_t{}); break;
-      case DType::kI64: put(int64_t{}); break;
-      case DType::kBit: break;  // masks are never graph inputs; leave zero
-    }
+    VisitElementType(value.dtype, put);  // masks (kBit) are never graph inputs; left zero
     inputs.push_back(std::move(bytes));
   }
   return inputs;

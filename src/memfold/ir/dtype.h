@@ -22,4 +22,21 @@ int ElementBytes(DType type);
 // Bytes needed to store `count` elements of `type`.
 int64_t StorageBytes(DType type, int64_t count);
 
+// Calls visit(T{}) with the C++ element type of `type` (bool as uint8_t); returns false, without
+// calling it, for the packed kBit, which has none.
+template <typename Visit>
+bool VisitElementType(DType type, Visit&& visit) {
+  switch (type) {
+    case DType::kF32: visit(float{}); return true;
+    case DType::kI8: visit(int8_t{}); return true;
+    case DType::kU8:
+    case DType::kBool: visit(uint8_t{}); return true;
+    case DType::kI16: visit(int16_t{}); return true;
+    case DType::kI32: visit(int32_t{}); return true;
+    case DType::kI64: visit(int64_t{}); return true;
+    case DType::kBit: break;
+  }
+  return false;
+}
+
 }  // namespace memfold
