@@ -12,13 +12,18 @@
 namespace memfold {
 namespace {
 
-constexpr std::byte kPoison{0xFF};  // NaN for floats, -1 for integers
+// Unplanned buffers and a fresh arena start as this: NaN for floats, -1 for integers.
+constexpr std::byte kPoison{0xFF};
 
-// Runs one node's kernel; `live` (planned runs) says which values lie in rows of a concat.
-void RunNode(const Graph& graph, const Node& node, const std::vector<std::byte*>& where,
-             std::span<std::byte* const> scratch, const Liveness* live) {
-  const OpDef* def = FindOp(node.op);
-  if (def->alias) return;  // the output already is the input's bytes
+// The arguments of one node: where its inputs and outputs are, and (planned runs, `live`) the
+// row layout of values that lie in rows of a concat.
+struct ArgStorage {
+  std::vector<TensorArg> inputs, outputs;
+  NodeArgs view(std::span<std::byte* const> scratch) const { return {inputs, outputs, scratch}; }
+};
+
+ArgStorage ArgsOf(const Graph& graph, const Node& node, const std::vector<std::byte*>& where,
+                  const Liveness* live) {
   auto arg = [&](ValueId v) {
     if (v == kNoValue) return TensorArg{};
     TensorArg a{&graph.value(v), where[static_cast<size_t>(v)]};
@@ -29,11 +34,23 @@ void RunNode(const Graph& graph, const Node& node, const std::vector<std::byte*>
     }
     return a;
   };
-  std::vector<TensorArg> inputs, outputs;
-  for (ValueId in : node.inputs) inputs.push_back(arg(in));
-  for (ValueId out : node.outputs) outputs.push_back(arg(out));
-  const KernelFn kernel = def->FindKernel(graph.value(node.inputs[0]).dtype);
-  kernel(KernelContext{node, inputs, outputs, scratch});
+  ArgStorage args;
+  for (ValueId in : node.inputs) args.inputs.push_back(arg(in));
+  for (ValueId out : node.outputs) args.outputs.push_back(arg(out));
+  return args;
+}
+
+// Runs one node's kernel, traced under `watch` when one is given and the kernel has a traced
+// form.
+void RunKernel(const Graph& graph, const Node& node, const NodeArgs& args, AccessWatch* watch) {
+  const KernelEntry* entry = FindOp(node.op)->FindKernelEntry(graph.value(node.inputs[0]).dtype);
+  const KernelContext context{node, args.inputs, args.outputs, args.scratch};
+  if (watch == nullptr || entry->traced == nullptr) {
+    entry->run(context);
+    return;
+  }
+  ScopedWatch scope(watch);
+  entry->traced(context);
 }
 
 // Points constants at their data (unless a run keeps a mutable copy) and alias outputs —
@@ -117,7 +134,12 @@ Arena AllocateArena(int64_t bytes) {
   return Arena(static_cast<std::byte*>(::operator new[](size, std::align_val_t{64})));
 }
 
-// Fills the bytes of buffers whose lifetime starts at `time`, except bytes of buffers that
+// Poison that always differs from what it replaces: every byte inverted.
+void Invert(std::byte* begin, std::byte* end) {
+  for (std::byte* p = begin; p != end; ++p) *p = ~*p;
+}
+
+// Poisons the bytes of buffers whose lifetime starts at `time`, except bytes of buffers that
 // already hold live data then (an input a diagonal output overlaps, for instance).
 void PoisonStartingBuffers(const Liveness& live, const Plan& plan, int32_t time, std::byte* arena) {
   std::vector<std::pair<int64_t, int64_t>> holding;  // [begin, end) of live data
@@ -134,11 +156,19 @@ void PoisonStartingBuffers(const Liveness& live, const Plan& plan, int32_t time,
     const int64_t end = cursor + r.bytes;
     for (const auto& [b, e] : holding) {
       if (e <= cursor || b >= end) continue;
-      if (b > cursor) std::fill(arena + cursor, arena + b, kPoison);
+      if (b > cursor) Invert(arena + cursor, arena + b);
       cursor = std::max(cursor, e);
     }
-    if (cursor < end) std::fill(arena + cursor, arena + end, kPoison);
+    if (cursor < end) Invert(arena + cursor, arena + end);
   }
+}
+
+// A tensor nothing fills: TFLM hands such tensors (an accelerator's scratch) arena memory as it
+// is, so a kernel reading one computes from whatever the memory held before.
+bool IsUnwritten(const Graph& graph, ValueId v) {
+  const Value& value = graph.value(v);
+  return value.role == Role::kWorkspace && value.producer == kNoNode && !value.is_constant() &&
+         std::find(graph.inputs.begin(), graph.inputs.end(), v) == graph.inputs.end();
 }
 
 }  // namespace
@@ -164,6 +194,14 @@ Status CheckRunnable(const Graph& graph, const std::vector<Bytes>& inputs) {
                            ") is unknown to memfold; planning still works, execution needs a kernel");
     }
     if (def->alias) continue;
+    for (ValueId in : node.inputs) {
+      if (in != kNoValue && IsUnwritten(graph, in)) {
+        return Status::Error("operator " + std::to_string(pos) + " '" + node.name + "' (" + node.op +
+                             ") reads tensor '" + graph.value(in).name +
+                             "', which no operator writes and which is no input, constant or "
+                             "variable, so its contents are undefined; planning still works");
+      }
+    }
     const DType dtype = graph.value(node.inputs[0]).dtype;
     if (def->FindKernel(dtype) == nullptr) {
       return Status::Error("operator " + std::to_string(pos) + " '" + node.name + "' (" + node.op +
@@ -213,6 +251,7 @@ Result<RunOutputs> Session::Run(const std::vector<Bytes>& inputs, const Liveness
     if (persistent_[static_cast<size_t>(v)]) where[static_cast<size_t>(v)] = storage_[static_cast<size_t>(v)].data();
   }
   Arena arena = AllocateArena(planned ? plan->arena_bytes : 0);
+  if (planned && options.poison) std::fill(arena.get(), arena.get() + plan->arena_bytes, kPoison);
   std::vector<Bytes> own;  // unplanned: one buffer per computed value
   int64_t unplanned_bytes = 0;
   if (planned) {
@@ -237,6 +276,8 @@ Result<RunOutputs> Session::Run(const std::vector<Bytes>& inputs, const Liveness
   std::vector<Bytes> captured(options.capture.size());
   if (planned && options.poison) PoisonStartingBuffers(*live, *plan, 0, arena.get());
   CopyInputs(graph, inputs, where);
+  RunMonitor* monitor = options.monitor;
+  if (monitor != nullptr) MF_RETURN_IF_ERROR(monitor->Started(where, planned ? arena.get() : nullptr));
   for (size_t pos = 0; pos < graph.schedule.size(); ++pos) {
     const NodeId id = graph.schedule[pos];
     const Node& node = graph.node(id);
@@ -252,12 +293,19 @@ Result<RunOutputs> Session::Run(const std::vector<Bytes>& inputs, const Liveness
         unplanned_bytes += bytes;
       }
     }
+    const ArgStorage args = ArgsOf(graph, node, where, planned ? live : nullptr);
+    AccessWatch* watch = nullptr;
+    if (monitor != nullptr) {
+      MF_ASSIGN_OR_RETURN(watch, monitor->Before(pos, node, args.view(scratch)));
+    }
+    const bool runs = !FindOp(node.op)->alias && !(planned && AlreadyInPlace(*live, id));
     const auto start = std::chrono::steady_clock::now();
-    if (!planned || !AlreadyInPlace(*live, id)) RunNode(graph, node, where, scratch, planned ? live : nullptr);
+    if (runs) RunKernel(graph, node, args.view(scratch), watch);
     if (options.layer_ms != nullptr) {
       (*options.layer_ms)[node.layer.empty() ? "other" : node.layer] +=
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     }
+    if (monitor != nullptr) MF_RETURN_IF_ERROR(monitor->After(pos, node, args.view(scratch), runs));
     Capture(graph, node, where, options.capture, &captured);
   }
   RunOutputs result = CollectOutputs(graph, where);
@@ -266,8 +314,9 @@ Result<RunOutputs> Session::Run(const std::vector<Bytes>& inputs, const Liveness
   return result;
 }
 
-Result<RunOutputs> RunUnplanned(const Graph& graph, const std::vector<Bytes>& inputs) {
-  return Session(graph).Run(inputs);
+Result<RunOutputs> RunUnplanned(const Graph& graph, const std::vector<Bytes>& inputs,
+                                const ExecOptions& options) {
+  return Session(graph).Run(inputs, nullptr, nullptr, options);
 }
 
 Result<RunOutputs> RunPlanned(const Graph& graph, const Liveness& live, const Plan& plan,

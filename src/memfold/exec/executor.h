@@ -6,7 +6,9 @@
 // their output is their input's bytes. In checking mode every buffer's bytes are filled with a
 // poison pattern when the buffer's lifetime starts (except bytes still holding live data), so
 // a planner that lets a value be overwritten while live, or a kernel reading dead memory,
-// shows up as a different result.
+// shows up as a different result. Poisoning inverts every byte, so a poisoned byte always
+// differs from the stale byte it replaces. Checked execution (exec/checked_run.h) watches a
+// run through a RunMonitor and compares every value where it is read.
 //
 // Persistent tensors — weights that optimizer steps update in place, optimizer state, TFLite
 // variable tensors — live outside the arena in a Session, which keeps them across runs (one
@@ -21,10 +23,34 @@
 
 #include "memfold/ir/graph.h"
 #include "memfold/ir/status.h"
+#include "memfold/ops/kernels/access.h"
+#include "memfold/ops/registry.h"
 #include "memfold/plan/buffer.h"
 #include "memfold/plan/liveness.h"
 
 namespace memfold {
+
+// A node's arguments as its kernel sees them.
+struct NodeArgs {
+  std::span<const TensorArg> inputs;  // value == nullptr for an absent optional input
+  std::span<const TensorArg> outputs;
+  std::span<std::byte* const> scratch;
+};
+
+// Watches a run operator by operator (checked execution, exec/checked_run.h). An error from
+// any call stops the run with that error.
+class RunMonitor {
+ public:
+  virtual ~RunMonitor() = default;
+  // Once the graph inputs are in place: where each value's bytes are (null: nowhere), and the
+  // arena (null for an unplanned run).
+  virtual Status Started(const std::vector<std::byte*>& where, const std::byte* arena) = 0;
+  // Before the node at schedule position `position` runs. A watch returned here makes the
+  // node run its traced kernel under it (nodes without one run as usual).
+  virtual Result<AccessWatch*> Before(size_t position, const Node& node, const NodeArgs& args) = 0;
+  // After the node; `ran` is false for nodes the executor skips (aliases, copy-free views).
+  virtual Status After(size_t position, const Node& node, const NodeArgs& args, bool ran) = 0;
+};
 
 struct ExecOptions {
   bool poison = true;
@@ -33,6 +59,7 @@ struct ExecOptions {
   std::vector<ValueId> capture;
   // When set, wall time of every node is added to its layer type's entry (Echo's Figure 5).
   std::map<std::string, double>* layer_ms = nullptr;
+  RunMonitor* monitor = nullptr;
 };
 
 struct RunOutputs {
@@ -65,7 +92,8 @@ class Session {
   std::vector<char> persistent_;  // per value
 };
 
-Result<RunOutputs> RunUnplanned(const Graph& graph, const std::vector<Bytes>& inputs);
+Result<RunOutputs> RunUnplanned(const Graph& graph, const std::vector<Bytes>& inputs,
+                                const ExecOptions& options = {});
 Result<RunOutputs> RunPlanned(const Graph& graph, const Liveness& liveness, const Plan& plan,
                               const std::vector<Bytes>& inputs, const ExecOptions& options = {});
 

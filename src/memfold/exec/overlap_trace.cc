@@ -9,48 +9,78 @@ namespace memfold {
 namespace {
 
 // Deterministic filler: access patterns of memfold's kernels do not depend on values.
-Bytes Filled(int64_t bytes) {
-  Bytes data(static_cast<size_t>(bytes));
-  for (size_t k = 0; k < data.size(); ++k) data[k] = static_cast<std::byte>((k * 37 + 11) % 251);
-  return data;
+void Fill(std::byte* data, int64_t bytes) {
+  for (int64_t k = 0; k < bytes; ++k) data[k] = static_cast<std::byte>((k * 37 + 11) % 251);
 }
+
+// The trace method's watch over one block holding the output, then the traced input: reads of
+// the input and writes of the output feed the accumulator.
+class OverlapWatch final : public AccessWatch {
+ public:
+  OverlapWatch(const std::byte* block, int64_t output_bytes, int64_t input_bytes)
+      : input_(block + output_bytes), overlap_(output_bytes) {
+    begin = block;
+    end = block + output_bytes + input_bytes;
+  }
+  void Read(const std::byte* p, int64_t) override {
+    if (p >= input_) overlap_.Read(p - input_);
+  }
+  void Write(const std::byte* p, int64_t bytes) override {
+    if (p < input_) overlap_.Write(p - begin + bytes);
+  }
+  int64_t safe_overlap() const { return overlap_.safe_overlap(); }
+
+ private:
+  const std::byte* input_;
+  OverlapAccumulator overlap_;
+};
 
 }  // namespace
 
 std::optional<int64_t> SafeOverlapByTrace(const Graph& graph, const Node& node, int input) {
   const OpDef* def = FindOp(node.op);
   if (def == nullptr || def->alias || node.inputs.empty() || node.inputs[0] == kNoValue ||
-      static_cast<size_t>(input) >= node.inputs.size() || node.inputs[static_cast<size_t>(input)] == kNoValue) {
+      static_cast<size_t>(input) >= node.inputs.size() ||
+      node.inputs[static_cast<size_t>(input)] == kNoValue || node.outputs.empty()) {
     return std::nullopt;
   }
   const KernelEntry* entry = def->FindKernelEntry(graph.value(node.inputs[0]).dtype);
   if (entry == nullptr || entry->traced == nullptr) return std::nullopt;
-  std::vector<Bytes> storage;
+  const int64_t in_bytes = graph.value(node.inputs[static_cast<size_t>(input)]).bytes();
+  const int64_t out_bytes = graph.value(node.outputs[0]).bytes();
+  Bytes block(static_cast<size_t>(out_bytes + in_bytes));
+  Fill(block.data(), out_bytes + in_bytes);
+  std::vector<Bytes> storage;  // every other tensor, each in its own allocation
   storage.reserve(node.inputs.size() + node.outputs.size() + 4);
-  auto bind = [&](ValueId v) -> TensorArg {
+  auto own = [&](int64_t bytes) {
+    storage.emplace_back(static_cast<size_t>(bytes));
+    Fill(storage.back().data(), bytes);
+    return storage.back().data();
+  };
+  auto bind = [&](ValueId v, std::byte* data) -> TensorArg {
     if (v == kNoValue) return {};
     const Value& value = graph.value(v);
-    storage.push_back(value.is_constant() ? *value.data : Filled(value.bytes()));
-    return {&value, storage.back().data()};
+    if (data != nullptr) return {&value, data};
+    if (value.is_constant()) return {&value, storage.emplace_back(*value.data).data()};
+    return {&value, own(value.bytes())};
   };
   std::vector<TensorArg> inputs, outputs;
-  for (ValueId v : node.inputs) inputs.push_back(bind(v));
-  for (ValueId v : node.outputs) outputs.push_back(bind(v));
+  for (size_t k = 0; k < node.inputs.size(); ++k) {
+    inputs.push_back(bind(node.inputs[k], k == static_cast<size_t>(input) ? block.data() + out_bytes : nullptr));
+  }
+  for (size_t k = 0; k < node.outputs.size(); ++k) {
+    outputs.push_back(bind(node.outputs[k], k == 0 ? block.data() : nullptr));
+  }
   std::vector<std::byte*> scratch;
   if (def->scratch != nullptr) {
-    for (int64_t bytes : def->scratch(graph, node)) {
-      storage.push_back(Filled(bytes));
-      scratch.push_back(storage.back().data());
-    }
+    for (int64_t bytes : def->scratch(graph, node)) scratch.push_back(own(bytes));
   }
-  const TensorArg& in = inputs[static_cast<size_t>(input)];
-  const TensorArg& out = outputs[0];
-  OverlapAccumulator overlap(out.value->bytes());
-  TraceTarget target{in.data, in.data + in.value->bytes(), out.data, out.data + out.value->bytes(), &overlap};
-  current_trace = &target;
-  entry->traced(KernelContext{node, inputs, outputs, scratch});
-  current_trace = nullptr;
-  return overlap.safe_overlap();
+  OverlapWatch watch(block.data(), out_bytes, in_bytes);
+  {
+    ScopedWatch scope(&watch);
+    entry->traced(KernelContext{node, inputs, outputs, scratch});
+  }
+  return watch.safe_overlap();
 }
 
 }  // namespace memfold

@@ -33,19 +33,38 @@ class OverlapAccumulator {
   int64_t max_written_ = 0;
 };
 
-// Where the trace method looks: one input and one output buffer, and the accumulator.
-struct TraceTarget {
-  const std::byte* input_begin;
-  const std::byte* input_end;
-  const std::byte* output_begin;
-  const std::byte* output_end;
-  OverlapAccumulator* overlap;
+// Where a traced kernel reports its accesses: loads through In and stores through Out whose
+// bytes reach into [begin, end). Reads of a kernel's own outputs and scratch (Out's
+// operator[]) are not reported. The trace method of safe-overlap analysis and checked
+// execution (exec/checked_run.h) implement it.
+class AccessWatch {
+ public:
+  const std::byte* begin = nullptr;
+  const std::byte* end = nullptr;
+  virtual void Read(const std::byte* p, int64_t bytes) = 0;
+  virtual void Write(const std::byte* p, int64_t bytes) = 0;
+
+ protected:
+  ~AccessWatch() = default;
 };
-inline thread_local TraceTarget* current_trace = nullptr;
+inline thread_local AccessWatch* current_watch = nullptr;
+
+// Sets current_watch for one traced kernel call and clears it again.
+class ScopedWatch {
+ public:
+  explicit ScopedWatch(AccessWatch* watch) { current_watch = watch; }
+  ~ScopedWatch() { current_watch = nullptr; }
+  ScopedWatch(const ScopedWatch&) = delete;
+  ScopedWatch& operator=(const ScopedWatch&) = delete;
+};
 
 struct Direct {
   template <typename T>
   static T Load(const T* base, int64_t index) {
+    return base[index];
+  }
+  template <typename T>
+  static T LoadOwn(const T* base, int64_t index) {
     return base[index];
   }
   template <typename T>
@@ -54,21 +73,29 @@ struct Direct {
   }
 };
 
-// Plain accesses that also report those touching the traced input and output.
+// Plain accesses that also report those reaching into the current watch.
 struct Traced {
   template <typename T>
+  static bool Watched(const T* at) {
+    const auto* p = reinterpret_cast<const std::byte*>(at);
+    const AccessWatch* w = current_watch;
+    return p < w->end && p + sizeof(T) > w->begin;
+  }
+  template <typename T>
   static T Load(const T* base, int64_t index) {
-    const auto* p = reinterpret_cast<const std::byte*>(base + index);
-    const TraceTarget* t = current_trace;
-    if (p >= t->input_begin && p < t->input_end) t->overlap->Read(p - t->input_begin);
+    if (Watched(base + index)) {
+      current_watch->Read(reinterpret_cast<const std::byte*>(base + index), sizeof(T));
+    }
+    return base[index];
+  }
+  template <typename T>
+  static T LoadOwn(const T* base, int64_t index) {
     return base[index];
   }
   template <typename T>
   static void Store(T* base, int64_t index, T value) {
-    const auto* p = reinterpret_cast<const std::byte*>(base + index);
-    const TraceTarget* t = current_trace;
-    if (p >= t->output_begin && p < t->output_end) {
-      t->overlap->Write(p - t->output_begin + static_cast<int64_t>(sizeof(T)));
+    if (Watched(base + index)) {
+      current_watch->Write(reinterpret_cast<const std::byte*>(base + index), sizeof(T));
     }
     base[index] = value;
   }
@@ -91,7 +118,7 @@ struct Out {
   int64_t stride = 0;
   int64_t At(int64_t index) const { return row == 0 ? index : index / row * stride + index % row; }
   void Set(int64_t index, T value) const { A::Store(base, At(index), value); }
-  T operator[](int64_t index) const { return A::Load(static_cast<const T*>(base), At(index)); }
+  T operator[](int64_t index) const { return A::LoadOwn(static_cast<const T*>(base), At(index)); }
 };
 
 // The output view of a kernel's output argument (a TensorArg: its data and row layout).
