@@ -6,6 +6,7 @@
 
 #include <filesystem>
 
+#include "memfold/exec/checked_run_test_util.h"
 #include "memfold/exec/executor.h"
 #include "memfold/exec/overlap_trace.h"
 #include "memfold/io/model_loader.h"
@@ -102,10 +103,7 @@ TEST_P(EveryModel, DiagonalPlanRunsBitIdenticallyAndBeatsGreedy) {
   ASSERT_TRUE(VerifyPlan(diagonal->liveness.requests, diagonal->plan).ok());
   const std::vector<Bytes> inputs = DefaultInputs(*g);
   if (!CheckRunnable(*g, inputs).ok()) GTEST_SKIP() << "no kernel for an operator: planning only";
-  Result<RunOutputs> planned = RunPlanned(*g, diagonal->liveness, diagonal->plan, inputs);
-  Result<RunOutputs> unplanned = RunUnplanned(*g, inputs);
-  ASSERT_TRUE(planned.ok() && unplanned.ok());
-  EXPECT_EQ(planned->outputs, unplanned->outputs);
+  EXPECT_TRUE(RunsIdentically(*g, *g, diagonal->liveness, diagonal->plan, inputs));
 }
 
 std::string ParamName(const ::testing::TestParamInfo<std::string>& info) {
@@ -167,11 +165,16 @@ TEST(DiagonalPlanner, OverEstimatedOverlapIsCaughtByExecution) {
     const int32_t relu = live.buffer_of[static_cast<size_t>(z)];
     plan.offsets[static_cast<size_t>(relu)] = 2 * out_bytes;
     plan.arena_bytes = 3 * out_bytes;
-    const std::vector<Bytes> inputs = DefaultInputs(*g);
-    return RunPlanned(*g, live, plan, inputs)->outputs == RunUnplanned(*g, inputs)->outputs;
+    return RunChecked(*g, *g, live, plan, DefaultInputs(*g)).value();
   };
-  EXPECT_TRUE(run_with_overlap(exact));
-  EXPECT_FALSE(run_with_overlap(exact + 8 * 4 * 4));  // one row more than proven
+  EXPECT_TRUE(run_with_overlap(exact).identical());
+  // One byte more than proven: the kernel reads an input byte it already overwrote, caught
+  // inside the kernel whatever the data.
+  const CheckedRun beyond = run_with_overlap(exact + 1);
+  ASSERT_FALSE(beyond.identical());
+  EXPECT_EQ(beyond.first_difference->check, "in-kernel");
+  EXPECT_EQ(beyond.first_difference->op_name, "dw");
+  EXPECT_FALSE(run_with_overlap(exact + 8 * 4 * 4).identical());  // one row more
   // And the verifier refuses such a plan outright.
   Plan bad{.planner = "manual", .arena_bytes = 0, .offsets = std::vector<int64_t>(live.requests.size(), 0)};
   bad.offsets[static_cast<size_t>(in)] = live.requests[static_cast<size_t>(out)].bytes - exact - 16;

@@ -23,6 +23,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "memfold/exec/checked_run_test_util.h"
 #include "memfold/exec/executor.h"
 #include "memfold/io/model_loader.h"
 #include "memfold/passes/quantize.h"
@@ -54,41 +55,16 @@ int64_t PeakLiveBytes(const Graph& graph, int32_t first, int32_t last) {
   return peak;
 }
 
-// Outputs of an unplanned run and the bytes of `capture` (values computed in both graphs).
-struct Expected {
-  std::vector<Bytes> outputs;
-  std::vector<Bytes> captured;
-};
-
-Expected RunCapturing(const Graph& graph, const std::vector<ValueId>& capture) {
-  ExecOptions options;
-  options.capture = capture;
-  Result<RunOutputs> run = Session(graph).Run(DefaultInputs(graph), nullptr, nullptr, options);
-  EXPECT_TRUE(run.ok()) << run.status().message();
-  if (!run.ok()) return {};
-  return {run->outputs, run->captured};
-}
-
-// Plans with diagonal and greedy (verified), runs planned and unplanned, and compares the
-// outputs and the split chains' outputs (int8 logits of a random-weight network can hide a
-// wrong intermediate) with the unsplit graph's.
-void ExpectRunsLike(const Graph& graph, const Graph& original,
-                    const std::vector<ValueId>& chain_outputs) {
-  const Expected expected = RunCapturing(original, chain_outputs);
-  const Expected unplanned = RunCapturing(graph, chain_outputs);
-  EXPECT_EQ(unplanned.outputs, expected.outputs);
-  EXPECT_EQ(unplanned.captured, expected.captured);
-  ExecOptions options;
-  options.capture = chain_outputs;
+// Plans the split graph with diagonal and greedy (verified) and runs it checked against the
+// unsplit graph, unplanned: every band value is compared with its rows of the unsplit value
+// where it is read (int8 logits of a random-weight network could hide a wrong intermediate).
+void ExpectRunsLike(const Graph& graph, const Graph& original) {
   for (const char* planner : {"diagonal", "greedy"}) {
     Result<GraphPlan> plan = PlanGraph(graph, planner);
     ASSERT_TRUE(plan.ok()) << plan.status().message();
     ASSERT_TRUE(VerifyPlan(plan->liveness.requests, plan->plan).ok());
-    Result<RunOutputs> planned =
-        RunPlanned(graph, plan->liveness, plan->plan, DefaultInputs(graph), options);
-    ASSERT_TRUE(planned.ok()) << planned.status().message();
-    EXPECT_EQ(planned->outputs, expected.outputs) << planner;
-    EXPECT_EQ(planned->captured, expected.captured) << planner;
+    EXPECT_TRUE(RunsIdentically(original, graph, plan->liveness, plan->plan, DefaultInputs(graph)))
+        << planner;
   }
 }
 
@@ -111,18 +87,16 @@ void ExpectPaperExampleFigures(const Graph& graph) {
   EXPECT_EQ(PeakLiveBytes(*split, stats.first_position, stats.last_position), 66560);
   // 4 x (slice, pointwise, depthwise) + concat.
   EXPECT_EQ(stats.last_position - stats.first_position + 1, 13);
-  ExpectRunsLike(*split, graph, {stats.output});
+  ExpectRunsLike(*split, graph);
 }
 
 TEST(SplitGolden, MobileNetV1PaperExampleInt8) {
   ExpectPaperExampleFigures(Int8(Load("zoo:mobilenet_v1,alpha=0.25,res=128")));
 }
 
-// The zoo's own int8 build, where this checkout's zoo has the dtype key.
+// The zoo's own int8 build.
 TEST(SplitGolden, MobileNetV1PaperExampleZooInt8) {
-  Result<Graph> graph = LoadModel("zoo:mobilenet_v1,alpha=0.25,res=128,dtype=i8");
-  if (!graph.ok()) GTEST_SKIP() << graph.status().message();
-  ExpectPaperExampleFigures(*graph);
+  ExpectPaperExampleFigures(Load("zoo:mobilenet_v1,alpha=0.25,res=128,dtype=i8"));
 }
 
 TEST(SplitGolden, MobileNetV1PaperExampleFloatSameBands) {
@@ -133,7 +107,7 @@ TEST(SplitGolden, MobileNetV1PaperExampleFloatSameBands) {
   EXPECT_EQ(stats.max_tile_bytes, 4 * 17408);
   EXPECT_EQ(stats.duplicated_elements, 3072);
   EXPECT_EQ(PeakLiveBytes(*split, stats.first_position, stats.last_position), 4 * 66560);
-  ExpectRunsLike(*split, graph, {stats.output});
+  ExpectRunsLike(*split, graph);
 }
 
 // The automatic search on small MobileNets, float and int8: a smaller verified arena within
@@ -149,13 +123,7 @@ TEST(SplitGolden, AutomaticSplitsOfSmallMobileNetsRunBitIdentically) {
       ASSERT_FALSE(result->stages.empty()) << model;
       EXPECT_LT(result->arena_after, result->arena_before) << model;
       EXPECT_LE(result->recompute_fraction(), 0.10) << model;
-      std::vector<ValueId> chain_outputs;
-      for (const SplitStage& stage : result->stages) {
-        // A later round may split bands of an earlier one: values the input graph lacks.
-        if (stage.stats.output < graph->num_values()) chain_outputs.push_back(stage.stats.output);
-      }
-      EXPECT_FALSE(chain_outputs.empty());
-      ExpectRunsLike(result->graph, *graph, chain_outputs);
+      ExpectRunsLike(result->graph, *graph);
     }
   }
 }
@@ -169,11 +137,7 @@ TEST(SplitGolden, SharedPersonDetectInt8ShrinksAndRunsBitIdentically) {
   ASSERT_FALSE(result->stages.empty());
   EXPECT_LT(result->arena_after, result->arena_before);
   EXPECT_LE(result->recompute_fraction(), 0.10);
-  std::vector<ValueId> chain_outputs;
-  for (const SplitStage& stage : result->stages) {
-    if (stage.stats.output < graph.num_values()) chain_outputs.push_back(stage.stats.output);
-  }
-  ExpectRunsLike(result->graph, graph, chain_outputs);
+  ExpectRunsLike(result->graph, graph);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "memfold/exec/checked_run.h"
 #include "memfold/exec/executor.h"
 #include "memfold/exec/run_memory.h"
 #include "memfold/io/plan_export.h"
@@ -79,6 +80,19 @@ Json FirstValues(const Value& v, const Bytes& bytes, int64_t count) {
     if (!VisitElementType(v.dtype, read)) return values;  // packed bits: nothing to show
   }
   return values;
+}
+
+// run --json's `first_difference`: null when the runs agree at every read.
+Json DifferenceJson(const std::optional<ReadDifference>& d) {
+  if (!d) return nullptr;
+  return {{"check", d->check},
+          {"operator_index", d->position < 0 ? Json(nullptr) : Json(d->position)},
+          {"operator", d->op_name},
+          {"op", d->op},
+          {"value", d->value_name},
+          {"planned_hash", d->actual_hash},
+          {"unplanned_hash", d->expected_hash},
+          {"detail", d->detail}};
 }
 
 Result<std::vector<Bytes>> ReadInputs(const Graph& g, const std::optional<std::string>& file) {
@@ -321,21 +335,17 @@ int RunCommand(const RunOptions& options) {
   const GraphPlan* planned = &chosen->plan;
   planning.Done(HumanBytes(planned->plan.arena_bytes) + ", verified");
   // The planned run executes the (possibly re-ordered and split) graph the plan is for; the
-  // reference is the model as loaded, unplanned.
-  Phase planned_run("run in the planned arena");
-  Result<RunOutputs> in_arena = RunPlanned(chosen->graph, planned->liveness, planned->plan, *inputs);
-  planned_run.Done();
-  Phase unplanned_run("run unplanned");
-  Result<RunOutputs> reference = RunUnplanned(g, *inputs);
-  unplanned_run.Done();
-  if (!in_arena.ok() || !reference.ok()) {
-    return Fail((in_arena.ok() ? reference : in_arena).status().message(), kExitFailed);
-  }
-  const bool identical = in_arena->outputs == reference->outputs;
+  // reference is the model as loaded, unplanned; every read is compared (exec/checked_run.h).
+  Phase checked_run("run in the planned arena and unplanned, every read compared");
+  Result<CheckedRun> run = RunChecked(g, chosen->graph, planned->liveness, planned->plan, *inputs);
+  if (!run.ok()) return Fail(run.status().message(), kExitFailed);
+  checked_run.Done(std::to_string(run->values_checked) + " reads compared");
+  const bool identical = run->identical();
+  const std::vector<Bytes>& shown = identical ? run->planned.outputs : run->unplanned.outputs;
   Json outputs = Json::array();
   for (size_t k = 0; k < g.outputs.size(); ++k) {
     const Value& v = g.value(g.outputs[k]);
-    const Bytes& bytes = in_arena->outputs[k];
+    const Bytes& bytes = shown[k];
     outputs.push_back({{"name", v.name},
                        {"dtype", DTypeName(v.dtype)},
                        {"shape", v.shape},
@@ -347,6 +357,9 @@ int RunCommand(const RunOptions& options) {
                       {"planner", options.planner},
                       {"arena_bytes", planned->plan.arena_bytes},
                       {"outputs", outputs},
+                      {"values_checked", run->values_checked},
+                      {"operators_traced", run->operators_traced},
+                      {"first_difference", DifferenceJson(run->first_difference)},
                       {"identical_to_unplanned", identical}}
                      .dump(1)
               << "\n";
@@ -358,10 +371,17 @@ int RunCommand(const RunOptions& options) {
                 << o["dtype"].get<std::string>() << " sha256 " << o["sha256"].get<std::string>()
                 << "\n  first values " << o["values"].dump() << "\n";
     }
+    std::cout << "checked " << GroupDigits(run->values_checked)
+              << " reads against the unplanned run (value hash and byte owner at every read; "
+              << run->operators_traced << " overlapping operators traced)\n";
+    if (!identical) std::cout << "first difference: " << DescribeDifference(*run->first_difference) << "\n";
     std::cout << "identical to the unplanned run: " << (identical ? "yes" : "NO") << "\n";
   }
-  if (!identical)
-    return Fail("planned and unplanned outputs differ: the plan is unsafe", kExitFailed);
+  if (!identical) {
+    return Fail(options.common.model + ": the planned run differs from the unplanned one at " +
+                    DescribeDifference(*run->first_difference) + "; the plan is unsafe",
+                kExitFailed);
+  }
   return kExitOk;
 }
 

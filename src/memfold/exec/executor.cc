@@ -308,6 +308,7 @@ Result<RunOutputs> Session::Run(const std::vector<Bytes>& inputs, const Liveness
     if (monitor != nullptr) MF_RETURN_IF_ERROR(monitor->After(pos, node, args.view(scratch), runs));
     Capture(graph, node, where, options.capture, &captured);
   }
+  if (monitor != nullptr) MF_RETURN_IF_ERROR(monitor->Finished(where));
   RunOutputs result = CollectOutputs(graph, where);
   result.captured = std::move(captured);
   result.allocated_bytes = persistent_bytes() + (planned ? plan->arena_bytes : unplanned_bytes);

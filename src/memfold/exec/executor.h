@@ -50,6 +50,8 @@ class RunMonitor {
   virtual Result<AccessWatch*> Before(size_t position, const Node& node, const NodeArgs& args) = 0;
   // After the node; `ran` is false for nodes the executor skips (aliases, copy-free views).
   virtual Status After(size_t position, const Node& node, const NodeArgs& args, bool ran) = 0;
+  // After the last node, right before the caller's outputs are copied out.
+  virtual Status Finished(const std::vector<std::byte*>& where) = 0;
 };
 
 struct ExecOptions {

@@ -1,5 +1,6 @@
 #include "memfold/exec/overlap_trace.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "memfold/ops/kernels/access.h"
@@ -13,25 +14,38 @@ void Fill(std::byte* data, int64_t bytes) {
   for (int64_t k = 0; k < bytes; ++k) data[k] = static_cast<std::byte>((k * 37 + 11) % 251);
 }
 
-// The trace method's watch over one block holding the output, then the traced input: reads of
-// the input and writes of the output feed the accumulator.
+// The trace method's watch over one block holding the output, then the traced input: writes
+// of the output and the reads of the input that can still lower O_s feed the accumulator. A
+// read of input byte r lowers it only when N_out - max_written + r < O_s so far, so the watched
+// reads are the input bytes below max_written + O_s - N_out.
 class OverlapWatch final : public AccessWatch {
  public:
   OverlapWatch(const std::byte* block, int64_t output_bytes, int64_t input_bytes)
-      : input_(block + output_bytes), overlap_(output_bytes) {
+      : input_(block + output_bytes), n_out_(output_bytes), overlap_(output_bytes) {
     begin = block;
     end = block + output_bytes + input_bytes;
+    Narrow();
   }
   void Read(const std::byte* p, int64_t) override {
-    if (p >= input_) overlap_.Read(p - input_);
+    overlap_.Read(p - input_);
+    Narrow();
   }
   void Write(const std::byte* p, int64_t bytes) override {
-    if (p < input_) overlap_.Write(p - begin + bytes);
+    if (p >= input_) return;
+    max_written_ = std::max(max_written_, p - begin + bytes);
+    overlap_.Write(p - begin + bytes);
+    Narrow();
   }
   int64_t safe_overlap() const { return overlap_.safe_overlap(); }
 
  private:
+  void Narrow() {
+    read_begin = input_;
+    read_end = std::min(end, input_ + std::max<int64_t>(0, max_written_ + overlap_.safe_overlap() - n_out_));
+  }
   const std::byte* input_;
+  int64_t n_out_;
+  int64_t max_written_ = 0;
   OverlapAccumulator overlap_;
 };
 

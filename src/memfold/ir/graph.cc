@@ -98,4 +98,16 @@ std::vector<std::vector<NodeId>> Graph::Consumers() const {
   return consumers;
 }
 
+void Graph::SetOriginWithin(ValueId v, ValueId within, const Shape& begin) {
+  const Value& outer = value(within);
+  ValueOrigin origin{within, begin};
+  if (outer.origin) {
+    origin.source = outer.origin->source;
+    for (size_t d = 0; d < origin.begin.size() && d < outer.origin->begin.size(); ++d) {
+      origin.begin[d] += outer.origin->begin[d];
+    }
+  }
+  value(v).origin = std::move(origin);
+}
+
 }  // namespace memfold

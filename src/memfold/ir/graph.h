@@ -56,6 +56,15 @@ struct Quantization {
 
 using Bytes = std::vector<std::byte>;
 
+// What a value holds of a value of the graph a rewrite started from, when it is only part of
+// it: the box source[begin, begin + shape) (same rank and element type). Passes keep the ids of
+// the values they do not replace, so a value without an origin is the value with its own id.
+// Checked execution (exec/checked_run.h) compares rewritten graphs with the original by it.
+struct ValueOrigin {
+  ValueId source = kNoValue;
+  Shape begin;
+};
+
 struct Value {
   std::string name;
   DType dtype = DType::kF32;
@@ -64,6 +73,7 @@ struct Value {
   std::optional<Quantization> quant;
   NodeId producer = kNoNode;
   std::shared_ptr<const Bytes> data;  // constant contents; null for computed values
+  std::optional<ValueOrigin> origin;  // set by rewrites on values that hold part of another
 
   int64_t elements() const { return NumElements(shape); }
   int64_t bytes() const { return StorageBytes(dtype, elements()); }
@@ -129,6 +139,10 @@ class Graph {
 
   // consumers[v] = nodes reading v, in schedule order, a node listed once per use. O(V + E).
   std::vector<std::vector<NodeId>> Consumers() const;
+
+  // Records that value `v` holds the box of value `within` that starts at `begin`, composed
+  // with `within`'s own origin, so origins always name values of the graph before any rewrite.
+  void SetOriginWithin(ValueId v, ValueId within, const Shape& begin);
 
  private:
   std::vector<Value> values_;

@@ -13,6 +13,7 @@
 #include <random>
 #include <string>
 
+#include "memfold/exec/checked_run_test_util.h"
 #include "memfold/exec/executor.h"
 #include "memfold/io/model_loader.h"
 #include "memfold/ir/verify.h"
@@ -52,12 +53,8 @@ void ExpectRunsLikeOriginal(const Graph& original, const std::vector<NodeId>& sc
   Result<GraphPlan> gp = PlanGraph(reordered, "diagonal");
   ASSERT_TRUE(gp.ok()) << what << ": " << gp.status().message();
   ASSERT_TRUE(VerifyPlan(gp->liveness.requests, gp->plan).ok()) << what;
-  const std::vector<Bytes> inputs = DefaultInputs(original);
-  Result<RunOutputs> reference = RunUnplanned(original, inputs);
-  ASSERT_TRUE(reference.ok()) << what << ": " << reference.status().message();
-  Result<RunOutputs> planned = RunPlanned(reordered, gp->liveness, gp->plan, inputs);
-  ASSERT_TRUE(planned.ok()) << what << ": " << planned.status().message();
-  EXPECT_EQ(planned->outputs, reference->outputs) << what;
+  EXPECT_TRUE(RunsIdentically(original, reordered, gp->liveness, gp->plan, DefaultInputs(original)))
+      << what;
 }
 
 // x [1,4] feeds two branches; each expands to [1,256] by a matmul (no O_s model: no overlap),

@@ -171,6 +171,7 @@ Result<ValueId> AddRowSlice(Graph* out, ValueId source, const BandRows& rows,
   MF_ASSIGN_OR_RETURN(std::vector<ValueId> outputs,
                       AddOp(out, "slice", {source}, std::move(attrs), name));
   out->value(outputs[0]).quant = out->value(source).quant;
+  out->SetOriginWithin(outputs[0], source, {0, rows.in_begin, 0, 0});
   return outputs[0];
 }
 
@@ -179,9 +180,11 @@ struct ChainView {
   std::vector<RowMap> maps;
 };
 
-// Emits one band: the slice of the chain's input, then a copy of every op on the band.
+// Emits one band: the slice of the chain's input, then a copy of every op on the band, each
+// band value recorded as the rows of the unsplit value it holds (`first_row`: the band's first
+// row of the chain's output).
 Result<ValueId> EmitBand(Graph* out, const ChainView& chain, const std::vector<BandRows>& rows,
-                         int32_t band, SplitStats* stats) {
+                         int32_t band, int64_t first_row, SplitStats* stats) {
   const Node& head = *chain.nodes.front();
   const std::string suffix = "/band" + std::to_string(band);
   MF_ASSIGN_OR_RETURN(ValueId x, AddRowSlice(out, head.inputs[0], rows.front(),
@@ -198,6 +201,8 @@ Result<ValueId> EmitBand(Graph* out, const ChainView& chain, const std::vector<B
     inputs[0] = x;
     MF_ASSIGN_OR_RETURN(x, AddLike(out, original, original.outputs[0], std::move(inputs),
                                    std::move(attrs), original.name + suffix));
+    const int64_t row = i + 1 < chain.nodes.size() ? rows[i + 1].in_begin : first_row;
+    out->SetOriginWithin(x, original.outputs[0], {0, row, 0, 0});
     const Node& copy = out->node(out->num_nodes() - 1);
     stats->extra_flops += NodeCost(*out, copy).flops;
     stats->duplicated_elements += out->value(x).elements();
@@ -241,7 +246,7 @@ Status EmitSplitStage(const Graph& graph, const ChainView& chain, const ChainSpl
     const int64_t end = rows * (t + 1) / tiles;
     MF_ASSIGN_OR_RETURN(std::vector<BandRows> band_rows,
                         RowsOfBand(graph, chain.nodes, chain.maps, begin, end));
-    MF_ASSIGN_OR_RETURN(ValueId band, EmitBand(out, chain, band_rows, t, stats));
+    MF_ASSIGN_OR_RETURN(ValueId band, EmitBand(out, chain, band_rows, t, begin, stats));
     if (out->value(band).shape[kAxisH] != end - begin) {
       return Status::Error("split: band " + std::to_string(t) + " of '" + tail.name +
                            "' has the wrong height (internal error)");

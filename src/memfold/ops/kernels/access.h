@@ -33,14 +33,17 @@ class OverlapAccumulator {
   int64_t max_written_ = 0;
 };
 
-// Where a traced kernel reports its accesses: loads through In and stores through Out whose
-// bytes reach into [begin, end). Reads of a kernel's own outputs and scratch (Out's
-// operator[]) are not reported. The trace method of safe-overlap analysis and checked
-// execution (exec/checked_run.h) implement it.
+// Where a traced kernel reports its accesses: stores through Out whose bytes reach into
+// [begin, end), and loads through In whose bytes reach into [read_begin, read_end), a range the
+// watch narrows to the reads that can still matter to it (so that most loads cost a compare).
+// Reads of a kernel's own outputs and scratch (Out's operator[]) are not reported. The trace
+// method of safe-overlap analysis and checked execution (exec/checked_run.h) implement it.
 class AccessWatch {
  public:
   const std::byte* begin = nullptr;
   const std::byte* end = nullptr;
+  const std::byte* read_begin = nullptr;
+  const std::byte* read_end = nullptr;
   virtual void Read(const std::byte* p, int64_t bytes) = 0;
   virtual void Write(const std::byte* p, int64_t bytes) = 0;
 
@@ -73,19 +76,13 @@ struct Direct {
   }
 };
 
-// Plain accesses that also report those reaching into the current watch.
+// Plain accesses that also report those the current watch asks for.
 struct Traced {
   template <typename T>
-  static bool Watched(const T* at) {
-    const auto* p = reinterpret_cast<const std::byte*>(at);
-    const AccessWatch* w = current_watch;
-    return p < w->end && p + sizeof(T) > w->begin;
-  }
-  template <typename T>
   static T Load(const T* base, int64_t index) {
-    if (Watched(base + index)) {
-      current_watch->Read(reinterpret_cast<const std::byte*>(base + index), sizeof(T));
-    }
+    const auto* p = reinterpret_cast<const std::byte*>(base + index);
+    AccessWatch* w = current_watch;
+    if (p < w->read_end && p + sizeof(T) > w->read_begin) w->Read(p, sizeof(T));
     return base[index];
   }
   template <typename T>
@@ -94,9 +91,9 @@ struct Traced {
   }
   template <typename T>
   static void Store(T* base, int64_t index, T value) {
-    if (Watched(base + index)) {
-      current_watch->Write(reinterpret_cast<const std::byte*>(base + index), sizeof(T));
-    }
+    const auto* p = reinterpret_cast<const std::byte*>(base + index);
+    AccessWatch* w = current_watch;
+    if (p < w->end && p + sizeof(T) > w->begin) w->Write(p, sizeof(T));
     base[index] = value;
   }
 };
