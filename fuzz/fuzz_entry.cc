@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "memfold/exec/checked_run.h"
 #include "memfold/exec/executor.h"
 #include "memfold/io/model_loader.h"
 #include "memfold/ops/registry.h"
@@ -75,16 +76,15 @@ struct PlannedGraph {
 
 Status RunAndCompare(const Graph& g, const std::vector<PlannedGraph>& plans) {
   const std::vector<Bytes> inputs = DefaultInputs(g);
-  Result<RunOutputs> reference = RunUnplanned(g, inputs);
-  if (!reference.ok())
-    return Bug("a runnable model fails to run unplanned: " + reference.status().message());
   for (const auto& [graph, gp] : plans) {
     const std::string what = gp->plan.planner + (graph == &g ? "" : " (concatenation views)");
-    Result<RunOutputs> planned = RunPlanned(*graph, gp->liveness, gp->plan, inputs);
-    if (!planned.ok())
-      return Bug("a runnable model fails to run in the " + what +
-                 " arena: " + planned.status().message());
-    if (planned->outputs != reference->outputs) return Bug("the " + what + " plan changes the outputs");
+    Result<CheckedRun> run = RunChecked(g, *graph, gp->liveness, gp->plan, inputs);
+    if (!run.ok()) return Bug("a runnable model fails to run checked in the " + what + " arena: " +
+                              run.status().message());
+    if (!run->identical()) {
+      return Bug("the " + what + " plan differs from the unplanned run: " +
+                 DescribeDifference(*run->first_difference));
+    }
   }
   return Status::Ok();
 }

@@ -10,8 +10,8 @@
 //    (RefinePlan), which may never enlarge the arena. When the model concatenates, plan it with
 //    every concatenation a copy-free view (passes/best_plan.h MarkConcatViews) the same way.
 // 3. Execute, only when the run is small (every activation's bytes together at most
-//    kMaxRunBytes and at most kMaxRunFlops): unplanned, then in every arena of step 2; the
-//    outputs must be bit-identical.
+//    kMaxRunBytes and at most kMaxRunFlops): every plan of step 2 runs checked against the
+//    unplanned model (exec/checked_run.h); every read must agree.
 //
 // Returns how far the input got, or an error describing the broken invariant (the fuzzer turns
 // it into a crash). Complexity: the model's planning, plus execution only when bounded; the

@@ -514,19 +514,35 @@ Status CollectKeys(const Graph& original, const Graph& planned,
 
 }  // namespace
 
-Result<CheckedRun> RunChecked(const Graph& original, const Graph& planned, const Liveness& liveness,
-                              const Plan& plan, const std::vector<Bytes>& inputs) {
+struct ReferenceRun {
+  std::vector<std::optional<BoxKey>> keys;  // per planned value
+  std::unique_ptr<ReferenceRecorder> hashes;
+  RunOutputs outputs;
+};
+
+Result<CheckedRunner> CheckedRunner::Make(const Graph& original, const Graph& planned,
+                                          const std::vector<Bytes>& inputs) {
   if (planned.inputs != original.inputs || planned.outputs != original.outputs) {
     return Status::Error("the planned graph's inputs and outputs are not the original's");
   }
-  std::vector<std::optional<BoxKey>> keys;
+  auto reference = std::make_shared<ReferenceRun>();
   std::map<ValueId, std::vector<BoxKey>> wanted;
-  MF_RETURN_IF_ERROR(CollectKeys(original, planned, &keys, &wanted));
-  ReferenceRecorder reference(original, std::move(wanted));
+  MF_RETURN_IF_ERROR(CollectKeys(original, planned, &reference->keys, &wanted));
+  reference->hashes = std::make_unique<ReferenceRecorder>(original, std::move(wanted));
+  MF_ASSIGN_OR_RETURN(reference->outputs,
+                      RunUnplanned(original, inputs, {.monitor = reference->hashes.get()}));
+  CheckedRunner runner;
+  runner.planned_ = &planned;
+  runner.inputs_ = inputs;
+  runner.reference_ = std::move(reference);
+  return runner;
+}
+
+Result<CheckedRun> CheckedRunner::Run(const Liveness& liveness, const Plan& plan) const {
+  PlanChecker checker(*planned_, liveness, plan, reference_->keys, *reference_->hashes);
+  Result<RunOutputs> run = RunPlanned(*planned_, liveness, plan, inputs_, {.monitor = &checker});
   CheckedRun result;
-  MF_ASSIGN_OR_RETURN(result.unplanned, RunUnplanned(original, inputs, {.monitor = &reference}));
-  PlanChecker checker(planned, liveness, plan, keys, reference);
-  Result<RunOutputs> run = RunPlanned(planned, liveness, plan, inputs, {.monitor = &checker});
+  result.unplanned = reference_->outputs;
   result.values_checked = checker.values_checked();
   result.reads_without_counterpart = checker.reads_without_counterpart();
   result.operators_traced = checker.operators_traced();
@@ -535,6 +551,12 @@ Result<CheckedRun> RunChecked(const Graph& original, const Graph& planned, const
   if (!run.ok()) return run.status();
   result.planned = std::move(run).value();
   return result;
+}
+
+Result<CheckedRun> RunChecked(const Graph& original, const Graph& planned, const Liveness& liveness,
+                              const Plan& plan, const std::vector<Bytes>& inputs) {
+  MF_ASSIGN_OR_RETURN(CheckedRunner runner, CheckedRunner::Make(original, planned, inputs));
+  return runner.Run(liveness, plan);
 }
 
 std::string DescribeDifference(const ReadDifference& d) {

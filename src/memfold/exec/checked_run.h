@@ -33,6 +33,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -71,6 +72,23 @@ struct CheckedRun {
 // not correspond. A difference is not an error: it is the result.
 Result<CheckedRun> RunChecked(const Graph& original, const Graph& planned, const Liveness& liveness,
                               const Plan& plan, const std::vector<Bytes>& inputs);
+
+struct ReferenceRun;  // the unplanned run's hashes (checked_run.cc)
+
+// RunChecked in two halves, for checking many plans of one graph: Make runs the original once,
+// unplanned; Run checks one plan of `planned`. Both graphs must outlive the runner.
+class CheckedRunner {
+ public:
+  static Result<CheckedRunner> Make(const Graph& original, const Graph& planned,
+                                    const std::vector<Bytes>& inputs);
+  Result<CheckedRun> Run(const Liveness& liveness, const Plan& plan) const;
+
+ private:
+  CheckedRunner() = default;
+  const Graph* planned_ = nullptr;
+  std::vector<Bytes> inputs_;
+  std::shared_ptr<const ReferenceRun> reference_;
+};
 
 // One line for people: "operator 12 'conv3' (conv2d) reads 'conv2': ...".
 std::string DescribeDifference(const ReadDifference& difference);
