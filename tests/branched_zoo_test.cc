@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -211,12 +212,13 @@ Bytes FloatBytes(const std::vector<double>& reals) {
   return bytes;
 }
 
-// The input of the (single) softmax: the logits.
+// The logits: the input of the (single) softmax, or the output of a model that ends at them
+// (the int8 zoo models, head=auto).
 ValueId Logits(const Graph& g) {
   for (const Node& n : g.nodes()) {
     if (n.op == "softmax") return n.inputs[0];
   }
-  return kNoValue;
+  return g.outputs.at(0);
 }
 
 // Both models see the same real input: the int8 model's default input, and the float model
@@ -277,6 +279,22 @@ TEST_P(InferenceModel, Int8ArenaIsAQuarterOfFloat) {
   RecordProperty("diagonal_arena_ratio", std::to_string(ratio));
   EXPECT_GE(ratio, 0.25) << GetParam().spec;
   EXPECT_LE(ratio, 0.2502) << GetParam().spec;
+}
+
+// The int8 models end at their logits (head=auto), so what they output depends on the input:
+// the default input and its mirror image give different outputs, neither of them constant.
+TEST_P(InferenceModel, Int8OutputsDependOnTheInput) {
+  const Graph& q = Models(GetParam().spec).i8;
+  EXPECT_NE(q.node(q.value(q.outputs[0]).producer).op, "softmax");
+  Bytes input = DefaultInputs(q)[0];
+  Result<RunOutputs> a = RunUnplanned(q, {input});
+  std::reverse(input.begin(), input.end());
+  Result<RunOutputs> b = RunUnplanned(q, {input});
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_NE(a->outputs, b->outputs) << GetParam().spec;
+  for (const Bytes& out : {a->outputs[0], b->outputs[0]}) {
+    EXPECT_GT(std::set<std::byte>(out.begin(), out.end()).size(), 1u) << GetParam().spec;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Zoo, InferenceModel,

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "memfold/passes/dead_nodes.h"
 #include "memfold/passes/quantize.h"
 
 namespace memfold {
@@ -15,11 +16,35 @@ constexpr ZooKey kDType{"dtype", "f32", KeyKind::kChoice, 0, 0,
                         "(int8 activations and weights, int32 biases, as TFLite's converter makes)",
                         "f32,i8"};
 
-// An inference model with the dtype key: the float model, quantised when dtype=i8.
+constexpr ZooKey kHead{"head", "auto", KeyKind::kChoice, 0, 0,
+                       "what the model ends with: softmax probabilities, or the logits before "
+                       "them; auto: softmax for f32, logits for i8 (an int8 softmax over 1,000 "
+                       "near-equal logits of random weights is -128 everywhere, whatever the input)",
+                       "auto,softmax,logits"};
+
+// Ends the graph at the input of its final softmax: the logits become the output.
+Status EndAtLogits(Graph* graph) {
+  const NodeId last = graph->outputs.size() == 1 ? graph->value(graph->outputs[0]).producer : kNoNode;
+  if (last == kNoNode || graph->node(last).op != "softmax") {
+    return Status::Error("zoo: head=logits needs a model that ends in one softmax");
+  }
+  const ValueId logits = graph->node(last).inputs[0];
+  graph->outputs = {logits};
+  graph->value(logits).role = Role::kOutput;
+  EliminateDeadNodes(graph);
+  return Status::Ok();
+}
+
+// An inference model with the dtype and head keys: the float model, ending at its logits when
+// the head asks for them, quantised when dtype=i8 (calibrated on what it outputs, so int8
+// logits span their range).
 template <Result<Graph> (*Build)(const ZooArgs&)>
 Result<Graph> WithDType(const ZooArgs& args) {
   MF_ASSIGN_OR_RETURN(Graph graph, Build(args));
-  if (args.Choice("dtype") == "i8") return QuantizePostTraining(graph);
+  const bool int8 = args.Choice("dtype") == "i8";
+  const std::string& head = args.Choice("head");
+  if (head == "logits" || (head == "auto" && int8)) MF_RETURN_IF_ERROR(EndAtLogits(&graph));
+  if (int8) return QuantizePostTraining(graph);
   return graph;
 }
 
@@ -34,13 +59,13 @@ const std::vector<ZooModel>& Models() {
        {kBatch,
         {"alpha", "1.0", KeyKind::kFloat, 0.05, 4.0, "width multiplier"},
         {"res", "224", KeyKind::kInt, 32, 1024, "input resolution"},
-        kDType},
+        kDType, kHead},
        WithDType<BuildMobileNetV1>},
       {"mobilenet_v2", "MobileNet v2 (Sandler et al. 2018), laid out like TFLite's hosted float model",
        {kBatch,
         {"alpha", "1.0", KeyKind::kFloat, 0.05, 4.0, "width multiplier"},
         {"res", "224", KeyKind::kInt, 32, 1024, "input resolution"},
-        kDType},
+        kDType, kHead},
        WithDType<BuildMobileNetV2>},
       {"mlp", "a small multi-layer perceptron: fully-connected + relu layers, softmax",
        {kBatch,
@@ -48,29 +73,29 @@ const std::vector<ZooModel>& Models() {
         {"hidden", "128", KeyKind::kInt, 1, 1 << 16, "hidden units"},
         {"layers", "3", KeyKind::kInt, 1, 1000, "hidden layers"},
         {"classes", "10", KeyKind::kInt, 1, 1 << 16, "output classes"},
-        kDType},
+        kDType, kHead},
        WithDType<BuildMlp>},
       {"cnn", "a small CNN with a two-branch concat block, pooling and a classifier",
        {kBatch,
         {"res", "32", KeyKind::kInt, 8, 1024, "input resolution"},
         {"channels", "16", KeyKind::kInt, 1, 4096, "channels of the first convolution"},
         {"classes", "10", KeyKind::kInt, 1, 1 << 16, "output classes"},
-        kDType},
+        kDType, kHead},
        WithDType<BuildSmallCnn>},
       {"squeezenet", "SqueezeNet 1.1 (Iandola et al. 2016; torchvision squeezenet1_1)",
        {kBatch,
         {"res", "224", KeyKind::kInt, 32, 1024, "input resolution"},
-        kDType},
+        kDType, kHead},
        WithDType<BuildSqueezeNet>},
       {"densenet121", "DenseNet-121 (Huang et al. 2017; torchvision densenet121), norms as mul+add",
        {kBatch,
         {"res", "224", KeyKind::kInt, 32, 1024, "input resolution"},
-        kDType},
+        kDType, kHead},
        WithDType<BuildDenseNet121>},
       {"inception_v3", "Inception v3 (Szegedy et al. 2016; Keras InceptionV3, no auxiliary head)",
        {kBatch,
         {"res", "299", KeyKind::kInt, 75, 1024, "input resolution"},
-        kDType},
+        kDType, kHead},
        WithDType<BuildInceptionV3>},
       {"nmt", "Sockeye LSTM encoder-decoder with MLP attention, unrolled in time (IWSLT15 En-Vi); training loss",
        {kSize,

@@ -62,6 +62,25 @@ TEST(Zoo, MobileNetV2LayerShapes) {
   EXPECT_EQ(g->num_nodes(), 66);  // 52 conv + 10 add + pool, logits, reshape, softmax
 }
 
+// head: int8 models end at their logits unless head=softmax asks for TFLM's int8 softmax;
+// float models end in the softmax unless head=logits.
+TEST(Zoo, HeadKeyChoosesSoftmaxOrLogits) {
+  auto last_op = [](const std::string& spec) {
+    Result<Graph> g = BuildZooModel(spec);
+    EXPECT_TRUE(g.ok()) << g.status().message();
+    return g->node(g->value(g->outputs[0]).producer).op;
+  };
+  EXPECT_EQ(last_op("mobilenet_v2,alpha=0.35,res=32"), "softmax");
+  EXPECT_EQ(last_op("mobilenet_v2,alpha=0.35,res=32,head=logits"), "reshape");
+  EXPECT_EQ(last_op("mobilenet_v2,alpha=0.35,res=32,dtype=i8"), "reshape");
+  EXPECT_EQ(last_op("mobilenet_v2,alpha=0.35,res=32,dtype=i8,head=softmax"), "softmax");
+  EXPECT_EQ(last_op("cnn,dtype=i8"), "fully_connected");
+  Result<Graph> g = BuildZooModel("mlp,dtype=i8");
+  ASSERT_TRUE(g.ok());
+  EXPECT_EQ(g->value(g->outputs[0]).role, Role::kOutput);
+  EXPECT_FALSE(BuildZooModel("mlp,head=probabilities").ok());
+}
+
 TEST(Zoo, WidthAndResolutionKeys) {
   Result<Graph> g = BuildZooModel("mobilenet_v1,alpha=0.25,res=128");
   ASSERT_TRUE(g.ok());
