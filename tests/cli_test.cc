@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "memfold/io/tflite_graph_writer.h"
@@ -65,6 +66,23 @@ TEST(Cli, RunMobileNetV2IsIdenticalToUnplanned) {
   EXPECT_EQ(o["shape"], nlohmann::json::array({1, 1001}));
   EXPECT_EQ(o["sha256"].get<std::string>().size(), 64u);
   EXPECT_EQ(o["values"].size(), 16u);
+  EXPECT_GE(j["values_checked"].get<int64_t>(), 66);  // every operator reads at least one value
+  EXPECT_TRUE(j["first_difference"].is_null());
+}
+
+// An int8 zoo model under the whole best pipeline (split, re-ordered): every read compared,
+// and outputs that vary (the int8 zoo models end at their logits).
+TEST(Cli, RunInt8BestComparesEveryReadAndOutputsVary) {
+  const Outcome r = Memfold("run zoo:mobilenet_v2,alpha=0.35,res=64,dtype=i8 --planner best --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = r.Json();
+  EXPECT_EQ(j["identical_to_unplanned"], true);
+  EXPECT_TRUE(j["first_difference"].is_null());
+  EXPECT_GT(j["values_checked"].get<int64_t>(), 66);  // split bands add reads
+  const auto values = j["outputs"][0]["values"].get<std::vector<int>>();
+  EXPECT_GT(std::set<int>(values.begin(), values.end()).size(), 4u);
+  const Outcome text = Memfold("run zoo:mobilenet_v2,alpha=0.35,res=64,dtype=i8 --planner best");
+  EXPECT_NE(text.out.find("reads against the unplanned run"), std::string::npos) << text.out;
 }
 
 TEST(Cli, BudgetReportsFitAndPeakOperator) {
@@ -148,7 +166,17 @@ TEST(Cli, TrainPlanOnlyJsonKeys) {
   for (const auto& [key, bytes] : j["breakdown"].items()) sum += bytes.get<int64_t>();
   EXPECT_EQ(sum, j["total_bytes"].get<int64_t>());
   EXPECT_EQ(j["strategy"], "none");
+  EXPECT_EQ(j["chosen_strategy"], "none");
   EXPECT_FALSE(j.contains("loss"));
+  // Echo on DeepSpeech2 tiny finds nothing that pays: the baseline's graph is kept, and said so.
+  const auto echo = Memfold("train zoo:deepspeech2,size=tiny --strategy echo --plan-only --json").Json();
+  EXPECT_EQ(echo["chosen_strategy"], "none");
+  EXPECT_EQ(echo["fell_back_to_baseline"], true);
+  EXPECT_GE(echo["echo_own_total_bytes"].get<int64_t>(), echo["total_bytes"].get<int64_t>());
+  const auto kept = Memfold("train zoo:nmt,size=tiny --strategy echo --plan-only --json").Json();
+  EXPECT_EQ(kept["chosen_strategy"], "echo");
+  const Outcome table = Memfold("train zoo:deepspeech2,size=tiny --strategy echo --plan-only");
+  EXPECT_NE(table.out.find("not less than the baseline, which is kept"), std::string::npos) << table.out;
 }
 
 TEST(Cli, TrainStepsReportLossAndGradientHash) {

@@ -1,8 +1,12 @@
-// Property test over 1,000 random training graphs: Echo's footprint is never above the
-// baseline's or Mirror's, and on every tenth graph the three strategies train to bit-identical
-// gradients.
+// Property test over 1,000 random training graphs: what Echo's own graph achieves against the
+// baseline and Mirror before the never-worse check, that the check keeps the smallest graph
+// (and how often it had to), and on every tenth graph that the three strategies train to
+// bit-identical gradients.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <iostream>
+#include <map>
 #include <random>
 
 #include "memfold/exec/training.h"
@@ -46,29 +50,59 @@ Graph RandomTrainingGraph(uint32_t seed) {
   return std::move(b.Finish({b.Op("mse_loss", {sum, target}, {}, "loss", "loss")})).value();
 }
 
-TEST(RandomTrainingGraphs, EchoNeverAboveBaselineOrMirror) {
-  int echo_saved = 0;  // graphs where Echo beat the baseline: the property is not vacuous
+// Echo's own graph, before the never-worse check, against the baseline and Mirror; the graph
+// the check keeps; and how often the check had to fall back.
+TEST(RandomTrainingGraphs, EchoOwnGraphAndFallbacks) {
+  int own_below_none = 0, own_equal_none = 0, own_above_none = 0, own_above_mirror = 0;
+  double worst_excess = 0;  // Echo's own graph over the baseline, as a fraction of it
+  std::map<std::string, int> kept;
   for (uint32_t seed = 0; seed < 1000; ++seed) {
     std::string hash;
     int64_t total[3] = {0, 0, 0};
     int k = 0;
+    PlannedTraining echo;
     for (const char* strategy : {"none", "mirror", "echo"}) {
       Result<PlannedTraining> p = PlanTraining(RandomTrainingGraph(seed), strategy);
       ASSERT_TRUE(p.ok()) << "seed " << seed << ": " << p.status().message();
       total[k++] = p->profile.breakdown.total();
-      if (seed % 10 != 0) continue;
-      Trainer trainer(p->graph, p->training, p->plan);
-      Result<StepResult> step = trainer.Step(TrainingInputs(p->graph));
-      ASSERT_TRUE(step.ok()) << "seed " << seed << " " << strategy << ": " << step.status().message();
-      const std::string h = GradientSha256(*step);
-      if (hash.empty()) hash = h;
-      ASSERT_EQ(h, hash) << "seed " << seed << " " << strategy;
+      if (seed % 10 == 0) {
+        Trainer trainer(p->graph, p->training, p->plan);
+        Result<StepResult> step = trainer.Step(TrainingInputs(p->graph));
+        ASSERT_TRUE(step.ok()) << "seed " << seed << " " << strategy << ": " << step.status().message();
+        const std::string h = GradientSha256(*step);
+        if (hash.empty()) hash = h;
+        ASSERT_EQ(h, hash) << "seed " << seed << " " << strategy;
+      }
+      if (std::string(strategy) == "echo") echo = std::move(p).value();
     }
-    EXPECT_LE(total[2], total[0]) << "seed " << seed;
-    EXPECT_LE(total[2], total[1]) << "seed " << seed;
-    echo_saved += total[2] < total[0];
+    const int64_t none = total[0], mirror = total[1], own = echo.echo_own_bytes;
+    ++kept[echo.chosen_strategy];
+    own_below_none += own < none;
+    own_equal_none += own == none;
+    own_above_none += own > none;
+    worst_excess = std::max(worst_excess, static_cast<double>(own - none) / static_cast<double>(none));
+    own_above_mirror += own > mirror;
+    // The check keeps the smallest of the three: Mirror's only when strictly below Echo's,
+    // the baseline unless something is strictly below it.
+    const std::string keep = std::min(own, mirror) >= none ? "none" : mirror < own ? "mirror" : "echo";
+    EXPECT_EQ(echo.chosen_strategy, keep) << "seed " << seed;
+    EXPECT_EQ(echo.fell_back, keep == "none") << "seed " << seed;
+    EXPECT_EQ(total[2], keep == "echo" ? own : keep == "mirror" ? mirror : none) << "seed " << seed;
   }
-  EXPECT_GT(echo_saved, 100);
+  std::cout << "Echo's own graph: below the baseline on " << own_below_none << " of 1,000 random graphs, equal on "
+            << own_equal_none << ", above on " << own_above_none << " (above Mirror on " << own_above_mirror
+            << "); kept: echo " << kept["echo"] << ", mirror " << kept["mirror"] << ", baseline "
+            << kept["none"] << "\n";
+  RecordProperty("echo_own_below_baseline", own_below_none);
+  RecordProperty("fell_back_to_mirror", kept["mirror"]);
+  RecordProperty("fell_back_to_baseline", kept["none"]);
+  // Measured: Echo's own graph is below the baseline on 134 graphs, equal on 437 (nothing
+  // worth recomputing), above on 429 by at most 9.9 % (a clone's small output live at the
+  // backward peak: these graphs' tensors are 32-128 B); above Mirror's on 8. The never-worse
+  // check keeps the baseline on 866 and Echo's graph on 134.
+  EXPECT_GE(own_below_none, 120);
+  EXPECT_LE(worst_excess, 0.12);
+  EXPECT_LE(own_above_mirror, 16);
 }
 
 }  // namespace

@@ -54,10 +54,24 @@ Json PlanJson(const std::string& model, const PlannedTraining& p) {
               {"forward_flops", p.forward_flops},
               {"recompute_flops", p.recompute_flops},
               {"plan_ms", p.plan_ms}};
-  if (p.strategy == "echo") out["fell_back_to_baseline"] = p.fell_back;
+  out["chosen_strategy"] = p.chosen_strategy;
+  if (p.strategy == "echo") {
+    out["fell_back_to_baseline"] = p.fell_back;
+    out["echo_own_total_bytes"] = p.echo_own_bytes;
+  }
   out["live_curve"] = LiveCurve(p.profile.live_bytes, 200);
   out["peak_step"] = p.profile.peak_time;
   return out;
+}
+
+// Why Echo's result is another strategy's graph, if it is.
+std::string ChoiceNote(const PlannedTraining& t) {
+  if (t.strategy != "echo" || t.chosen_strategy == "echo") return "";
+  const std::string own = HumanBytes(t.echo_own_bytes);
+  if (t.chosen_strategy == "mirror") {
+    return "; Echo's own graph needs " + own + ", Mirror's less, so Mirror's graph is kept";
+  }
+  return "; Echo's own graph needs " + own + ", not less than the baseline, which is kept";
 }
 
 void PrintHuman(const TrainOptions& o, const PlannedTraining& t) {
@@ -66,7 +80,7 @@ void PrintHuman(const TrainOptions& o, const PlannedTraining& t) {
   std::cout << o.common.model << ": training step of " << t.graph.schedule.size()
             << " nodes, strategy " << o.strategy << " (" << t.recomputed_nodes
             << " nodes recomputed"
-            << (t.fell_back ? "; Echo's plan was not smaller, so the baseline is kept" : "")
+            << ChoiceNote(t)
             << "), planned in " << t.plan_ms << " ms\n\n";
   TextTable table({"memory", ">bytes", ">share"});
   const auto total = static_cast<double>(b.total());
@@ -203,6 +217,10 @@ StrategyTable CompareStrategies(const std::vector<PlannedTraining>& planned) {
     });
   }
   row("plan ms", [](const PlannedTraining& p) { return Fixed(p.plan_ms, 1); });
+  row("graph kept", [](const PlannedTraining& p) { return p.chosen_strategy; });
+  row("Echo's own graph", [](const PlannedTraining& p) {
+    return p.strategy == "echo" ? HumanBytes(p.echo_own_bytes) : std::string("-");
+  });
   row("fell back to baseline", [](const PlannedTraining& p) {
     return p.strategy == "echo" ? std::string(p.fell_back ? "yes" : "no") : std::string("-");
   });

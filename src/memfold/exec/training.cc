@@ -68,8 +68,10 @@ Result<PlannedTraining> PlanTraining(Graph forward, const std::string& strategy,
   PlannedTraining chosen;
   if (strategy == "none") {
     MF_ASSIGN_OR_RETURN(chosen, Finish(base, planner));
+    chosen.chosen_strategy = "none";
   } else if (strategy == "mirror") {
     MF_ASSIGN_OR_RETURN(chosen, with_recomputation(MirrorChoice(base.graph, base.training)));
+    chosen.chosen_strategy = "mirror";
   } else {
     // Echo's choice with 1-bit masks, checked by planning against the baseline (the paper's
     // guarantee) and against Mirror's blanket choice: the smallest plan is kept.
@@ -79,14 +81,21 @@ Result<PlannedTraining> PlanTraining(Graph forward, const std::string& strategy,
     echo.recompute_flops = r.recompute_flops;
     BinarizeMasks(&echo.graph, &echo.training);
     MF_ASSIGN_OR_RETURN(chosen, Finish(std::move(echo), planner));
+    chosen.chosen_strategy = "echo";
+    const int64_t echo_own = chosen.profile.breakdown.total();
     MF_ASSIGN_OR_RETURN(PlannedTraining mirror, with_recomputation(MirrorChoice(base.graph, base.training)));
-    if (mirror.profile.breakdown.total() < chosen.profile.breakdown.total()) chosen = std::move(mirror);
+    if (mirror.profile.breakdown.total() < chosen.profile.breakdown.total()) {
+      chosen = std::move(mirror);
+      chosen.chosen_strategy = "mirror";
+    }
     MF_ASSIGN_OR_RETURN(PlannedTraining baseline, Finish(std::move(base), planner));
     if (chosen.profile.breakdown.total() >= baseline.profile.breakdown.total()) {
       chosen = std::move(baseline);
+      chosen.chosen_strategy = "none";
       chosen.fell_back = true;
     }
     chosen.strategy = strategy;
+    chosen.echo_own_bytes = echo_own;
   }
   chosen.plan_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return chosen;

@@ -18,7 +18,8 @@ namespace memfold {
 // One training step planned under a recomputation strategy ("none", "mirror", "echo"): the
 // pipeline gradient -> (recomputation) -> plan, and the footprint profile. Echo plans its own
 // choice and, as a check, Mirror's blanket one, keeps the smaller, and keeps the baseline plan
-// when neither is smaller (the paper's never-worse guarantee), saying so.
+// when neither is smaller (the paper's never-worse guarantee); `chosen_strategy` says whose
+// graph was kept and `echo_own_bytes` what Echo's own graph needed.
 struct PlannedTraining {
   Graph graph;
   TrainingGraph training;
@@ -28,7 +29,9 @@ struct PlannedTraining {
   int recomputed_nodes = 0;
   double recompute_flops = 0;
   double forward_flops = 0;
-  bool fell_back = false;  // echo only: the baseline was at least as small
+  std::string chosen_strategy;  // whose graph this is: echo, mirror or none
+  bool fell_back = false;       // echo only: the baseline was at least as small
+  int64_t echo_own_bytes = 0;   // echo only: the footprint of Echo's own graph
   double plan_ms = 0;
 };
 
