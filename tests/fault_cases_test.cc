@@ -142,6 +142,33 @@ TEST(FaultCases, BudgetTooSmallExitsOneAndSaysByHowMuch) {
   EXPECT_EQ(j["arena_bytes"], 65952);
   EXPECT_FALSE(j["peak_op"].get<std::string>().empty());
   EXPECT_EQ(Memfold("plan zoo:cnn --planner diagonal --budget 65952").code, 0);
+  // Both sizes round to 64.41 KiB: the one stderr line gives them in bytes.
+  r = Memfold("plan zoo:cnn --planner diagonal --budget 65951");
+  ExpectOneLineNaming(r, "zoo:cnn", "the 65,952 B arena does not fit the 65,951 B budget");
+  r = Memfold("plan zoo:cnn --planner diagonal --budget 60000");
+  ExpectOneLineNaming(r, "zoo:cnn", "the 64.41 KiB arena does not fit the 58.59 KiB budget");
+}
+
+// fit: nothing fitting is a failure with one line saying so; terabyte budgets are sizes, and
+// the search stops at the largest value the model's key accepts.
+TEST(FaultCases, FitWithNothingFittingSaysSoAndHugeBudgetsStopAtTheKeysRange) {
+  Outcome r = Memfold("fit zoo:nmt,size=tiny --budget 1K --vary batch --strategy none");
+  EXPECT_EQ(r.code, 1);
+  ExpectOneLineNaming(r, "zoo:nmt,size=tiny", "not even batch 1 fits the 1.00 KiB budget");
+  r = Memfold("fit zoo:nmt,size=tiny --budget 1T --vary batch --strategy none --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["max_value"], 4096);
+  EXPECT_EQ(j["at_key_limit"], true);
+  EXPECT_EQ(j["budget_bytes"], int64_t{1} << 40);
+}
+
+// A directory or a device is not "no such file"; a key's range prints as integers.
+TEST(FaultCases, PathsThatAreNotFilesAndKeyRangesSayWhatTheyAre) {
+  ExpectOneLineNaming(Memfold("run /tmp"), "/tmp", "is a directory");
+  ExpectOneLineNaming(Memfold("run /dev/null"), "/dev/null", "is not a regular file");
+  ExpectOneLineNaming(Memfold("inspect /no/such/model.tflite"), "/no/such/model.tflite", "no such file");
+  ExpectOneLineNaming(Memfold("run zoo:mlp,in=0"), "zoo:mlp", "in [1, 1048576]");
 }
 
 // ---- models larger than memory -------------------------------------------------------------

@@ -2,12 +2,14 @@
 // (or depth) whose planned training step fits the budget, found by planning only (no
 // execution): doubling then bisection for batch and layer counts, ResNet's published depths in
 // order for its depth. Without --strategy every strategy is reported.
+#include <algorithm>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
 #include "memfold/exec/training.h"
 #include "memfold/io/text.h"
+#include "memfold/zoo/zoo.h"
 #include "progress.h"
 
 namespace memfold::cli {
@@ -19,7 +21,20 @@ struct FitResult {
   std::string strategy;
   int64_t max_value = 0;  // 0: not even the smallest value fits
   int64_t total_bytes = 0;
+  bool at_key_limit = false;  // max_value is the largest the zoo key accepts
 };
+
+// The largest value the zoo model's key accepts (its declared range).
+int64_t KeyLimit(const std::string& model, const std::string& key) {
+  const std::string name = model.substr(4, model.find(',') - 4);
+  for (const ZooModel& m : ZooModels()) {
+    if (m.name != name) continue;
+    for (const ZooKey& k : m.keys) {
+      if (k.name == key) return static_cast<int64_t>(k.max_value);
+    }
+  }
+  return int64_t{1} << 20;
+}
 
 // Total bytes of `model` with key=value, or an error for a value the model refuses. Each try
 // shows as progress and, with --verbose, as a timed line saying whether it fits `budget`.
@@ -46,13 +61,15 @@ Result<FitResult> FitOne(const std::string& model, const std::string& vary, int6
     return r;
   }
   const std::string key = vary == "batch" ? "batch" : "layers";
+  const int64_t limit = KeyLimit(model, key);
   int64_t lo = 0, hi = 1;  // lo fits (or is 0), hi is the next value to try
-  while (hi <= (int64_t{1} << 20)) {
+  while (true) {
     MF_ASSIGN_OR_RETURN(int64_t bytes, Footprint(model, key, hi, strategy, budget));
     if (bytes > budget) break;
-    r = {strategy, hi, bytes};
+    r = {strategy, hi, bytes, hi == limit};
+    if (hi == limit) return r;
     lo = hi;
-    hi *= 2;
+    hi = std::min(2 * hi, limit);
   }
   while (hi - lo > 1) {
     const int64_t mid = lo + (hi - lo) / 2;
@@ -71,6 +88,7 @@ Json ResultJson(const FitResult& r, const std::string& vary) {
   return {{"strategy", r.strategy},
           {"vary", vary},
           {"max_value", r.max_value},
+          {"at_key_limit", r.at_key_limit},
           {"total_bytes", r.total_bytes}};
 }
 
@@ -79,7 +97,7 @@ Json ResultJson(const FitResult& r, const std::string& vary) {
 int FitCommand(const FitOptions& o) {
   int64_t budget = 0;
   if (!ParseByteSize(o.budget, &budget))
-    return Fail("--budget " + o.budget + " is not a size; use bytes or K/M/G, e.g. 11G");
+    return Fail("--budget " + o.budget + " is not a size; use bytes or K/M/G/T, e.g. 11G");
   if (o.common.model.rfind("zoo:", 0) != 0)
     return Fail("fit varies a zoo model's keys; give zoo:NAME (see `memfold zoo`)");
   std::vector<std::string> strategies = {"none", "mirror", "echo"};
@@ -104,12 +122,20 @@ int FitCommand(const FitOptions& o) {
   } else {
     TextTable table({"strategy", ">largest " + o.vary, ">footprint"});
     for (const FitResult& r : results) {
-      table.Add({r.strategy, r.max_value > 0 ? std::to_string(r.max_value) : "none fits",
+      table.Add({r.strategy,
+                 r.max_value > 0 ? std::to_string(r.max_value) + (r.at_key_limit ? " (the key's maximum)" : "")
+                                 : "none fits",
                  r.max_value > 0 ? HumanBytes(r.total_bytes) : "-"});
     }
     std::cout << o.common.model << " within " << HumanBytes(budget) << ":\n" << table.Render();
   }
-  return any_fits ? kExitOk : kExitFailed;
+  if (!any_fits) {
+    return Fail(o.common.model + ": not even " + o.vary + " 1 fits the " + HumanBytes(budget) +
+                    " budget under " + (strategies.size() > 1 ? "any strategy" : "--strategy " + strategies[0]) +
+                    "; give a larger budget",
+                kExitFailed);
+  }
+  return kExitOk;
 }
 
 }  // namespace memfold::cli

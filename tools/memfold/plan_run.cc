@@ -245,7 +245,7 @@ Status WriteFile(const std::string& path, const std::string& bytes) {
 int PlanCommand(const PlanOptions& options) {
   int64_t budget = 0;
   if (options.budget && !ParseByteSize(*options.budget, &budget)) {
-    return Fail("--budget " + *options.budget + " is not a size; use bytes or K/M/G, e.g. 256K");
+    return Fail("--budget " + *options.budget + " is not a size; use bytes or K/M/G/T, e.g. 256K");
   }
   Phase load("load " + options.common.model);
   Result<Graph> loaded = LoadModel(options.common.model);
@@ -309,8 +309,9 @@ int PlanCommand(const PlanOptions& options) {
     }
   }
   if (!fits) {
-    return Fail(options.common.model + ": the " + HumanBytes(gp.plan.arena_bytes) + " arena does not fit the " +
-                    HumanBytes(budget) + " budget; try --planner best, or a smaller model",
+    const auto [arena, limit] = DistinctSizes(gp.plan.arena_bytes, budget);
+    return Fail(options.common.model + ": the " + arena + " arena does not fit the " + limit +
+                    " budget; try --planner best, or a smaller model",
                 kExitFailed);
   }
   return kExitOk;

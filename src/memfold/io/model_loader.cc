@@ -44,9 +44,17 @@ Result<Graph> LoadModel(const std::string& model) {
   if (model.rfind(kZoo, 0) == 0)
     return BuildZoo(model, std::string_view(model).substr(kZoo.size()));
   std::error_code error;
-  if (!std::filesystem::is_regular_file(model, error)) {
+  const std::filesystem::file_status status = std::filesystem::status(model, error);
+  if (!std::filesystem::exists(status)) {
     return Status::Error(model +
                          ": no such file; give a .tflite path or zoo:NAME (see `memfold zoo`)");
+  }
+  if (std::filesystem::is_directory(status)) {
+    return Status::Error(model + ": is a directory; give a .tflite file in it, or zoo:NAME");
+  }
+  if (!std::filesystem::is_regular_file(status)) {
+    return Status::Error(model + ": is not a regular file (a device, pipe or socket); give a "
+                                 ".tflite file, or zoo:NAME");
   }
   MF_ASSIGN_OR_RETURN(TfliteModel tflite, ReadTfliteFile(model));
   return Checked(std::move(tflite.graph), model);

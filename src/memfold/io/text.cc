@@ -31,6 +31,11 @@ std::string HumanBytes(int64_t bytes) {
   return text;
 }
 
+std::pair<std::string, std::string> DistinctSizes(int64_t a, int64_t b) {
+  if (HumanBytes(a) != HumanBytes(b)) return {HumanBytes(a), HumanBytes(b)};
+  return {GroupDigits(a) + " B", GroupDigits(b) + " B"};
+}
+
 bool ParseByteSize(const std::string& text, int64_t* bytes) {
   char* end = nullptr;
   const double number = std::strtod(text.c_str(), &end);
@@ -43,6 +48,7 @@ bool ParseByteSize(const std::string& text, int64_t* bytes) {
   else if (suffix == "K" || suffix == "KB" || suffix == "KIB") scale = 1024.0;
   else if (suffix == "M" || suffix == "MB" || suffix == "MIB") scale = 1024.0 * 1024;
   else if (suffix == "G" || suffix == "GB" || suffix == "GIB") scale = 1024.0 * 1024 * 1024;
+  else if (suffix == "T" || suffix == "TB" || suffix == "TIB") scale = 1024.0 * 1024 * 1024 * 1024;
   else return false;
   const double value = number * scale;
   if (value > 9.0e18 || value != std::floor(value)) return false;

@@ -1,6 +1,7 @@
 #include "memfold/zoo/zoo.h"
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <sstream>
 
@@ -145,6 +146,17 @@ std::string KeyList(std::span<const ZooKey> keys) {
   return list;
 }
 
+// A key's bound for messages: integers in full ("1048576"), others as %g.
+std::string NumberText(double value) {
+  char text[40];
+  if (value == std::floor(value) && std::fabs(value) < 1e18) {
+    std::snprintf(text, sizeof(text), "%lld", static_cast<long long>(value));
+  } else {
+    std::snprintf(text, sizeof(text), "%g", value);
+  }
+  return text;
+}
+
 Result<double> ParseNumber(const ZooKey& key, std::string_view text, const std::string& model) {
   const std::string s(text);
   char* end = nullptr;
@@ -154,8 +166,8 @@ Result<double> ParseNumber(const ZooKey& key, std::string_view text, const std::
       value < key.min_value || value > key.max_value) {
     std::ostringstream msg;
     msg << "zoo:" << model << ": " << key.name << "=" << text << " is not "
-        << (key.kind == KeyKind::kInt ? "an integer" : "a number") << " in [" << key.min_value
-        << ", " << key.max_value << "] (" << key.help << ")";
+        << (key.kind == KeyKind::kInt ? "an integer" : "a number") << " in ["
+        << NumberText(key.min_value) << ", " << NumberText(key.max_value) << "] (" << key.help << ")";
     return Status::Error(msg.str());
   }
   return value;
