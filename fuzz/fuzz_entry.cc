@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "fuzz/command_outputs.h"
 #include "memfold/exec/checked_run.h"
 #include "memfold/exec/executor.h"
 #include "memfold/io/model_loader.h"
@@ -108,6 +109,7 @@ Result<Stage> RunTfliteInput(std::span<const uint8_t> bytes) {
   Result<Graph> loaded = LoadTflite(Bytes(begin, begin + bytes.size()), kFuzzLabel);
   if (!loaded.ok()) {
     MF_RETURN_IF_ERROR(CheckRejectionMessage(loaded.status()));
+    MF_RETURN_IF_ERROR(CheckCommandOutputs(bytes, false));
     return Stage::kRejected;
   }
   const Graph& g = *loaded;
@@ -133,9 +135,10 @@ Result<Stage> RunTfliteInput(std::span<const uint8_t> bytes) {
     plans.push_back({&viewed, &viewed_greedy});
     plans.push_back({&viewed, &viewed_diagonal});
   }
-  if (!small || !CheckRunnable(g, DefaultInputs(g)).ok()) return Stage::kPlanned;
-  MF_RETURN_IF_ERROR(RunAndCompare(g, plans));
-  return Stage::kExecuted;
+  const bool executable = small && CheckRunnable(g, DefaultInputs(g)).ok();
+  if (executable) MF_RETURN_IF_ERROR(RunAndCompare(g, plans));
+  MF_RETURN_IF_ERROR(CheckCommandOutputs(bytes, executable));
+  return executable ? Stage::kExecuted : Stage::kPlanned;
 }
 
 }  // namespace memfold::fuzz

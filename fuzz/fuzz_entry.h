@@ -13,6 +13,9 @@
 //    kMaxRunBytes and at most kMaxRunFlops): every plan of step 2 runs checked against the
 //    unplanned model (exec/checked_run.h); every read must agree.
 //
+// 4. Every output path of every command on the file (command_outputs.h): inspect and plan
+//    always, overlap, run, compare and report when step 3 executed; text and JSON each.
+//
 // Returns how far the input got, or an error describing the broken invariant (the fuzzer turns
 // it into a crash). Complexity: the model's planning, plus execution only when bounded; the
 // diagonal planner's algorithmic overlap model is O(output elements), so above the run bound

@@ -96,6 +96,17 @@ Result<Bytes> WithOwnPlan(const Bytes& file, const std::string& planner) {
   return WithOfflinePlan(model, offsets);
 }
 
+// The mixed graph with every value and node named to break printers: markup, quotes, a
+// control byte and bytes that are not UTF-8 (a lone continuation byte, an overlong encoding,
+// 0xFF). Names stay distinct.
+Result<Bytes> HostileNames() {
+  MF_ASSIGN_OR_RETURN(Graph g, MixedFloatGraph());
+  const std::string hostile = "</title><script>\"x\"&amp;\x01\x80\xc0\xaf\xff";
+  for (ValueId v = 0; v < g.num_values(); ++v) g.value(v).name = hostile + std::to_string(v);
+  for (NodeId n = 0; n < g.num_nodes(); ++n) g.node(n).name = hostile + "op" + std::to_string(n);
+  return GraphToTflite(g);
+}
+
 Result<Bytes> FilePrefix(const std::string& path, size_t bytes) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status::Error(path + ": cannot open the file");
@@ -181,6 +192,7 @@ Result<std::vector<std::pair<std::string, Bytes>>> SeedFiles(const std::string& 
   MF_ASSIGN_OR_RETURN(Bytes cnn_greedy, WithOwnPlan(cnn, "greedy"));
   MF_ASSIGN_OR_RETURN(Bytes cnn_diagonal, WithOwnPlan(cnn, "diagonal"));
   MF_ASSIGN_OR_RETURN(Bytes mixed_diagonal, WithOwnPlan(mixed, "diagonal"));
+  MF_ASSIGN_OR_RETURN(Bytes hostile, HostileNames());
   MF_ASSIGN_OR_RETURN(
       Bytes hello_prefix,
       FilePrefix(shared_dir + "/models/tflite-micro/hello_world_float.tflite", 640));
@@ -194,6 +206,7 @@ Result<std::vector<std::pair<std::string, Bytes>>> SeedFiles(const std::string& 
   seeds.emplace_back("seed_zoo_cnn_offline_greedy.tflite", std::move(cnn_greedy));
   seeds.emplace_back("seed_zoo_cnn_offline_diagonal.tflite", std::move(cnn_diagonal));
   seeds.emplace_back("seed_mixed_f32_offline_diagonal.tflite", std::move(mixed_diagonal));
+  seeds.emplace_back("seed_hostile_names.tflite", std::move(hostile));
   seeds.emplace_back("seed_prefix_hello_world_float.tflite", std::move(hello_prefix));
   seeds.emplace_back("seed_prefix_keyword_scrambled.tflite", std::move(kws_prefix));
   return seeds;

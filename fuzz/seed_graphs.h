@@ -4,8 +4,9 @@
 // MixedFloatGraph and QuantizedGraph are hand-built graphs that reach the operators and
 // options the zoo's small models do not (depthwise, pad, transpose, reshape, element-wise,
 // int8 kernels with per-channel quantisation); SeedFiles assembles every seed: those two, two
-// tiny zoo models, offline-plan variants made by io/tflite_writer.h, and short prefixes of
-// two shared models (rejected as truncated: they exercise the verifier). O(seed bytes).
+// tiny zoo models, offline-plan variants made by io/tflite_writer.h, the mixed graph with names
+// that are markup and not UTF-8 (every printer must survive them), and short prefixes of two
+// shared models (rejected as truncated: they exercise the verifier). O(seed bytes).
 #pragma once
 
 #include <string>

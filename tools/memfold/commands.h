@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -104,5 +105,9 @@ Status WriteFile(const std::string& path, const std::string& bytes);
 
 // Prints "memfold: MESSAGE" on stderr and returns `code`.
 int Fail(const std::string& message, int code = kExitBadInput);
+
+// A command's JSON output, one space per level. Strings are user input (tensor names, file
+// paths): bytes that are not UTF-8 become U+FFFD, so the output is always valid JSON.
+std::string JsonText(const nlohmann::ordered_json& json);
 
 }  // namespace memfold::cli

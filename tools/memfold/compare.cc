@@ -95,7 +95,7 @@ int CompareCommand(const std::vector<std::string>& models, bool json) {
                      {"overlap_gap_percent", r.overlap_gap}, {"plan_ms", r.plan_ms},
                      {"identical_to_unplanned", r.runs}});
     }
-    std::cout << Json{{"models", out}}.dump(1) << "\n";
+    std::cout << JsonText(Json{{"models", out}}) << "\n";
     return kExitOk;
   }
   TextTable table({"model", ">ops", ">naive", ">greedy (TFLM)", ">greedy_stable", ">diagonal",

@@ -1,4 +1,4 @@
-// Error reporting for the CLI.
+// Error reporting and JSON output for the CLI.
 #include <iostream>
 
 #include "commands.h"
@@ -10,6 +10,10 @@ int Fail(const std::string& message, int code) {
   ClearProgress();
   std::cerr << "memfold: " << message << "\n";
   return code;
+}
+
+std::string JsonText(const nlohmann::ordered_json& json) {
+  return json.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
 }  // namespace memfold::cli

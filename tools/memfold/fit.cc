@@ -118,7 +118,7 @@ int FitCommand(const FitOptions& o) {
       out["all"] = all;
     }
     out["budget_bytes"] = budget;
-    std::cout << out.dump(1) << "\n";
+    std::cout << JsonText(out) << "\n";
   } else {
     TextTable table({"strategy", ">largest " + o.vary, ">footprint"});
     for (const FitResult& r : results) {

@@ -30,8 +30,8 @@ int OverlapCommand(const CommonOptions& options) {
                      {"output_bytes", n.output_bytes}, {"os_analytic", OrNull(n.analytic)},
                      {"os_algorithmic", OrNull(n.algorithmic)}, {"os_trace", OrNull(n.trace)}});
     }
-    std::cout << Json{{"model", options.model}, {"ops", ops}, {"analytic_ms", report.analytic_ms},
-                      {"algorithmic_ms", report.algorithmic_ms}, {"trace_ms", report.trace_ms}}.dump(1) << "\n";
+    std::cout << JsonText(Json{{"model", options.model}, {"ops", ops}, {"analytic_ms", report.analytic_ms},
+                      {"algorithmic_ms", report.algorithmic_ms}, {"trace_ms", report.trace_ms}}) << "\n";
     return kExitOk;
   }
   TextTable table({">#", "op", "name", ">output B", ">O_s analytic", ">O_s algorithmic", ">O_s trace"});

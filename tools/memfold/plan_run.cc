@@ -287,7 +287,7 @@ int PlanCommand(const PlanOptions& options) {
       out["fits"] = fits;
       out["peak_op"] = PeakOpName(g, gp.peak_time);
     }
-    std::cout << out.dump(1) << "\n";
+    std::cout << JsonText(out) << "\n";
   } else {
     PrintPlanTable(g, gp);
     if (!planned->steps.empty()) PrintSteps(planned->steps);
@@ -354,15 +354,14 @@ int RunCommand(const RunOptions& options) {
                        {"values", FirstValues(v, bytes, 16)}});
   }
   if (options.common.json) {
-    std::cout << Json{{"model", options.common.model},
+    std::cout << JsonText(Json{{"model", options.common.model},
                       {"planner", options.planner},
                       {"arena_bytes", planned->plan.arena_bytes},
                       {"outputs", outputs},
                       {"values_checked", run->values_checked},
                       {"operators_traced", run->operators_traced},
                       {"first_difference", DifferenceJson(run->first_difference)},
-                      {"identical_to_unplanned", identical}}
-                     .dump(1)
+                      {"identical_to_unplanned", identical}})
               << "\n";
   } else {
     std::cout << "ran " << options.common.model << " in a " << HumanBytes(planned->plan.arena_bytes)

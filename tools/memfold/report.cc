@@ -226,11 +226,10 @@ int ReportCommand(const ReportOptions& options) {
     titles += (titles.empty() ? "" : ", ") + s.title;
   }
   if (options.common.json) {
-    std::cout << Json{{"model", options.common.model},
+    std::cout << JsonText(Json{{"model", options.common.model},
                       {"output", options.output},
                       {"bytes", html.size()},
-                      {"sections", sections}}
-                     .dump(1)
+                      {"sections", sections}})
               << "\n";
   } else if (GetVerbosity() != Verbosity::kQuiet) {
     std::cout << "wrote " << options.output << " (" << HumanBytes(static_cast<int64_t>(html.size()))

@@ -116,8 +116,7 @@ int PrintAllStrategies(const TrainOptions& o, const std::vector<PlannedTraining>
   if (o.common.json) {
     Json strategies = Json::array();
     for (const PlannedTraining& p : planned) strategies.push_back(PlanJson(o.common.model, p));
-    std::cout << Json{{"model", o.common.model}, {"planner", o.planner}, {"strategies", strategies}}
-                     .dump(1)
+    std::cout << JsonText(Json{{"model", o.common.model}, {"planner", o.planner}, {"strategies", strategies}})
               << "\n";
     return kExitOk;
   }
@@ -287,7 +286,7 @@ int TrainCommand(const TrainOptions& o) {
     const int code = RunSteps(o, p, &out);
     if (code != kExitOk) return code;
   }
-  if (o.common.json) std::cout << out.dump(1) << "\n";
+  if (o.common.json) std::cout << JsonText(out) << "\n";
   return kExitOk;
 }
 

@@ -34,7 +34,7 @@ int ZooCommand(bool json) {
       for (const ZooKey& k : m.keys) keys[std::string(k.name)] = {{"default", k.default_value}, {"help", k.help}};
       models.push_back({{"name", m.name}, {"summary", m.summary}, {"keys", keys}});
     }
-    std::cout << Json{{"models", models}}.dump(1) << "\n";
+    std::cout << JsonText(Json{{"models", models}}) << "\n";
     return kExitOk;
   }
   TextTable table({"model", "keys (defaults)", "summary"});
@@ -70,9 +70,9 @@ int InspectCommand(const CommonOptions& options) {
     }
     for (ValueId v : g.inputs) inputs.push_back(TensorJson(g.value(v)));
     for (ValueId v : g.outputs) outputs.push_back(TensorJson(g.value(v)));
-    std::cout << Json{{"model", options.model}, {"ops", ops}, {"values", values}, {"inputs", inputs},
+    std::cout << JsonText(Json{{"model", options.model}, {"ops", ops}, {"values", values}, {"inputs", inputs},
                       {"outputs", outputs}, {"op_histogram", histogram},
-                      {"offline_plan", !g.offline_offsets.empty()}}.dump(1) << "\n";
+                      {"offline_plan", !g.offline_offsets.empty()}}) << "\n";
     return kExitOk;
   }
   std::cout << options.model << ": " << g.schedule.size() << " ops, " << g.num_values()
