@@ -168,9 +168,10 @@ TEST(DiagonalPlanner, OverEstimatedOverlapIsCaughtByExecution) {
     return RunChecked(*g, *g, live, plan, DefaultInputs(*g)).value();
   };
   EXPECT_TRUE(run_with_overlap(exact).identical());
-  // One byte more than proven: the kernel reads an input byte it already overwrote, caught
-  // inside the kernel whatever the data.
-  const CheckedRun beyond = run_with_overlap(exact + 1);
+  // One float more than proven (the smallest overlap that keeps the input's floats aligned):
+  // the kernel reads an input byte it already overwrote, caught inside the kernel whatever the
+  // data.
+  const CheckedRun beyond = run_with_overlap(exact + 4);
   ASSERT_FALSE(beyond.identical());
   EXPECT_EQ(beyond.first_difference->check, "in-kernel");
   EXPECT_EQ(beyond.first_difference->op_name, "dw");
