@@ -9,8 +9,8 @@
 #include <random>
 #include <vector>
 
-#include "memfold/plan/planner.h"
-#include "memfold/plan/verify_plan.h"
+#include "memfold/placement/planner.h"
+#include "memfold/placement/verify_plan.h"
 
 namespace memfold {
 namespace {

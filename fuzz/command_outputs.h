@@ -15,7 +15,7 @@
 #include <cstdint>
 #include <span>
 
-#include "memfold/ir/status.h"
+#include "memfold/base/status.h"
 
 namespace memfold::fuzz {
 

@@ -27,7 +27,7 @@
 #include <span>
 #include <string_view>
 
-#include "memfold/ir/status.h"
+#include "memfold/base/status.h"
 
 namespace memfold::fuzz {
 

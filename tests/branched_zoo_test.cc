@@ -18,7 +18,7 @@
 #include "memfold/ops/kernels/quant_math.h"
 #include "memfold/passes/quantize.h"
 #include "memfold/plan/plan_graph.h"
-#include "memfold/plan/verify_plan.h"
+#include "memfold/placement/verify_plan.h"
 #include "memfold/zoo/zoo.h"
 
 namespace memfold {

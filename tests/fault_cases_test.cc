@@ -26,7 +26,7 @@
 #include "memfold/ir/verify.h"
 #include "memfold/ops/registry.h"
 #include "memfold/plan/plan_graph.h"
-#include "memfold/plan/verify_plan.h"
+#include "memfold/placement/verify_plan.h"
 
 namespace memfold {
 namespace {

@@ -13,8 +13,8 @@
 #include "fuzz/fuzz_entry.h"
 #include "fuzz/seed_graphs.h"
 #include "memfold/ops/registry.h"
-#include "memfold/plan/lower_bound.h"
-#include "memfold/plan/verify_plan.h"
+#include "memfold/placement/lower_bound.h"
+#include "memfold/placement/verify_plan.h"
 
 namespace memfold::fuzz {
 namespace {

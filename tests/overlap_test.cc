@@ -12,7 +12,7 @@
 #include "memfold/io/model_loader.h"
 #include "memfold/ops/registry.h"
 #include "memfold/plan/plan_graph.h"
-#include "memfold/plan/verify_plan.h"
+#include "memfold/placement/verify_plan.h"
 #include "memfold/zoo/builder.h"
 
 namespace memfold {

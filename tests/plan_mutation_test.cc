@@ -39,7 +39,7 @@
 #include "memfold/ops/registry.h"
 #include "memfold/passes/best_plan.h"
 #include "memfold/plan/plan_graph.h"
-#include "memfold/plan/verify_plan.h"
+#include "memfold/placement/verify_plan.h"
 
 namespace memfold {
 namespace {

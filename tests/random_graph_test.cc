@@ -11,7 +11,7 @@
 #include "memfold/exec/executor.h"
 #include "memfold/ir/verify.h"
 #include "memfold/plan/plan_graph.h"
-#include "memfold/plan/verify_plan.h"
+#include "memfold/placement/verify_plan.h"
 #include "memfold/zoo/builder.h"
 
 namespace memfold {

@@ -29,7 +29,7 @@
 #include "memfold/passes/quantize.h"
 #include "memfold/passes/split.h"
 #include "memfold/plan/plan_graph.h"
-#include "memfold/plan/verify_plan.h"
+#include "memfold/placement/verify_plan.h"
 
 namespace memfold {
 namespace {

@@ -12,7 +12,7 @@
 #include "memfold/exec/training.h"
 #include "memfold/io/model_loader.h"
 #include "memfold/ir/graph.h"
-#include "memfold/ir/status.h"
+#include "memfold/base/status.h"
 
 namespace memfold::cli {
 

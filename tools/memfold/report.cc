@@ -19,7 +19,7 @@
 #include "memfold/io/text.h"
 #include "memfold/passes/best_plan.h"
 #include "memfold/plan/plan_graph.h"
-#include "memfold/plan/verify_plan.h"
+#include "memfold/placement/verify_plan.h"
 #include "progress.h"
 
 namespace memfold::cli {

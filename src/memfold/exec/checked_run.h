@@ -40,8 +40,8 @@
 
 #include "memfold/exec/executor.h"
 #include "memfold/ir/graph.h"
-#include "memfold/ir/status.h"
-#include "memfold/plan/buffer.h"
+#include "memfold/base/status.h"
+#include "memfold/placement/buffer.h"
 #include "memfold/plan/liveness.h"
 
 namespace memfold {

@@ -22,10 +22,10 @@
 #include <vector>
 
 #include "memfold/ir/graph.h"
-#include "memfold/ir/status.h"
+#include "memfold/base/status.h"
 #include "memfold/ops/kernels/access.h"
 #include "memfold/ops/registry.h"
-#include "memfold/plan/buffer.h"
+#include "memfold/placement/buffer.h"
 #include "memfold/plan/liveness.h"
 
 namespace memfold {

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "memfold/ir/graph.h"
-#include "memfold/ir/status.h"
+#include "memfold/base/status.h"
 
 namespace memfold {
 

@@ -11,7 +11,7 @@
 
 #include "memfold/io/tflite_schema.h"
 #include "memfold/ir/graph.h"
-#include "memfold/ir/status.h"
+#include "memfold/base/status.h"
 
 namespace memfold {
 

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "memfold/ir/graph.h"
-#include "memfold/ir/status.h"
+#include "memfold/base/status.h"
 
 namespace memfold {
 

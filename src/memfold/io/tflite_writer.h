@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "memfold/io/tflite_reader.h"
-#include "memfold/ir/status.h"
+#include "memfold/base/status.h"
 
 namespace memfold {
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "memfold/ir/graph.h"
-#include "memfold/ir/status.h"
+#include "memfold/base/status.h"
 #include "memfold/ops/registry.h"
 
 namespace memfold {

@@ -10,7 +10,7 @@
 #include <cstdint>
 
 #include "memfold/ir/graph.h"
-#include "memfold/ir/status.h"
+#include "memfold/base/status.h"
 
 namespace memfold {
 

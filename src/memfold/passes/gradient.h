@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "memfold/ir/graph.h"
-#include "memfold/ir/status.h"
+#include "memfold/base/status.h"
 
 namespace memfold {
 

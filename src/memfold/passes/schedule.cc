@@ -17,7 +17,7 @@
 #include "memfold/ir/verify.h"
 #include "memfold/ops/registry.h"
 #include "memfold/plan/liveness.h"
-#include "memfold/plan/lower_bound.h"
+#include "memfold/placement/lower_bound.h"
 
 namespace memfold {
 namespace {

@@ -47,7 +47,7 @@
 #include <vector>
 
 #include "memfold/ir/graph.h"
-#include "memfold/ir/status.h"
+#include "memfold/base/status.h"
 #include "memfold/plan/plan_graph.h"
 
 namespace memfold {

@@ -18,7 +18,7 @@
 #include "memfold/io/model_loader.h"
 #include "memfold/ir/verify.h"
 #include "memfold/passes/gradient.h"
-#include "memfold/plan/verify_plan.h"
+#include "memfold/placement/verify_plan.h"
 #include "memfold/zoo/builder.h"
 
 namespace memfold {

@@ -11,7 +11,7 @@
 #include "memfold/ops/registry.h"
 #include "memfold/passes/quantize.h"
 #include "memfold/plan/plan_graph.h"
-#include "memfold/plan/verify_plan.h"
+#include "memfold/placement/verify_plan.h"
 #include "memfold/zoo/builder.h"
 
 namespace memfold {

@@ -31,7 +31,7 @@
 #include <vector>
 
 #include "memfold/ir/graph.h"
-#include "memfold/plan/buffer.h"
+#include "memfold/placement/buffer.h"
 
 namespace memfold {
 

@@ -7,11 +7,11 @@
 #include <set>
 
 #include "memfold/ops/registry.h"
-#include "memfold/plan/diagonal_planner.h"
-#include "memfold/plan/lower_bound.h"
-#include "memfold/plan/planner.h"
+#include "memfold/placement/diagonal_planner.h"
+#include "memfold/placement/lower_bound.h"
+#include "memfold/placement/planner.h"
 #include "memfold/plan/storage_planner.h"
-#include "memfold/plan/verify_plan.h"
+#include "memfold/placement/verify_plan.h"
 
 namespace memfold {
 namespace {

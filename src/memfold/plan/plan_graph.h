@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "memfold/ir/graph.h"
-#include "memfold/ir/status.h"
-#include "memfold/plan/buffer.h"
+#include "memfold/base/status.h"
+#include "memfold/placement/buffer.h"
 #include "memfold/plan/liveness.h"
 
 namespace memfold {

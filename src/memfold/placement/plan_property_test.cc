@@ -8,10 +8,10 @@
 #include <random>
 #include <vector>
 
-#include "memfold/plan/greedy_planner.h"
-#include "memfold/plan/lower_bound.h"
-#include "memfold/plan/planner.h"
-#include "memfold/plan/verify_plan.h"
+#include "memfold/placement/greedy_planner.h"
+#include "memfold/placement/lower_bound.h"
+#include "memfold/placement/planner.h"
+#include "memfold/placement/verify_plan.h"
 
 namespace memfold {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "memfold/plan/buffer.h"
+#include "memfold/placement/buffer.h"
 
 namespace memfold {
 

@@ -1,4 +1,4 @@
-#include "memfold/plan/verify_plan.h"
+#include "memfold/placement/verify_plan.h"
 
 #include <algorithm>
 #include <limits>

@@ -1,6 +1,6 @@
-#include "memfold/plan/planner.h"
+#include "memfold/placement/planner.h"
 
-#include "memfold/plan/greedy_planner.h"
+#include "memfold/placement/greedy_planner.h"
 
 namespace memfold {
 namespace {

@@ -1,13 +1,13 @@
 // VerifyPlan: what it accepts, what it rejects and what its messages say.
 
-#include "memfold/plan/verify_plan.h"
+#include "memfold/placement/verify_plan.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <vector>
 
-#include "memfold/plan/plan_test_util.h"
+#include "memfold/placement/plan_test_util.h"
 
 namespace memfold {
 namespace {

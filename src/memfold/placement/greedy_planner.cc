@@ -1,4 +1,4 @@
-#include "memfold/plan/greedy_planner.h"
+#include "memfold/placement/greedy_planner.h"
 
 #include <algorithm>
 #include <bit>

@@ -1,12 +1,12 @@
 // Planner registry and the naive planner.
 
-#include "memfold/plan/planner.h"
+#include "memfold/placement/planner.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "memfold/plan/plan_test_util.h"
-#include "memfold/plan/verify_plan.h"
+#include "memfold/placement/plan_test_util.h"
+#include "memfold/placement/verify_plan.h"
 
 namespace memfold {
 namespace {

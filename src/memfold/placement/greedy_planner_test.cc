@@ -2,7 +2,7 @@
 // Notation: "idN size [first,last] -> offset". Placement order is by size, largest first;
 // equal sizes in reverse request order.
 
-#include "memfold/plan/greedy_planner.h"
+#include "memfold/placement/greedy_planner.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -10,9 +10,9 @@
 #include <array>
 #include <vector>
 
-#include "memfold/plan/lower_bound.h"
-#include "memfold/plan/plan_test_util.h"
-#include "memfold/plan/verify_plan.h"
+#include "memfold/placement/lower_bound.h"
+#include "memfold/placement/plan_test_util.h"
+#include "memfold/placement/verify_plan.h"
 
 namespace memfold {
 namespace {

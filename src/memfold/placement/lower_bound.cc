@@ -1,4 +1,4 @@
-#include "memfold/plan/lower_bound.h"
+#include "memfold/placement/lower_bound.h"
 
 #include <algorithm>
 #include <vector>

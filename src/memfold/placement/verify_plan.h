@@ -17,8 +17,8 @@
 
 #include <span>
 
-#include "memfold/ir/status.h"
-#include "memfold/plan/buffer.h"
+#include "memfold/base/status.h"
+#include "memfold/placement/buffer.h"
 
 namespace memfold {
 

@@ -1,4 +1,4 @@
-#include "memfold/plan/diagonal_planner.h"
+#include "memfold/placement/diagonal_planner.h"
 
 #include <algorithm>
 #include <numeric>

@@ -1,6 +1,6 @@
 // The naive planner: no reuse at all, the upper bound every other planner must beat.
 
-#include "memfold/plan/planner.h"
+#include "memfold/placement/planner.h"
 
 namespace memfold {
 namespace {

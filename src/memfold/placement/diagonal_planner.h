@@ -15,7 +15,7 @@
 // looks for a better order than these three by local search (plan_graph.h RefinePlan).
 #pragma once
 
-#include "memfold/plan/planner.h"
+#include "memfold/placement/planner.h"
 
 namespace memfold {
 

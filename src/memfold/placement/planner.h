@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "memfold/plan/buffer.h"
+#include "memfold/placement/buffer.h"
 
 namespace memfold {
 

@@ -27,7 +27,7 @@
 // (vww_96_int8) it costs memory, on others it saves some, so `best` tries both.
 #pragma once
 
-#include "memfold/plan/planner.h"
+#include "memfold/placement/planner.h"
 
 namespace memfold {
 

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <span>
 
-#include "memfold/plan/buffer.h"
+#include "memfold/placement/buffer.h"
 
 namespace memfold {
 
