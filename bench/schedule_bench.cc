@@ -20,7 +20,7 @@
 #include "memfold/io/model_loader.h"
 #include "memfold/passes/gradient.h"
 #include "memfold/passes/schedule.h"
-#include "memfold/zoo/builder.h"
+#include "memfold/ops/builder.h"
 
 namespace memfold {
 namespace {

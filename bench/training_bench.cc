@@ -5,6 +5,7 @@
 #include <benchmark/benchmark.h>
 
 #include "memfold/exec/training.h"
+#include "memfold/passes/training_plan.h"
 #include "memfold/io/model_loader.h"
 #include "memfold/passes/echo.h"
 

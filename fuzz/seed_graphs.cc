@@ -11,7 +11,7 @@
 #include "memfold/ir/verify.h"
 #include "memfold/ops/registry.h"
 #include "memfold/plan/plan_graph.h"
-#include "memfold/zoo/builder.h"
+#include "memfold/ops/builder.h"
 #include "memfold/zoo/zoo.h"
 
 namespace memfold::fuzz {

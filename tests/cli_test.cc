@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "memfold/io/tflite_graph_writer.h"
-#include "memfold/zoo/builder.h"
+#include "memfold/ops/builder.h"
 
 namespace {
 

@@ -13,7 +13,7 @@
 #include "memfold/ops/gradient.h"
 #include "memfold/ops/registry.h"
 #include "memfold/passes/gradient.h"
-#include "memfold/zoo/builder.h"
+#include "memfold/ops/builder.h"
 #include "test_util.h"
 
 namespace memfold {
@@ -124,7 +124,7 @@ TEST_P(GradientPass, MatchesFiniteDifferences) {
   ASSERT_FALSE(t->params.empty());
   Result<GraphPlan> plan = PlanGraph(g, "greedy");
   ASSERT_TRUE(plan.ok());
-  Trainer trainer(g, *t, *plan);
+  Trainer trainer(g, t->grads, *plan);
   Result<StepResult> step = trainer.Step({});
   ASSERT_TRUE(step.ok()) << step.status().message();
   for (size_t p = 0; p < t->params.size(); ++p) {

@@ -13,7 +13,7 @@
 #include "memfold/ops/registry.h"
 #include "memfold/plan/plan_graph.h"
 #include "memfold/placement/verify_plan.h"
-#include "memfold/zoo/builder.h"
+#include "memfold/ops/builder.h"
 
 namespace memfold {
 namespace {

@@ -16,6 +16,7 @@
 
 #include "memfold/exec/overlap_trace.h"
 #include "memfold/exec/training.h"
+#include "memfold/passes/training_plan.h"
 #include "memfold/io/model_loader.h"
 #include "memfold/passes/best_plan.h"
 #include "memfold/plan/plan_graph.h"

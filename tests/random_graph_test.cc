@@ -12,7 +12,7 @@
 #include "memfold/ir/verify.h"
 #include "memfold/plan/plan_graph.h"
 #include "memfold/placement/verify_plan.h"
-#include "memfold/zoo/builder.h"
+#include "memfold/ops/builder.h"
 
 namespace memfold {
 namespace {

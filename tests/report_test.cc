@@ -20,11 +20,12 @@
 #include <sstream>
 
 #include "memfold/exec/training.h"
+#include "memfold/passes/training_plan.h"
 #include "memfold/io/model_loader.h"
 #include "memfold/io/svg.h"
 #include "memfold/io/text.h"
 #include "memfold/plan/plan_graph.h"
-#include "memfold/zoo/builder.h"
+#include "memfold/ops/builder.h"
 #include "xml_check.h"
 
 namespace memfold {

@@ -11,7 +11,7 @@
 #include "memfold/ops/registry.h"
 #include "memfold/passes/gradient.h"
 #include "memfold/plan/profile.h"
-#include "memfold/zoo/builder.h"
+#include "memfold/ops/builder.h"
 #include "test_util.h"
 
 namespace memfold {
@@ -52,7 +52,7 @@ TEST(Training, GradientsMatchFiniteDifferences) {
   EXPECT_EQ(t->params.size(), 4u);  // w1, b1, w2, w3
   Result<GraphPlan> plan = PlanGraph(g, "mxnet");
   ASSERT_TRUE(plan.ok()) << plan.status().message();
-  Trainer trainer(g, *t, *plan);
+  Trainer trainer(g, t->grads, *plan);
   const std::vector<Bytes> inputs = TrainingInputs(g);
   Result<StepResult> step = trainer.Step(inputs);
   ASSERT_TRUE(step.ok()) << step.status().message();
@@ -78,7 +78,7 @@ TEST(Training, LossFallsAndPlannedStepsMatchUnplanned) {
   for (const char* planner : {"mxnet", "greedy"}) {
     Result<GraphPlan> plan = PlanGraph(g, planner);
     ASSERT_TRUE(plan.ok());
-    Trainer trainer(g, *t, *plan);  // Step() fails if planned and unplanned differ
+    Trainer trainer(g, t->grads, *plan);  // Step() fails if planned and unplanned differ
     const std::vector<Bytes> inputs = SeparableBatch();
     float first = 0, last = 0;
     for (int k = 0; k < 60; ++k) {
@@ -141,7 +141,7 @@ TEST(Training, TinyNmtLearnsToReverse) {
       put(target, s * seq + k, previous);
     }
   }
-  Trainer trainer(g, *t, *plan);
+  Trainer trainer(g, t->grads, *plan);
   float first = 0, last = 0;
   for (int step = 0; step < 300; ++step) {
     Result<StepResult> r = trainer.Step({source, target, labels});

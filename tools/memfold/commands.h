@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "memfold/exec/training.h"
+#include "memfold/passes/training_plan.h"
 #include "memfold/io/model_loader.h"
 #include "memfold/ir/graph.h"
 #include "memfold/base/status.h"

@@ -8,6 +8,7 @@
 
 #include "commands.h"
 #include "memfold/exec/training.h"
+#include "memfold/passes/training_plan.h"
 #include "memfold/io/text.h"
 #include "memfold/zoo/zoo.h"
 #include "progress.h"

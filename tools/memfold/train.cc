@@ -11,6 +11,8 @@
 
 #include "commands.h"
 #include "memfold/exec/training.h"
+#include "memfold/io/sha256.h"
+#include "memfold/passes/training_plan.h"
 #include "memfold/io/svg.h"
 #include "memfold/io/text.h"
 #include "memfold/ops/registry.h"
@@ -131,7 +133,7 @@ int PrintAllStrategies(const TrainOptions& o, const std::vector<PlannedTraining>
 
 // Trains `steps` steps in the planned arena, each checked against an unplanned step.
 int RunSteps(const TrainOptions& o, const PlannedTraining& p, Json* out) {
-  Trainer trainer(p.graph, p.training, p.plan);
+  Trainer trainer(p.graph, p.training.grads, p.plan);
   const std::vector<Bytes> inputs = TrainingInputs(p.graph);
   Json losses = Json::array();
   StepResult last;
@@ -154,7 +156,7 @@ int RunSteps(const TrainOptions& o, const PlannedTraining& p, Json* out) {
   (*out)["time_ms_by_layer_type"] = layer_ms;
   (*out)["loss"] = losses.back();
   (*out)["losses"] = losses;
-  (*out)["grad_sha256"] = GradientSha256(last);
+  (*out)["grad_sha256"] = Sha256Hex(last.gradients);
   if (!o.common.json) {
     std::cout << "time by layer type (planned runs):";
     for (const auto& [layer, ms] : layer_ms) std::cout << " " << layer << " " << ms << " ms;";

@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "memfold/plan/plan_graph.h"
-#include "memfold/zoo/builder.h"
+#include "memfold/ops/builder.h"
 #include "memfold/zoo/zoo.h"
 
 namespace memfold {

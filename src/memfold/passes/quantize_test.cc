@@ -7,7 +7,7 @@
 
 #include "memfold/exec/executor.h"
 #include "memfold/ops/kernels/quant_math.h"
-#include "memfold/zoo/builder.h"
+#include "memfold/ops/builder.h"
 
 namespace memfold {
 namespace {

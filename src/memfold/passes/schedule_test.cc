@@ -19,7 +19,7 @@
 #include "memfold/ir/verify.h"
 #include "memfold/passes/gradient.h"
 #include "memfold/placement/verify_plan.h"
-#include "memfold/zoo/builder.h"
+#include "memfold/ops/builder.h"
 
 namespace memfold {
 namespace {

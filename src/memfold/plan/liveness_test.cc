@@ -4,7 +4,7 @@
 
 #include "memfold/ops/registry.h"
 #include "memfold/plan/plan_graph.h"
-#include "memfold/zoo/builder.h"
+#include "memfold/ops/builder.h"
 #include "memfold/zoo/zoo.h"
 
 namespace memfold {

@@ -4,7 +4,7 @@
 
 #include "memfold/exec/executor.h"
 #include "memfold/plan/plan_graph.h"
-#include "memfold/zoo/builder.h"
+#include "memfold/ops/builder.h"
 
 namespace memfold {
 namespace {

@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "memfold/zoo/builder.h"
+#include "memfold/ops/builder.h"
 #include "memfold/zoo/zoo.h"
 
 namespace memfold {

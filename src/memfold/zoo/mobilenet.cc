@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <string>
 
-#include "memfold/zoo/builder.h"
+#include "memfold/ops/builder.h"
 #include "memfold/zoo/zoo.h"
 
 namespace memfold {

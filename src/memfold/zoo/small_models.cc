@@ -1,7 +1,7 @@
 // Small reference models for tests and demos: an MLP and a CNN with a two-branch block.
 #include <string>
 
-#include "memfold/zoo/builder.h"
+#include "memfold/ops/builder.h"
 #include "memfold/zoo/zoo.h"
 
 namespace memfold {

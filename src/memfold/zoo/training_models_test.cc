@@ -301,7 +301,7 @@ TEST(TrainingModelTiny, TrainsAndTheLossFalls) {
     EXPECT_TRUE(CheckShapes(g).ok()) << spec;
     Result<GraphPlan> plan = PlanGraph(g, "greedy");
     ASSERT_TRUE(plan.ok()) << spec << ": " << plan.status().message();
-    Trainer trainer(g, *training, *plan);
+    Trainer trainer(g, training->grads, *plan);
     const std::vector<Bytes> inputs = TrainingInputs(g);
     std::vector<float> losses;
     for (int k = 0; k < 20; ++k) {

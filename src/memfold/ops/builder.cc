@@ -1,4 +1,4 @@
-#include "memfold/zoo/builder.h"
+#include "memfold/ops/builder.h"
 
 #include <cmath>
 #include <cstring>

@@ -1,0 +1,44 @@
+// The training pipeline (pass-level): one training step of a forward graph planned under a
+// recomputation strategy — gradient pass, then recomputation (Mirror's or Echo's choice, Echo's
+// with 1-bit masks), then memory planning and the footprint profile — and Echo's never-worse
+// policy. It is the training twin of the inference `best` pipeline (passes/best_plan.h).
+// Cost: the passes' and the planner's (about a second for the full-size reference models).
+#pragma once
+
+#include <string>
+
+#include "memfold/base/status.h"
+#include "memfold/ir/graph.h"
+#include "memfold/passes/gradient.h"
+#include "memfold/plan/plan_graph.h"
+#include "memfold/plan/profile.h"
+
+namespace memfold {
+
+// One training step planned under a recomputation strategy ("none", "mirror", "echo"): the
+// pipeline gradient -> (recomputation) -> plan, and the footprint profile. Echo plans its own
+// choice and, as a check, Mirror's blanket one, keeps the smaller, and keeps the baseline plan
+// when neither is smaller (the paper's never-worse guarantee); `chosen_strategy` says whose
+// graph was kept and `echo_own_bytes` what Echo's own graph needed.
+struct PlannedTraining {
+  Graph graph;
+  TrainingGraph training;
+  GraphPlan plan;
+  MemoryProfile profile;
+  std::string strategy;
+  int recomputed_nodes = 0;
+  double recompute_flops = 0;
+  double forward_flops = 0;
+  std::string chosen_strategy;  // whose graph this is: echo, mirror or none
+  bool fell_back = false;       // echo only: the baseline was at least as small
+  int64_t echo_own_bytes = 0;   // echo only: the footprint of Echo's own graph
+  double plan_ms = 0;
+};
+
+// `planner`: "mxnet" (default: MXNet's storage strategy, fast), "greedy" (TFLM's planner over
+// the buffers, tighter on large graphs but slower) or "best" (both, the smaller kept).
+Result<PlannedTraining> PlanTraining(Graph forward, const std::string& strategy,
+                                     const TrainingConfig& config = {},
+                                     const std::string& planner = "mxnet");
+
+}  // namespace memfold
