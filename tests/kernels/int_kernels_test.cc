@@ -23,7 +23,7 @@
 
 #include "memfold/exec/executor.h"
 #include "memfold/ir/graph.h"
-#include "memfold/ops/kernels/kernel_test_util.h"
+#include "tests/kernels/kernel_test_util.h"
 #include "memfold/ops/kernels/quant_math.h"
 #include "memfold/ops/registry.h"
 

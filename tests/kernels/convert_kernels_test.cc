@@ -24,7 +24,7 @@
 #include "memfold/ir/graph.h"
 #include "memfold/ops/kernels/access.h"
 #include "memfold/ops/kernels/convert_kernels.h"
-#include "memfold/ops/kernels/kernel_test_util.h"
+#include "tests/kernels/kernel_test_util.h"
 #include "memfold/ops/kernels/quant_math.h"
 #include "memfold/ops/kernels/svdf.h"
 #include "memfold/ops/registry.h"
