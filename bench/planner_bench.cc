@@ -9,6 +9,7 @@
 #include <random>
 #include <vector>
 
+#include "memfold/placement/greedy_planner.h"
 #include "memfold/placement/planner.h"
 #include "memfold/placement/verify_plan.h"
 
@@ -36,21 +37,20 @@ std::vector<BufferRequest> ModelLikeRequests(int32_t count) {
   return requests;
 }
 
-void PlanBenchmark(benchmark::State& state, std::string_view planner_name) {
+void PlanBenchmark(benchmark::State& state, const Planner& planner) {
   const std::vector<BufferRequest> requests =
       ModelLikeRequests(static_cast<int32_t>(state.range(0)));
-  const std::unique_ptr<Planner> planner = MakePlanner(planner_name);
-  for (auto _ : state) benchmark::DoNotOptimize(planner->Place(requests));
+  for (auto _ : state) benchmark::DoNotOptimize(planner.Place(requests));
   state.SetItemsProcessed(state.iterations() * state.range(0));
 }
 
-void BM_Greedy(benchmark::State& state) { PlanBenchmark(state, "greedy"); }
-void BM_Naive(benchmark::State& state) { PlanBenchmark(state, "naive"); }
+void BM_Greedy(benchmark::State& state) { PlanBenchmark(state, GreedyPlanner()); }
+void BM_Naive(benchmark::State& state) { PlanBenchmark(state, NaivePlanner()); }
 
 void BM_VerifyGreedyPlan(benchmark::State& state) {
   const std::vector<BufferRequest> requests =
       ModelLikeRequests(static_cast<int32_t>(state.range(0)));
-  const Plan plan = MakePlanner("greedy")->Place(requests);
+  const Plan plan = GreedyPlanner().Place(requests);
   for (auto _ : state) {
     const Status status = VerifyPlan(requests, plan);
     if (!status.ok()) state.SkipWithError(status.message().c_str());

@@ -30,7 +30,7 @@ Status CheckRejectionMessage(const Status& rejection) {
 }
 
 Result<GraphPlan> PlanAndVerify(const Graph& g, std::string_view planner, OverlapSource source) {
-  Result<GraphPlan> gp = PlanGraph(g, planner, source);
+  Result<GraphPlan> gp = PlanGraph(g, planner, {.overlaps = source});
   if (!gp.ok())
     return Bug("planner '" + std::string(planner) +
                "' failed on a loaded model: " + gp.status().message());
@@ -47,7 +47,7 @@ Result<GraphPlan> PlanAndVerify(const Graph& g, std::string_view planner, Overla
 // The offline plan may be the file's fault (unsafe offsets); the message must then say so.
 Status CheckOfflinePlan(const Graph& g, OverlapSource source) {
   if (g.offline_offsets.empty()) return Status::Ok();
-  Result<GraphPlan> gp = PlanGraph(g, "offline", source);
+  Result<GraphPlan> gp = PlanGraph(g, "offline", {.overlaps = source});
   if (!gp.ok()) {
     if (gp.status().message().rfind("the model's offline plan is unsafe", 0) == 0)
       return Status::Ok();

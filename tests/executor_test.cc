@@ -93,7 +93,7 @@ TEST(Executor, EveryZooModelRunsIdenticallyInItsArena) {
   for (const char* spec : {"mobilenet_v1,alpha=0.25,res=96", "mobilenet_v2,alpha=0.35,res=96", "mlp", "cnn"}) {
     Result<Graph> g = BuildZooModel(spec);
     ASSERT_TRUE(g.ok()) << spec;
-    for (const std::string& planner : GraphPlannerNames()) {
+    for (const std::string& planner : StrategyNames()) {
       if (planner == "offline") continue;  // zoo models carry no offline plan
       Result<GraphPlan> gp = PlanGraph(*g, planner);
       ASSERT_TRUE(gp.ok()) << spec << " " << planner;

@@ -11,6 +11,7 @@
 #include "memfold/exec/overlap_trace.h"
 #include "memfold/io/model_loader.h"
 #include "memfold/ops/registry.h"
+#include "memfold/plan/overlap_allowances.h"
 #include "memfold/plan/plan_graph.h"
 #include "memfold/placement/verify_plan.h"
 #include "memfold/ops/builder.h"

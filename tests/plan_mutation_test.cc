@@ -261,7 +261,7 @@ Planned PlanCase(const Graph& model, const Case& c) {
   if (c.concat_views) {
     EXPECT_GT(MarkConcatViews(&graph), 0);
   }
-  Result<GraphPlan> gp = PlanGraph(graph, c.planner, OverlapSource::kAlgorithmic, true);
+  Result<GraphPlan> gp = PlanGraph(graph, c.planner, {.refine = true});
   EXPECT_TRUE(gp.ok()) << gp.status().message();
   return {std::move(graph), std::move(gp).value()};
 }

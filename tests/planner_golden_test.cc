@@ -54,9 +54,9 @@ void AddInferenceFigures(const std::string& model, std::ostringstream* out) {
   const Result<Graph> g = LoadModel(model);
   ASSERT_TRUE(g.ok()) << g.status().message();
   const std::string label = Label(model);
-  for (const std::string& planner : GraphPlannerNames()) {
+  for (const std::string& planner : StrategyNames()) {
     if (planner == "offline" && g->offline_offsets.empty()) continue;
-    const Result<GraphPlan> gp = PlanGraph(*g, planner, OverlapSource::kAlgorithmic, true);
+    const Result<GraphPlan> gp = PlanGraph(*g, planner, {.refine = true});
     *out << label << "\tplan " << planner << "\t";
     if (gp.ok()) {
       *out << gp->plan.arena_bytes << " B, bound " << gp->lower_bound << ", chose "

@@ -153,7 +153,7 @@ TEST(RandomGraphs, PlansVerifyAndRunBitIdentically) {
     total_nodes += g.num_nodes();
     const std::vector<Bytes> inputs = DefaultInputs(g);
     int64_t naive = 0, greedy = 0, diagonal = 0, bound = 0;
-    for (const char* planner : {"naive", "greedy", "diagonal", "best"}) {
+    for (const char* planner : {"naive", "greedy", "diagonal", "smallest"}) {
       Result<GraphPlan> gp = PlanGraph(g, planner);
       ASSERT_TRUE(gp.ok()) << "seed " << seed << " " << planner << ": " << gp.status().message();
       ASSERT_TRUE(VerifyPlan(gp->liveness.requests, gp->plan).ok());

@@ -210,7 +210,7 @@ TEST(Svg, HostileNamesAreEscaped) {
   const ValueId z = b.Op("tanh", {y}, {}, "<tanh>");
   Result<Graph> g = b.Finish({z});
   ASSERT_TRUE(g.ok()) << g.status().message();
-  Result<GraphPlan> gp = PlanGraph(*g, "best");
+  Result<GraphPlan> gp = PlanGraph(*g, "smallest");
   ASSERT_TRUE(gp.ok());
   const std::string svg = ArenaSvg(*g, *gp, kHostile);
   ExpectWellFormed(svg, "svg with hostile names");

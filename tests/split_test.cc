@@ -10,6 +10,7 @@
 #include "memfold/io/model_loader.h"
 #include "memfold/ops/registry.h"
 #include "memfold/passes/quantize.h"
+#include "memfold/plan/overlap_allowances.h"
 #include "memfold/plan/plan_graph.h"
 #include "memfold/placement/verify_plan.h"
 #include "memfold/ops/builder.h"
@@ -81,8 +82,8 @@ TEST(RefinePlan, ReachesTheBoundTheHeuristicsMiss) {
         .value();
   };
   const Graph graph = split_block(split_block(model, "expanded_conv_1", 8), "expanded_conv_2", 4);
-  Result<GraphPlan> heuristic = PlanGraph(graph, "best");
-  Result<GraphPlan> refined = PlanGraph(graph, "best", OverlapSource::kAlgorithmic, true);
+  Result<GraphPlan> heuristic = PlanGraph(graph, "smallest");
+  Result<GraphPlan> refined = PlanGraph(graph, "smallest", {.refine = true});
   ASSERT_TRUE(heuristic.ok() && refined.ok());
   EXPECT_EQ(heuristic->plan.arena_bytes, 55'296);
   EXPECT_EQ(refined->plan.arena_bytes, 39'168);

@@ -49,7 +49,7 @@ Result<Row> Measure(const std::string& model) {
   MF_ASSIGN_OR_RETURN(GraphPlan greedy, PlanGraph(g, "greedy"));
   MF_ASSIGN_OR_RETURN(GraphPlan stable, PlanGraph(g, "greedy_stable"));
   const auto start = std::chrono::steady_clock::now();
-  MF_ASSIGN_OR_RETURN(GraphPlan diagonal, PlanGraph(g, "diagonal", OverlapSource::kAlgorithmic, true));
+  MF_ASSIGN_OR_RETURN(GraphPlan diagonal, PlanGraph(g, "diagonal", {.refine = true}));
   row.plan_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   row.naive = naive.plan.arena_bytes;
   row.greedy = greedy.plan.arena_bytes;

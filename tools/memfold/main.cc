@@ -17,12 +17,18 @@ void AddModelArgs(CLI::App* command, memfold::cli::CommonOptions* common) {
   command->add_flag("--json", common->json, "print one JSON object instead of tables");
 }
 
+// Every planning strategy by name, and best: the pipeline that also re-orders operators,
+// makes concatenations copy-free and splits operators into row bands.
 CLI::Option* AddPlannerOption(CLI::App* command, std::string* planner) {
+  std::vector<std::string> names = memfold::StrategyNames();
+  names.push_back("best");
+  std::string list;
+  for (const std::string& name : names) list += (list.empty() ? "" : ", ") + name;
   return command
       ->add_option("--planner", *planner,
-                   "naive, greedy, greedy_stable, diagonal, offline (the file's own plan) or best "
-                   "(also re-orders operators and splits them into row bands)")
-      ->check(CLI::IsMember(memfold::GraphPlannerNames()));
+                   "best also re-orders operators and splits them into row bands; offline is the "
+                   "file's own plan. One of: " + list)
+      ->check(CLI::IsMember(names));
 }
 
 // --max-recompute for --planner best: a fraction in [0, 1].
@@ -114,8 +120,9 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"sgd_momentum", "adam"}));
   train->add_option("--lr", train_options.learning_rate, "learning rate")
       ->check(CLI::PositiveNumber);
-  train->add_option("--planner", train_options.planner, "mxnet (default), greedy or best")
-      ->check(CLI::IsMember({"mxnet", "greedy", "best"}));
+  train->add_option("--planner", train_options.planner,
+                    "mxnet (default), greedy, mxnet_or_greedy (the smaller), or another planner")
+      ->check(CLI::IsMember(memfold::StrategyNames()));
   train->add_option("--svg", train_options.svg,
                     "draw live memory over the step for none, mirror and echo as an SVG file");
 

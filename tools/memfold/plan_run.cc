@@ -131,7 +131,7 @@ struct ChosenPlan {
 
 Result<ChosenPlan> MakePlan(const Graph& g, const std::string& planner, double max_recompute) {
   if (planner != "best") {
-    MF_ASSIGN_OR_RETURN(GraphPlan gp, PlanGraph(g, planner, OverlapSource::kAlgorithmic, true));
+    MF_ASSIGN_OR_RETURN(GraphPlan gp, PlanGraph(g, planner, {.refine = true}));
     return ChosenPlan{g, std::move(gp)};
   }
   MF_ASSIGN_OR_RETURN(BestPlan best, PlanBest(g, {.max_recompute = max_recompute}));

@@ -72,7 +72,7 @@ ReportSection Summary(const Graph& g) {
 // re-ordered and split.
 Result<BestPlan> PlanNamed(const Graph& g, const std::string& name) {
   if (name == "best") return PlanBest(g);
-  MF_ASSIGN_OR_RETURN(GraphPlan plan, PlanGraph(g, name, OverlapSource::kAlgorithmic, true));
+  MF_ASSIGN_OR_RETURN(GraphPlan plan, PlanGraph(g, name, {.refine = true}));
   return BestPlan{.graph = g, .plan = std::move(plan)};
 }
 

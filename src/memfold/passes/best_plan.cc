@@ -86,14 +86,14 @@ Result<BestPlan> PlanBest(const Graph& graph, const BestOptions& options) {
   // Every plan below is refined (PlanGraph's `refine`, RefinePlan), so steps compare the
   // plans the command ends with.
   start = std::chrono::steady_clock::now();
-  MF_ASSIGN_OR_RETURN(GraphPlan plain, PlanGraph(graph, "best", OverlapSource::kAlgorithmic, true));
+  MF_ASSIGN_OR_RETURN(GraphPlan plain, PlanGraph(graph, "smallest", {.refine = true}));
   best.steps.push_back(
       {"diagonal", plain.plan.arena_bytes, MsSince(start),
        "the smallest of greedy, greedy_stable, diagonal, the file's offline plan and a search "
        "over placement orders: " + plain.plan.planner});
 
   start = std::chrono::steady_clock::now();
-  MF_ASSIGN_OR_RETURN(ScheduledPlan ordered, PlanWithBestSchedule(graph, {}, "best"));
+  MF_ASSIGN_OR_RETURN(ScheduledPlan ordered, PlanWithBestSchedule(graph, {}, "smallest"));
   if (ordered.reordered) MF_RETURN_IF_ERROR(RefinePlan(ordered.graph, &ordered.plan));
   if (!ordered.reordered || ordered.plan.plan.arena_bytes >= plain.plan.arena_bytes) {
     ordered.graph = graph;  // refined, the file's order is as good
@@ -116,7 +116,7 @@ Result<BestPlan> PlanBest(const Graph& graph, const BestOptions& options) {
   std::string concat_detail = "no concatenations";
   if (const int concats = MarkConcatViews(&viewed); concats > 0) {
     MF_ASSIGN_OR_RETURN(GraphPlan plan,
-                        PlanGraph(viewed, "best", OverlapSource::kAlgorithmic, true));
+                        PlanGraph(viewed, "smallest", {.refine = true}));
     concat_detail = ConcatDetail(viewed, plan.liveness, concats);
     candidates.push_back({std::move(viewed), std::move(plan), true});
     if (!candidates[Smallest(candidates)].concat) concat_detail += ": no smaller before splitting";
@@ -128,12 +128,12 @@ Result<BestPlan> PlanBest(const Graph& graph, const BestOptions& options) {
   start = std::chrono::steady_clock::now();
   SplitOptions split_options;
   split_options.max_recompute = options.max_recompute;
-  split_options.planner = "best";
+  split_options.planner = "smallest";
   for (size_t k = 0, unsplit = candidates.size(); k < unsplit; ++k) {
     MF_ASSIGN_OR_RETURN(SplitResult split, SplitForMemory(candidates[k].graph, split_options));
     if (split.stages.empty()) continue;
     MF_ASSIGN_OR_RETURN(GraphPlan plan,
-                        PlanGraph(split.graph, "best", OverlapSource::kAlgorithmic, true));
+                        PlanGraph(split.graph, "smallest", {.refine = true}));
     candidates.push_back({std::move(split.graph), std::move(plan), candidates[k].concat, true,
                           split.recompute_fraction(), SplitDetail(split)});
   }

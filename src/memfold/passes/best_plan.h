@@ -2,7 +2,7 @@
 // each kept only when its verified arena is smaller than what came before:
 //
 //   greedy     TFLM's greedy planner on the file's own graph (the reference point)
-//   diagonal   the best plain or overlapping plan (PlanGraph "best": greedy, greedy_stable,
+//   diagonal   the best plain or overlapping plan (the strategy "smallest": greedy, greedy_stable,
 //              diagonal, the file's offline plan)
 //   reorder    a peak-minimising operator order (passes/schedule), planned the same way
 //   concat     every concatenation a copy-free view: its inputs written in place into its

@@ -904,13 +904,13 @@ Result<ScheduleSearch> MinimisePeakSchedule(const Graph& graph, const ScheduleOp
 Result<ScheduledPlan> PlanWithBestSchedule(const Graph& graph, const ScheduleOptions& options,
                                            std::string_view planner) {
   MF_ASSIGN_OR_RETURN(ScheduleSearch search, MinimisePeakSchedule(graph, options));
-  MF_ASSIGN_OR_RETURN(GraphPlan original, PlanGraph(graph, planner, options.overlap));
+  MF_ASSIGN_OR_RETURN(GraphPlan original, PlanGraph(graph, planner, {.overlaps = options.overlap}));
   ScheduledPlan result{.graph = graph, .plan = std::move(original), .search = {}};
   result.original_arena = result.searched_arena = result.plan.plan.arena_bytes;
   if (search.schedule != graph.schedule) {
     Graph reordered = graph;
     reordered.schedule = search.schedule;
-    MF_ASSIGN_OR_RETURN(GraphPlan searched, PlanGraph(reordered, planner, options.overlap));
+    MF_ASSIGN_OR_RETURN(GraphPlan searched, PlanGraph(reordered, planner, {.overlaps = options.overlap}));
     result.searched_arena = searched.plan.arena_bytes;
     if (result.searched_arena < result.original_arena) {
       result.graph = std::move(reordered);

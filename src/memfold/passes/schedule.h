@@ -48,6 +48,7 @@
 
 #include "memfold/ir/graph.h"
 #include "memfold/base/status.h"
+#include "memfold/plan/overlap_allowances.h"
 #include "memfold/plan/plan_graph.h"
 
 namespace memfold {

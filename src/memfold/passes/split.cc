@@ -408,7 +408,7 @@ Result<std::vector<Candidate>> BestSplits(const Graph& graph, int32_t peak_posit
         Result<Graph> graph_split = SplitChain(graph, split, &stats);
         if (!graph_split.ok() || stats.extra_flops > flops_left) break;
         MF_ASSIGN_OR_RETURN(GraphPlan plan,
-                            PlanGraph(*graph_split, options.planner, options.search_overlaps));
+                            PlanGraph(*graph_split, options.planner, {.overlaps = options.search_overlaps}));
         ++*planned;
         const int64_t arena = SearchKey(plan, ranking);
         tiles_best = std::min(tiles_best, arena);
@@ -435,7 +435,7 @@ Result<SplitResult> SplitRounds(const Graph& graph, const GraphPlan& plan,
                                 const SplitOptions& options, SplitRanking ranking,
                                 PeakSource peaks) {
   MF_ASSIGN_OR_RETURN(GraphPlan search_plan,
-                      PlanGraph(graph, options.planner, options.search_overlaps));
+                      PlanGraph(graph, options.planner, {.overlaps = options.search_overlaps}));
   SplitResult result;
   result.graph = graph;
   result.arena_before = result.arena_after = plan.plan.arena_bytes;
@@ -453,8 +453,8 @@ Result<SplitResult> SplitRounds(const Graph& graph, const GraphPlan& plan,
     std::optional<Candidate> best;
     int32_t best_peak_time = 0;
     for (Candidate& candidate : finalists) {
-      MF_ASSIGN_OR_RETURN(GraphPlan exact, PlanGraph(candidate.graph, options.planner,
-                                                     OverlapSource::kAlgorithmic, true));
+      MF_ASSIGN_OR_RETURN(GraphPlan exact,
+                          PlanGraph(candidate.graph, options.planner, {.refine = true}));
       if (exact.plan.arena_bytes < result.arena_after) {
         candidate.stage.arena_bytes = exact.plan.arena_bytes;
         best_peak_time = exact.peak_time;
@@ -464,7 +464,7 @@ Result<SplitResult> SplitRounds(const Graph& graph, const GraphPlan& plan,
     }
     if (!best) break;
     MF_ASSIGN_OR_RETURN(GraphPlan searched,
-                        PlanGraph(best->graph, options.planner, options.search_overlaps));
+                        PlanGraph(best->graph, options.planner, {.overlaps = options.search_overlaps}));
     result.arena_after = best->stage.arena_bytes;
     bar = SearchKey(searched, ranking);
     peak_position = std::max(0, (refined_peaks ? best_peak_time : searched.peak_time) - 1);
@@ -481,7 +481,7 @@ Result<SplitResult> SplitRounds(const Graph& graph, const GraphPlan& plan,
 Result<SplitResult> SplitForMemory(const Graph& graph, const SplitOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   MF_ASSIGN_OR_RETURN(GraphPlan plan,
-                      PlanGraph(graph, options.planner, OverlapSource::kAlgorithmic, true));
+                      PlanGraph(graph, options.planner, {.refine = true}));
   // A small portfolio of round strategies; none finds the better sequence of splits every
   // time, the smallest result (then the fewest extra FLOPs) is kept.
   std::optional<SplitResult> best;

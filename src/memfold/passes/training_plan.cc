@@ -10,14 +10,9 @@
 namespace memfold {
 namespace {
 
-// Plans with `planner`: "mxnet" (MXNet's storage strategy), "greedy" (TFLM's planner over the
-// buffers themselves) or "best" (the smaller of the two). Every strategy uses the same one.
+// Plans with the strategy named `planner` (every recomputation strategy uses the same one).
 Result<PlannedTraining> Finish(PlannedTraining p, const std::string& planner) {
-  MF_ASSIGN_OR_RETURN(p.plan, PlanGraph(p.graph, planner == "greedy" ? "greedy" : "mxnet"));
-  if (planner == "best") {
-    MF_ASSIGN_OR_RETURN(GraphPlan greedy, PlanGraph(p.graph, "greedy"));
-    if (greedy.plan.arena_bytes < p.plan.plan.arena_bytes) p.plan = std::move(greedy);
-  }
+  MF_ASSIGN_OR_RETURN(p.plan, PlanGraph(p.graph, planner));
   p.profile = ProfileMemory(p.graph, p.training.forward_nodes, p.plan);
   return p;
 }
@@ -29,9 +24,7 @@ Result<PlannedTraining> PlanTraining(Graph forward, const std::string& strategy,
   if (strategy != "none" && strategy != "mirror" && strategy != "echo") {
     return Status::Error("strategy must be none, mirror or echo, not '" + strategy + "'");
   }
-  if (planner != "mxnet" && planner != "greedy" && planner != "best") {
-    return Status::Error("training planner must be mxnet, greedy or best, not '" + planner + "'");
-  }
+  MF_RETURN_IF_ERROR(FindStrategy(planner).status());
   const auto start = std::chrono::steady_clock::now();
   PlannedTraining base;
   base.graph = std::move(forward);

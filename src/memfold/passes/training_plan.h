@@ -35,8 +35,9 @@ struct PlannedTraining {
   double plan_ms = 0;
 };
 
-// `planner`: "mxnet" (default: MXNet's storage strategy, fast), "greedy" (TFLM's planner over
-// the buffers, tighter on large graphs but slower) or "best" (both, the smaller kept).
+// `planner`: a strategy of plan/strategies.h: "mxnet" (default: MXNet's storage strategy, the
+// baseline Echo is measured against), "greedy" (TFLM's planner over the buffers themselves,
+// tighter on large graphs but slower), "mxnet_or_greedy" (the smaller), or any other.
 Result<PlannedTraining> PlanTraining(Graph forward, const std::string& strategy,
                                      const TrainingConfig& config = {},
                                      const std::string& planner = "mxnet");

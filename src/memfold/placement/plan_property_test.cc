@@ -101,20 +101,20 @@ std::vector<int64_t> TflmGreedyOffsets(const std::vector<BufferRequest>& request
 
 TEST(PlanPropertyTest, RandomSetsVerifyRespectBoundsAndAreDeterministic) {
   std::mt19937 rng(20240601);
-  const std::unique_ptr<Planner> naive = MakePlanner("naive");
-  const std::unique_ptr<Planner> greedy = MakePlanner("greedy");
+  const NaivePlanner naive;
+  const GreedyPlanner greedy;
   for (int trial = 0; trial < 1000; ++trial) {
     const std::vector<BufferRequest> requests = RandomRequests(rng);
-    const Plan naive_plan = naive->Place(requests);
-    const Plan greedy_plan = greedy->Place(requests);
+    const Plan naive_plan = naive.Place(requests);
+    const Plan greedy_plan = greedy.Place(requests);
     ASSERT_TRUE(VerifyPlan(requests, naive_plan).ok())
         << VerifyPlan(requests, naive_plan).message();
     ASSERT_TRUE(VerifyPlan(requests, greedy_plan).ok())
         << "trial " << trial << ": " << VerifyPlan(requests, greedy_plan).message();
     ASSERT_LE(LowerBound(requests), greedy_plan.arena_bytes) << "trial " << trial;
     ASSERT_LE(greedy_plan.arena_bytes, naive_plan.arena_bytes) << "trial " << trial;
-    ASSERT_EQ(greedy->Place(requests).offsets, greedy_plan.offsets) << "trial " << trial;
-    ASSERT_EQ(naive->Place(requests).offsets, naive_plan.offsets) << "trial " << trial;
+    ASSERT_EQ(greedy.Place(requests).offsets, greedy_plan.offsets) << "trial " << trial;
+    ASSERT_EQ(naive.Place(requests).offsets, naive_plan.offsets) << "trial " << trial;
     ASSERT_EQ(greedy_plan.offsets, TflmGreedyOffsets(requests)) << "trial " << trial;
   }
 }

@@ -1,18 +1,13 @@
-// Planners: place buffer requests in one arena, chosen by name.
-//
-// A Planner maps requests to offsets so that buffers whose lifetimes intersect never share
-// bytes (planners may ignore overlap allowances; none of the current ones use them). Planners
-// know nothing about graphs and are deterministic: the same requests give the same plan.
+// The placement core's common interface: a Planner maps buffer requests to one arena offset
+// each, so that buffers whose lifetimes intersect never share bytes (apart from the overlaps a
+// request allows, for the planners that use them). Planners know nothing about graphs and are
+// deterministic: the same requests give the same plan. Users name planning strategies, not these
+// classes: the one registry of names is plan/strategies.h.
 // Preconditions: see buffer.h (ids equal indices, bytes >= 0, alignment > 0, first <= last).
-// Registered planners:
-//   naive   every buffer its own memory, in request order; O(n).
-//   greedy  TFLM's GreedyMemoryPlanner, result-identical; see greedy_planner.h.
 #pragma once
 
-#include <memory>
 #include <span>
 #include <string_view>
-#include <vector>
 
 #include "memfold/placement/buffer.h"
 
@@ -25,13 +20,12 @@ class Planner {
   virtual Plan Place(std::span<const BufferRequest> requests) const = 0;
 };
 
-// The planner registered under `name`, or nullptr if there is none.
-std::unique_ptr<Planner> MakePlanner(std::string_view name);
-
-// Names of all registered planners, in registration order.
-std::vector<std::string_view> PlannerNames();
-
-// The naive planner (defined in naive_planner.cc); usually reached through MakePlanner.
-std::unique_ptr<Planner> MakeNaivePlanner();
+// Every buffer its own memory, in request order: the upper bound every other planner must
+// beat. O(n).
+class NaivePlanner final : public Planner {
+ public:
+  std::string_view name() const override { return "naive"; }
+  Plan Place(std::span<const BufferRequest> requests) const override;
+};
 
 }  // namespace memfold

@@ -1,4 +1,4 @@
-// Planner registry and the naive planner.
+// The naive planner.
 
 #include "memfold/placement/planner.h"
 
@@ -13,23 +13,8 @@ namespace {
 
 using ::testing::ElementsAre;
 
-TEST(PlannerRegistryTest, ListsNaiveAndBothGreedies) {
-  EXPECT_THAT(PlannerNames(), ElementsAre("naive", "greedy", "greedy_stable"));
-}
-
-TEST(PlannerRegistryTest, MakesPlannersByName) {
-  for (std::string_view name : PlannerNames()) {
-    const std::unique_ptr<Planner> planner = MakePlanner(name);
-    ASSERT_NE(planner, nullptr) << name;
-    EXPECT_EQ(planner->name(), name);
-    EXPECT_EQ(planner->Place({}).planner, name);
-  }
-}
-
-TEST(PlannerRegistryTest, UnknownNameGivesNull) { EXPECT_EQ(MakePlanner("optimal?"), nullptr); }
-
 TEST(NaivePlannerTest, EmptyRequestsGiveEmptyArena) {
-  const Plan plan = MakePlanner("naive")->Place({});
+  const Plan plan = NaivePlanner().Place({});
   EXPECT_EQ(plan.arena_bytes, 0);
   EXPECT_TRUE(plan.offsets.empty());
 }
@@ -40,7 +25,7 @@ TEST(NaivePlannerTest, StacksAlignedBuffersInRequestOrderIgnoringLifetimes) {
       Request(1, 20, 5, 5, 4),   // AlignUp(16, 4) = 16, occupies 20 -> cursor 36
       Request(2, 5, 0, 9, 64),   // AlignUp(36, 64) = 64, occupies 64 -> arena 128
   };
-  const Plan plan = MakePlanner("naive")->Place(requests);
+  const Plan plan = NaivePlanner().Place(requests);
   EXPECT_THAT(plan.offsets, ElementsAre(0, 16, 64));
   EXPECT_EQ(plan.arena_bytes, 128);
   EXPECT_TRUE(VerifyPlan(requests, plan).ok());

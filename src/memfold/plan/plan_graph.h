@@ -1,18 +1,17 @@
-// Plans a whole graph: liveness, one named planner (or "best": the smallest verified plan of
-// every planner), the lower bound, independent verification, and which operator sets the
-// peak. This is what the CLI and the tests call; planners themselves never see a graph.
+// Plans a whole graph: liveness, one strategy by name (plan/strategies.h), the lower bound, and
+// which operator sets the peak; optionally the placement-order search. This is what the
+// commands and the tests call; the placement core never sees a graph.
 //
-// Complexity: liveness O(V + E) plus the planners' own.
+// Complexity: liveness O(V + E) plus the strategy's own.
 #pragma once
 
-#include <string>
 #include <string_view>
-#include <vector>
 
-#include "memfold/ir/graph.h"
 #include "memfold/base/status.h"
+#include "memfold/ir/graph.h"
 #include "memfold/placement/buffer.h"
 #include "memfold/plan/liveness.h"
+#include "memfold/plan/strategies.h"
 
 namespace memfold {
 
@@ -26,20 +25,17 @@ struct GraphPlan {
   int32_t peak_time = 0;
 };
 
-// Planner names the CLI accepts: every registered planner, "diagonal" (overlaps by proven
-// safe overlap; the smaller of two placement orders), "offline" (the file's plan) and "best"
-// (the smallest verified plan of all).
-std::vector<std::string> GraphPlannerNames();
+struct PlanOptions {
+  OverlapSource overlaps = OverlapSource::kAlgorithmic;
+  // Finish refinable strategies (diagonal, smallest) with RefinePlan's search: what the
+  // commands show. Searches that plan many candidates rank them without it.
+  bool refine = false;
+};
 
-// Which memory-access model supplies the safe overlaps for diagonal planning.
-enum class OverlapSource { kAlgorithmic, kAnalytic };
-
-// Errors: unknown planner name; no offline plan; a plan that fails verification (for memfold's
-// own planners an internal bug, reported rather than used). With `refine`, "diagonal" and
-// "best" plans then get RefinePlan's search (what the commands show; searches that plan many
-// candidates rank them without it).
-Result<GraphPlan> PlanGraph(const Graph& graph, std::string_view planner,
-                            OverlapSource source = OverlapSource::kAlgorithmic, bool refine = false);
+// Errors: an unknown strategy name (the message lists them); no offline plan; a plan that fails
+// verification (for memfold's own planners an internal bug, reported rather than used).
+Result<GraphPlan> PlanGraph(const Graph& graph, std::string_view strategy,
+                            const PlanOptions& options = {});
 
 // Improves a greedy or diagonal plan of `graph` by a local search over placement orders
 // (SearchPlacementOrder, with the algorithmic safe overlaps) from the order of its offsets,
@@ -48,15 +44,6 @@ Result<GraphPlan> PlanGraph(const Graph& graph, std::string_view planner,
 // only when it verifies and is smaller; its planner is "diagonal_search". Deterministic.
 // Errors: a searched plan that fails verification (an internal bug).
 Status RefinePlan(const Graph& graph, GraphPlan* plan);
-
-// Lets every node's output overlap each input that dies at the node, by the input's safe
-// overlap from `source` (only pairs with O_s > 0). The algorithmic models replay loops, O(output
-// elements) per node; once a graph's replays would pass `replay_budget` elements, the
-// remaining nodes get the analytic model (a lower bound, so still safe): a small file that
-// declares enormous tensors cannot stall planning. Real models stay far below the default.
-inline constexpr int64_t kOverlapReplayBudget = int64_t{1} << 27;
-void AddOverlapAllowances(const Graph& graph, OverlapSource source, Liveness* live,
-                          int64_t replay_budget = kOverlapReplayBudget);
 
 // How many bytes of buffer `id` (an output) the plan actually lets an input overlap.
 int64_t OverlapBytes(const GraphPlan& plan, int32_t id);
