@@ -53,25 +53,19 @@ void RunKernel(const Graph& graph, const Node& node, const NodeArgs& args, Acces
   entry->traced(context);
 }
 
-// Points constants at their data (unless a run keeps a mutable copy) and alias outputs —
-// views (reshape) and in-place updates (optimizer steps) — at their input's bytes.
-void BindConstantsAndAliases(const Graph& graph, std::vector<std::byte*>* where) {
+// Points constants at their data (unless a run keeps a mutable copy), then every value that
+// shares another's bytes — an alias (reshape) or an in-place update (optimizer step) — at them.
+void BindConstantsAndShared(const Graph& graph, const SharedStorage& shared,
+                            std::vector<std::byte*>* where) {
   for (ValueId v = 0; v < graph.num_values(); ++v) {
     const Value& value = graph.value(v);
     if (value.is_constant() && (*where)[static_cast<size_t>(v)] == nullptr) {
       (*where)[static_cast<size_t>(v)] = const_cast<std::byte*>(value.data->data());
     }
   }
-  for (NodeId id : graph.schedule) {
-    const Node& node = graph.node(id);
-    const OpDef* def = FindOp(node.op);
-    if (def->alias) {
-      (*where)[static_cast<size_t>(node.outputs[0])] = (*where)[static_cast<size_t>(node.inputs[0])];
-    }
-    for (size_t k = 0; k < def->updates_input.size() && k < node.outputs.size(); ++k) {
-      const int in = def->updates_input[k];
-      if (in >= 0) (*where)[static_cast<size_t>(node.outputs[k])] = (*where)[static_cast<size_t>(node.inputs[static_cast<size_t>(in)])];
-    }
+  for (ValueId v = 0; v < graph.num_values(); ++v) {
+    const ValueId root = shared.root[static_cast<size_t>(v)];
+    if (root != v) (*where)[static_cast<size_t>(v)] = (*where)[static_cast<size_t>(root)];
   }
 }
 
@@ -79,21 +73,6 @@ void BindConstantsAndAliases(const Graph& graph, std::vector<std::byte*>* where)
 // is its input's bytes): liveness placed them there.
 bool AlreadyInPlace(const Liveness& live, NodeId id) {
   return !live.copy_free.empty() && live.copy_free[static_cast<size_t>(id)];
-}
-
-// Values whose bytes persist across runs: state tensors and everything a node updates in place.
-std::vector<char> PersistentValues(const Graph& graph) {
-  std::vector<char> persistent(static_cast<size_t>(graph.num_values()), 0);
-  for (ValueId v = 0; v < graph.num_values(); ++v) persistent[static_cast<size_t>(v)] = graph.value(v).role == Role::kState;
-  for (NodeId id : graph.schedule) {
-    const Node& node = graph.node(id);
-    const OpDef* def = FindOp(node.op);
-    if (def == nullptr) continue;
-    for (int in : def->updates_input) {
-      if (in >= 0 && static_cast<size_t>(in) < node.inputs.size()) persistent[static_cast<size_t>(node.inputs[static_cast<size_t>(in)])] = 1;
-    }
-  }
-  return persistent;
 }
 
 // Initial persistent bytes: a constant's data; TFLite state as TFLM's ResetVariableTensors
@@ -225,19 +204,24 @@ void Capture(const Graph& graph, const Node& node, const std::vector<std::byte*>
 }
 
 Session::Session(const Graph& graph)
-    : graph_(graph), storage_(static_cast<size_t>(graph.num_values())), persistent_(PersistentValues(graph)) {
+    : graph_(graph), shared_(ComputeSharedStorage(graph)), storage_(static_cast<size_t>(graph.num_values())) {
   for (ValueId v = 0; v < graph.num_values(); ++v) {
-    if (persistent_[static_cast<size_t>(v)]) storage_[static_cast<size_t>(v)] = InitialBytes(graph.value(v));
+    if (OwnsPersistentBytes(v)) storage_[static_cast<size_t>(v)] = InitialBytes(graph.value(v));
   }
 }
 
+bool Session::OwnsPersistentBytes(ValueId v) const {
+  return shared_.persistent[static_cast<size_t>(v)] && shared_.root[static_cast<size_t>(v)] == v;
+}
+
 const Bytes* Session::Persistent(ValueId value) const {
-  return persistent_[static_cast<size_t>(value)] ? &storage_[static_cast<size_t>(value)] : nullptr;
+  const ValueId root = shared_.root[static_cast<size_t>(value)];
+  return shared_.persistent[static_cast<size_t>(root)] ? &storage_[static_cast<size_t>(root)] : nullptr;
 }
 
 int64_t Session::persistent_bytes() const {
   int64_t total = 0;
-  for (size_t v = 0; v < storage_.size(); ++v) total += persistent_[v] ? static_cast<int64_t>(storage_[v].size()) : 0;
+  for (const Bytes& bytes : storage_) total += static_cast<int64_t>(bytes.size());
   return total;
 }
 
@@ -248,7 +232,7 @@ Result<RunOutputs> Session::Run(const std::vector<Bytes>& inputs, const Liveness
   const bool planned = live != nullptr && plan != nullptr;
   std::vector<std::byte*> where(static_cast<size_t>(graph.num_values()), nullptr);
   for (ValueId v = 0; v < graph.num_values(); ++v) {
-    if (persistent_[static_cast<size_t>(v)]) where[static_cast<size_t>(v)] = storage_[static_cast<size_t>(v)].data();
+    if (OwnsPersistentBytes(v)) where[static_cast<size_t>(v)] = storage_[static_cast<size_t>(v)].data();
   }
   Arena arena = AllocateArena(planned ? plan->arena_bytes : 0);
   if (planned && options.poison) std::fill(arena.get(), arena.get() + plan->arena_bytes, kPoison);
@@ -266,13 +250,16 @@ Result<RunOutputs> Session::Run(const std::vector<Bytes>& inputs, const Liveness
     own.resize(static_cast<size_t>(graph.num_values()));
     for (ValueId v = 0; v < graph.num_values(); ++v) {
       const Value& value = graph.value(v);
-      if (value.is_constant() || where[static_cast<size_t>(v)] != nullptr) continue;
+      if (value.is_constant() || where[static_cast<size_t>(v)] != nullptr ||
+          shared_.root[static_cast<size_t>(v)] != v) {
+        continue;
+      }
       own[static_cast<size_t>(v)].assign(static_cast<size_t>(value.bytes()), kPoison);
       where[static_cast<size_t>(v)] = own[static_cast<size_t>(v)].data();
       unplanned_bytes += value.bytes();
     }
   }
-  BindConstantsAndAliases(graph, &where);
+  BindConstantsAndShared(graph, shared_, &where);
   std::vector<Bytes> captured(options.capture.size());
   if (planned && options.poison) PoisonStartingBuffers(*live, *plan, 0, arena.get());
   CopyInputs(graph, inputs, where);

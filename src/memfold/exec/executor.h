@@ -27,6 +27,7 @@
 #include "memfold/ops/registry.h"
 #include "memfold/placement/buffer.h"
 #include "memfold/plan/liveness.h"
+#include "memfold/plan/shared_storage.h"
 
 namespace memfold {
 
@@ -89,9 +90,11 @@ class Session {
   int64_t persistent_bytes() const;
 
  private:
+  bool OwnsPersistentBytes(ValueId v) const;  // persistent, and the root of its storage
+
   const Graph& graph_;
-  std::vector<Bytes> storage_;    // per value: its persistent bytes, or empty
-  std::vector<char> persistent_;  // per value
+  SharedStorage shared_;
+  std::vector<Bytes> storage_;  // per value owning persistent bytes: them; others empty
 };
 
 Result<RunOutputs> RunUnplanned(const Graph& graph, const std::vector<Bytes>& inputs,

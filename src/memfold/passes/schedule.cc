@@ -17,6 +17,7 @@
 #include "memfold/ir/verify.h"
 #include "memfold/ops/registry.h"
 #include "memfold/plan/liveness.h"
+#include "memfold/plan/shared_storage.h"
 #include "memfold/placement/lower_bound.h"
 
 namespace memfold {
@@ -59,32 +60,6 @@ struct Step {
 
 void AddUnique(std::vector<int32_t>* list, int32_t item) {
   if (std::find(list->begin(), list->end(), item) == list->end()) list->push_back(item);
-}
-
-// Values whose storage is written in place: TFLite variable tensors (role kState, which kernels
-// such as SVDF update) and the targets of OpDef::updates_input, grouped with the values that
-// share their storage. root[v] names the group.
-std::vector<ValueId> UpdatedStorageRoots(const Graph& graph, std::vector<char>* written) {
-  std::vector<ValueId> root(static_cast<size_t>(graph.num_values()));
-  std::iota(root.begin(), root.end(), 0);
-  written->assign(root.size(), 0);
-  for (ValueId v = 0; v < graph.num_values(); ++v) {
-    if (graph.value(v).role == Role::kState) (*written)[static_cast<size_t>(v)] = 1;
-  }
-  for (NodeId id : graph.schedule) {
-    const Node& node = graph.node(id);
-    const OpDef* def = FindOp(node.op);
-    if (def == nullptr) continue;
-    for (size_t k = 0; k < def->updates_input.size() && k < node.outputs.size(); ++k) {
-      const int in = def->updates_input[k];
-      if (in < 0 || static_cast<size_t>(in) >= node.inputs.size()) continue;
-      const auto r =
-          static_cast<size_t>(root[static_cast<size_t>(node.inputs[static_cast<size_t>(in)])]);
-      root[static_cast<size_t>(node.outputs[k])] = static_cast<ValueId>(r);
-      (*written)[r] = 1;
-    }
-  }
-  return root;
 }
 
 // What LowerBoundWithOverlaps subtracts at the step where `out` is created over `in` (which
@@ -353,16 +328,14 @@ class StepModel {
           depend(graph.value(v).producer, id);
       }
     }
-    std::vector<char> written;
-    const std::vector<ValueId> root = UpdatedStorageRoots(graph, &written);
-    std::vector<NodeId> last_toucher(root.size(), kNoNode);
+    const SharedStorage shared = ComputeSharedStorage(graph);
+    std::vector<NodeId> last_toucher(shared.root.size(), kNoNode);
     for (NodeId id : graph.schedule) {
       const Node& node = graph.node(id);
       for (const std::vector<ValueId>* values : {&node.inputs, &node.outputs}) {
         for (ValueId v : *values) {
-          if (v == kNoValue) continue;
-          const auto r = static_cast<size_t>(root[static_cast<size_t>(v)]);
-          if (!written[r]) continue;
+          if (v == kNoValue || !shared.persistent[static_cast<size_t>(v)]) continue;
+          const auto r = static_cast<size_t>(shared.root[static_cast<size_t>(v)]);
           if (last_toucher[r] != kNoNode) depend(last_toucher[r], id);
           last_toucher[r] = id;
         }

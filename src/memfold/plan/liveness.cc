@@ -4,6 +4,7 @@
 #include <variant>
 
 #include "memfold/ops/registry.h"
+#include "memfold/plan/shared_storage.h"
 
 namespace memfold {
 namespace {
@@ -133,8 +134,8 @@ std::vector<char> GraphInterface(const Graph& graph) {
 }
 
 // View concats first, in reverse schedule order so that a concat nested in another already
-// knows its place; then view slices, aliases and in-place updates in schedule order, so that a
-// chain of views resolves to its first buffer.
+// knows its place; then view slices and the values that share bytes (plan/shared_storage.h) in
+// schedule order, so that a chain of views resolves to its first buffer.
 Storage StorageRoots(const Graph& graph) {
   Storage storage;
   const auto num_values = static_cast<size_t>(graph.num_values());
@@ -153,27 +154,19 @@ Storage StorageRoots(const Graph& graph) {
     storage.copy_free[static_cast<size_t>(id)] =
         PlaceConcatInputs(graph, consumers, is_io, node, &storage);
   }
-  std::vector<ValueId>& root = storage.root;
+  const SharedStorage shared = ComputeSharedStorage(graph);
   for (NodeId id : graph.schedule) {
     const Node& node = graph.node(id);
-    const OpDef* def = FindOp(node.op);
-    if (def == nullptr) continue;
     if (node.op == "slice" && WantsView(node)) {
       if (consumers.empty()) consumers = graph.Consumers();
       storage.copy_free[static_cast<size_t>(id)] =
           PlaceSliceOutput(graph, consumers, is_io, node, &storage);
     }
-    if (def->alias) {
-      root[static_cast<size_t>(node.outputs[0])] = root[static_cast<size_t>(node.inputs[0])];
-      storage.offset[static_cast<size_t>(node.outputs[0])] =
-          storage.offset[static_cast<size_t>(node.inputs[0])];
-    }
-    for (size_t k = 0; k < def->updates_input.size() && k < node.outputs.size(); ++k) {
-      const int in = def->updates_input[k];
-      if (in >= 0) {
-        root[static_cast<size_t>(node.outputs[k])] =
-            root[static_cast<size_t>(node.inputs[static_cast<size_t>(in)])];
-      }
+    for (ValueId out : node.outputs) {  // aliases and in-place updates share their input's bytes
+      const auto from = static_cast<size_t>(shared.root[static_cast<size_t>(out)]);
+      if (from == static_cast<size_t>(out)) continue;
+      storage.root[static_cast<size_t>(out)] = storage.root[from];
+      storage.offset[static_cast<size_t>(out)] = storage.offset[from];
     }
   }
   return storage;
