@@ -12,7 +12,9 @@
 #include <string_view>
 
 #include "memfold/ir/verify.h"
+#include "memfold/exec/executor.h"
 #include "memfold/ops/registry.h"
+#include "memfold/plan/plan_graph.h"
 
 namespace memfold {
 namespace {
@@ -92,93 +94,30 @@ Status Observe(const Graph& g, ValueId v, const std::byte* data, Calibration* ra
   return Status::Ok();
 }
 
-// Runs the float graph once, one buffer per value, each freed after its last reader; alias
-// ops (reshape) share their input's buffer.
-class CalibrationRun {
+// Records every float32 value's range as the executor produces it (graph inputs when they are
+// copied in, outputs after each node), stopping the run at the first NaN or infinity.
+class RangeRecorder final : public RunMonitor {
  public:
-  CalibrationRun(const Graph& g, Calibration* ranges)
-      : g_(g),
-        ranges_(ranges),
-        live_(static_cast<size_t>(g.num_values())),
-        readers_(static_cast<size_t>(g.num_values()), 0) {
-    for (NodeId id : g.schedule) {
-      for (ValueId in : g.node(id).inputs) {
-        if (in != kNoValue) ++readers_[static_cast<size_t>(in)];
-      }
-    }
-  }
+  RangeRecorder(const Graph& g, Calibration* ranges) : g_(g), ranges_(ranges) {}
 
-  Status Run(const std::vector<Bytes>& inputs) {
-    for (size_t k = 0; k < inputs.size(); ++k) {
-      const ValueId v = g_.inputs[k];
-      live_[static_cast<size_t>(v)] = std::make_shared<Bytes>(inputs[k]);
-      MF_RETURN_IF_ERROR(Observe(g_, v, inputs[k].data(), ranges_));
-    }
-    for (NodeId id : g_.schedule) MF_RETURN_IF_ERROR(RunNode(g_.node(id)));
+  Status Started(const std::vector<std::byte*>& where, const std::byte*) override {
+    for (ValueId v : g_.inputs) MF_RETURN_IF_ERROR(Observe(g_, v, where[static_cast<size_t>(v)], ranges_));
     return Status::Ok();
   }
+  Result<AccessWatch*> Before(size_t, const Node&, const NodeArgs&) override {
+    return static_cast<AccessWatch*>(nullptr);
+  }
+  Status After(size_t, const Node& node, const NodeArgs& args, bool) override {
+    for (size_t k = 0; k < node.outputs.size(); ++k) {
+      MF_RETURN_IF_ERROR(Observe(g_, node.outputs[k], args.outputs[k].data, ranges_));
+    }
+    return Status::Ok();
+  }
+  Status Finished(const std::vector<std::byte*>&) override { return Status::Ok(); }
 
  private:
-  std::byte* Data(ValueId v) const {
-    const Value& value = g_.value(v);
-    if (value.is_constant()) return const_cast<std::byte*>(value.data->data());
-    return live_[static_cast<size_t>(v)] ? live_[static_cast<size_t>(v)]->data() : nullptr;
-  }
-
-  Status RunNode(const Node& node) {
-    const OpDef* def = FindOp(node.op);
-    if (def == nullptr)
-      return Status::Error("calibration: node '" + node.name + "' has unknown op '" + node.op +
-                           "'");
-    for (ValueId in : node.inputs) {
-      if (in != kNoValue && Data(in) == nullptr) {
-        return Status::Error("calibration: node '" + node.name + "' reads " + ValueLabel(g_, in) +
-                             ", which no node or input provides");
-      }
-    }
-    if (def->alias) {
-      live_[static_cast<size_t>(node.outputs[0])] = live_[static_cast<size_t>(node.inputs[0])];
-    } else {
-      MF_RETURN_IF_ERROR(RunKernel(*def, node));
-    }
-    for (ValueId out : node.outputs) MF_RETURN_IF_ERROR(Observe(g_, out, Data(out), ranges_));
-    for (ValueId in : node.inputs) {
-      if (in != kNoValue && --readers_[static_cast<size_t>(in)] == 0)
-        live_[static_cast<size_t>(in)].reset();
-    }
-    return Status::Ok();
-  }
-
-  Status RunKernel(const OpDef& def, const Node& node) {
-    const KernelFn kernel = def.FindKernel(g_.value(node.inputs[0]).dtype);
-    if (kernel == nullptr) {
-      return Status::Error("calibration: node '" + node.name + "' (" + node.op +
-                           ") has no float32 kernel");
-    }
-    std::vector<TensorArg> inputs, outputs;
-    for (ValueId in : node.inputs) {
-      inputs.push_back(in == kNoValue ? TensorArg{} : TensorArg{&g_.value(in), Data(in)});
-    }
-    for (ValueId out : node.outputs) {
-      auto& buffer = live_[static_cast<size_t>(out)];
-      buffer = std::make_shared<Bytes>(static_cast<size_t>(g_.value(out).bytes()));
-      outputs.push_back({&g_.value(out), buffer->data()});
-    }
-    std::vector<Bytes> scratch_storage;
-    std::vector<std::byte*> scratch;
-    if (def.scratch != nullptr) {
-      for (int64_t bytes : def.scratch(g_, node))
-        scratch_storage.emplace_back(static_cast<size_t>(bytes));
-      for (Bytes& s : scratch_storage) scratch.push_back(s.data());
-    }
-    kernel(KernelContext{node, inputs, outputs, scratch});
-    return Status::Ok();
-  }
-
   const Graph& g_;
   Calibration* ranges_;
-  std::vector<std::shared_ptr<Bytes>> live_;
-  std::vector<int> readers_;
 };
 
 // --- quantisation rules ----------------------------------------------------------------------
@@ -540,10 +479,15 @@ std::vector<std::vector<Bytes>> CalibrationInputs(const Graph& float_graph) {
 Result<Calibration> Calibrate(const Graph& float_graph,
                               const std::vector<std::vector<Bytes>>& input_sets) {
   Calibration ranges(static_cast<size_t>(float_graph.num_values()));
+  // The executor runs the float graph in its greedy arena (memory of the peak, not of every
+  // value), as `memfold run` would, and the recorder watches it.
+  MF_ASSIGN_OR_RETURN(GraphPlan plan, PlanGraph(float_graph, "greedy"));
   for (const std::vector<Bytes>& inputs : input_sets) {
     MF_RETURN_IF_ERROR(CheckFloatInputs(float_graph, inputs));
-    CalibrationRun run(float_graph, &ranges);
-    MF_RETURN_IF_ERROR(run.Run(inputs));
+    RangeRecorder recorder(float_graph, &ranges);
+    Result<RunOutputs> run = RunPlanned(float_graph, plan.liveness, plan.plan, inputs,
+                                        {.poison = false, .monitor = &recorder});
+    if (!run.ok()) return Status::Error("calibration: " + run.status().message());
   }
   return ranges;
 }
