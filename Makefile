@@ -72,6 +72,7 @@ demo: build
 bench: build
 	$(BUILD)/planner_bench
 	$(BUILD)/training_bench
+	$(BUILD)/schedule_bench
 
 format:
 	clang-format -i $$(git ls-files '*.h' '*.cc')

@@ -10,32 +10,14 @@
 #include <sstream>
 
 #include "memfold/io/tflite_graph_writer.h"
+#include "tests/program_runner.h"
 #include "memfold/ops/builder.h"
 
 namespace {
 
-struct Outcome {
-  int code;
-  std::string out;
-  std::string err;
-  nlohmann::json Json() const { return nlohmann::json::parse(out); }
-};
-
-std::string ReadFile(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-Outcome Memfold(const std::string& args) {
-  const auto dir = std::filesystem::temp_directory_path();
-  const auto out = dir / ("memfold_cli_out_" + std::to_string(::getpid()));
-  const auto err = dir / ("memfold_cli_err_" + std::to_string(::getpid()));
-  const std::string command = std::string(MEMFOLD_BINARY) + " " + args + " >" + out.string() + " 2>" + err.string();
-  const int status = std::system(command.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, ReadFile(out), ReadFile(err)};
-}
+using memfold::testing::Memfold;
+using memfold::testing::Outcome;
+using memfold::testing::ReadFile;
 
 TEST(Cli, PlanMobileNetV2GreedyJson) {
   const Outcome r = Memfold("plan zoo:mobilenet_v2 --planner greedy --json");

@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "fuzz/fuzz_entry.h"
+#include "tests/program_runner.h"
 #include "memfold/exec/executor.h"
 #include "memfold/exec/run_memory.h"
 #include "memfold/io/model_loader.h"
@@ -36,29 +37,8 @@ namespace fs = std::filesystem;
 
 // ---- helpers --------------------------------------------------------------------------------
 
-struct Outcome {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-std::string ReadText(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-// Runs `prefix memfold args` in a shell (prefix: e.g. a ulimit).
-Outcome Memfold(const std::string& args, const std::string& prefix = "") {
-  const fs::path dir = fs::temp_directory_path();
-  const fs::path out = dir / ("memfold_fault_out_" + std::to_string(::getpid()));
-  const fs::path err = dir / ("memfold_fault_err_" + std::to_string(::getpid()));
-  const std::string command = prefix + std::string(MEMFOLD_BINARY) + " " + args + " >" +
-                              out.string() + " 2>" + err.string();
-  const int status = std::system(command.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, ReadText(out), ReadText(err)};
-}
+using testing::Memfold;
+using testing::Outcome;
 
 // CONTRACT.md: exactly one line on stderr, "memfold: " then the model, then the message.
 void ExpectOneLineNaming(const Outcome& r, const std::string& model, const std::string& words) {

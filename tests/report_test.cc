@@ -3,6 +3,7 @@
 // .tflite file whose tensor names were replaced by markup and invalid bytes), bounded size for
 // thousands of buffers, the training picture, the per-kind live curves it draws, and the
 // report rendered by headless Chromium. Every document is checked for well-formed XML.
+#include "tests/program_runner.h"
 #include "memfold/io/report.h"
 
 #include <gtest/gtest.h>
@@ -340,26 +341,9 @@ TEST(Report, RendersTablesSectionsAndInlineSvg) {
 
 // ---- Through the program --------------------------------------------------------------------
 
-struct Outcome {
-  int code;
-  std::string out, err;
-};
-
-// Safe to call from several threads at once: each call captures into files of its own.
-Outcome RunShell(const std::string& command) {
-  static std::atomic<int> calls{0};
-  const std::string call = std::to_string(calls++);
-  const fs::path out = TempPath("out" + call), err = TempPath("err" + call);
-  const int status = std::system((command + " >" + out.string() + " 2>" + err.string()).c_str());
-  Outcome o{WIFEXITED(status) ? WEXITSTATUS(status) : -1, ReadFile(out), ReadFile(err)};
-  fs::remove(out);
-  fs::remove(err);
-  return o;
-}
-
-Outcome Memfold(const std::string& args) {
-  return RunShell(std::string(MEMFOLD_BINARY) + " " + args);
-}
+using testing::Memfold;
+using testing::Outcome;
+using testing::RunShell;
 
 // hello_world_float.tflite with its first operator's output and its input renamed, in place,
 // to markup, a control character and bytes that are not UTF-8 (same lengths: the flatbuffer

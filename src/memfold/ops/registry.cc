@@ -36,7 +36,6 @@ KernelFn OpDef::FindKernel(DType dtype) const {
   return entry ? entry->run : nullptr;
 }
 
-std::span<const OpDef> AllOps() { return Table(); }
 
 const OpDef* FindOp(std::string_view name) {
   const auto& table = Table();

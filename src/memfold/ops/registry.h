@@ -134,8 +134,6 @@ struct OpDef {
 };
 inline constexpr int kVariadic = 1 << 20;
 
-// The whole table, sorted by name.
-std::span<const OpDef> AllOps();
 const OpDef* FindOp(std::string_view name);
 
 // Checks arity and attributes of `node` against its row, fills attribute defaults, and infers

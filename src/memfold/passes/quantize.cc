@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 
+#include "memfold/base/splitmix.h"
 #include "memfold/ir/verify.h"
 #include "memfold/exec/executor.h"
 #include "memfold/ops/registry.h"
@@ -41,13 +42,6 @@ float ReadFloat(const std::byte* data, int64_t k) {
 template <typename T>
 void WriteAt(Bytes* bytes, int64_t k, T x) {
   std::memcpy(bytes->data() + k * static_cast<int64_t>(sizeof(T)), &x, sizeof(T));
-}
-
-uint64_t SplitMix64(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
 }
 
 // --- calibration ---------------------------------------------------------------------------

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "memfold/ops/kernels/access.h"
+#include "memfold/base/splitmix.h"
 #include "memfold/ops/kernels/train_kernels.h"
 
 namespace memfold {
@@ -111,13 +112,6 @@ struct NormBackward {
   In<A, float> dy, x, gamma, mean, invstd;
   Out<A, float> dx, dgamma, dbeta;
 };
-
-uint64_t SplitMix64(uint64_t z) {
-  z += 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
 
 }  // namespace
 
