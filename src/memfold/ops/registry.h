@@ -1,11 +1,17 @@
 // The op registry: one table row per operator, the single source of truth for what an op
 // accepts (arity, attributes with defaults), what it produces (shape/dtype inference), what it
-// costs (FLOPs, bytes), how its memory may be shared (in-place, alias) and how it runs
-// (CPU kernels per element type). Importers, passes, planners and the executor all index
-// into this table; nothing else switches on op names.
+// costs (FLOPs, bytes), how its memory may be shared (in-place, alias, scratch), how it runs
+// (CPU kernels per element type, traced forms for safe-overlap analysis), its safe-overlap
+// models and its gradient builder. Importers, passes, planners and the executor all read
+// memory and execution behaviour from here.
 //
-// Rows leave room for later issues: gradient builders, memory-access models for the safe
-// overlap of diagonal memory optimisation, and integer kernels are further fields.
+// Exceptions, where code outside the table still asks for operators by name because the rule
+// is about that operator's meaning, not a memory property a row could carry: plan/liveness and
+// passes/best_plan (which concat and slice nodes may become copy-free views), passes/split (the
+// row-window ops it can band), passes/quantize (TFLite's int8 rules per operator),
+// passes/binarize (masks with a 1-bit encoding), passes/recompute (dropout is never re-drawn),
+// exec/training (the inputs of gather and the loss are indices, not data), zoo (a model's own
+// head) and the TFLite reader (names are how a file spells operators).
 //
 // Lookup by name is O(log ops). AddOp is O(inputs + attributes + inference).
 #pragma once
