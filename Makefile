@@ -16,7 +16,7 @@ FUZZ_FLAGS := -DCMAKE_CXX_COMPILER=clang++ -DMEMFOLD_FUZZ=ON -DMEMFOLD_WERROR=OF
   -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only"
 SANITIZE_ENV := ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
-.PHONY: deps build test test-release test-sanitize fuzz fuzz-build fuzz-merge demo bench clean format
+.PHONY: deps build test test-release test-sanitize fuzz fuzz-build fuzz-merge demo bench clean format format-check
 
 deps:
 	@scripts/install-deps.sh
@@ -76,6 +76,10 @@ bench: build
 
 format:
 	clang-format -i $$(git ls-files '*.h' '*.cc')
+
+# CI: every C++ file as clang-format (the repository's .clang-format) would write it.
+format-check: deps
+	clang-format --dry-run --Werror $$(git ls-files '*.h' '*.cc')
 
 clean:
 	rm -rf build

@@ -18,9 +18,9 @@
 #include <vector>
 
 #include "memfold/io/model_loader.h"
+#include "memfold/ops/builder.h"
 #include "memfold/passes/gradient.h"
 #include "memfold/passes/schedule.h"
-#include "memfold/ops/builder.h"
 
 namespace memfold {
 namespace {

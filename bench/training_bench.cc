@@ -5,9 +5,9 @@
 #include <benchmark/benchmark.h>
 
 #include "memfold/exec/training.h"
-#include "memfold/passes/training_plan.h"
 #include "memfold/io/model_loader.h"
 #include "memfold/passes/echo.h"
+#include "memfold/passes/training_plan.h"
 
 namespace memfold {
 namespace {
@@ -25,12 +25,19 @@ void TrainingStep(benchmark::State& state, const char* model) {
     Result<RunOutputs> out = session.Run(inputs, &p->plan.liveness, &p->plan.plan, options);
     benchmark::DoNotOptimize(out);
   }
-  state.SetLabel(std::string(strategy) + ", " + std::to_string(p->recomputed_nodes) + " nodes recomputed");
+  state.SetLabel(std::string(strategy) + ", " + std::to_string(p->recomputed_nodes) +
+                 " nodes recomputed");
 }
 
-BENCHMARK_CAPTURE(TrainingStep, nmt_small, "zoo:nmt,size=tiny,batch=16,hidden=64,seq=10")->DenseRange(0, 2)->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(TrainingStep, transformer_small, "zoo:transformer,size=tiny,batch=8,seq=16")->DenseRange(0, 2)->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(TrainingStep, resnet_tiny, "zoo:resnet,size=tiny")->DenseRange(0, 2)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(TrainingStep, nmt_small, "zoo:nmt,size=tiny,batch=16,hidden=64,seq=10")
+    ->DenseRange(0, 2)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(TrainingStep, transformer_small, "zoo:transformer,size=tiny,batch=8,seq=16")
+    ->DenseRange(0, 2)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(TrainingStep, resnet_tiny, "zoo:resnet,size=tiny")
+    ->DenseRange(0, 2)
+    ->Unit(benchmark::kMillisecond);
 
 // The Echo pass alone (candidate selection and stash estimate, no planning) on the full-scale
 // NMT training graph (29k nodes); the paper quotes < 300 ms for its analysis.

@@ -25,8 +25,7 @@ Status Bug(const std::string& what) { return Status::Error("memfold bug: " + wha
 // Sends std::cout and std::cerr to strings while it lives.
 class Captured {
  public:
-  Captured()
-      : saved_out_(std::cout.rdbuf(out.rdbuf())), saved_err_(std::cerr.rdbuf(err.rdbuf())) {}
+  Captured() : saved_out_(std::cout.rdbuf(out.rdbuf())), saved_err_(std::cerr.rdbuf(err.rdbuf())) {}
   ~Captured() {
     std::cout.rdbuf(saved_out_);
     std::cerr.rdbuf(saved_err_);
@@ -45,8 +44,8 @@ class Captured {
 class TempFile {
  public:
   explicit TempFile(const std::string& suffix)
-      : path_(fs::temp_directory_path() /
-              ("memfold_fuzz_" + std::to_string(::getpid()) + suffix)) {}
+      : path_(fs::temp_directory_path() / ("memfold_fuzz_" + std::to_string(::getpid()) + suffix)) {
+  }
   ~TempFile() {
     std::error_code ignored;
     fs::remove(path_, ignored);
@@ -89,7 +88,8 @@ Status CheckCommandOutputs(std::span<const uint8_t> bytes, bool executable) {
   const TempFile model(".tflite"), svg(".svg"), html(".html");
   {
     std::ofstream file(model.path(), std::ios::binary);
-    file.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    file.write(reinterpret_cast<const char*>(bytes.data()),
+               static_cast<std::streamsize>(bytes.size()));
     if (!file) return Status::Ok();  // no room for the file: nothing to check here
   }
   const cli::Verbosity verbosity = cli::GetVerbosity();
@@ -108,9 +108,12 @@ Status CheckCommandOutputs(std::span<const uint8_t> bytes, bool executable) {
       return cli::PlanCommand({.common = common, .planner = "diagonal", .svg = svg.path()});
     });
     check("overlap", [&] { return cli::OverlapCommand(common); });
-    check("run --planner diagonal", [&] { return cli::RunCommand({.common = common, .planner = "diagonal"}); });
+    check("run --planner diagonal",
+          [&] { return cli::RunCommand({.common = common, .planner = "diagonal"}); });
     check("compare", [&] { return cli::CompareCommand({model.path()}, json); });
-    if (json) check("report", [&] { return cli::ReportCommand({.common = common, .output = html.path()}); });
+    if (json)
+      check("report",
+            [&] { return cli::ReportCommand({.common = common, .output = html.path()}); });
   }
   cli::SetVerbosity(verbosity);
   return status;

@@ -9,8 +9,8 @@
 #include "memfold/io/model_loader.h"
 #include "memfold/ops/registry.h"
 #include "memfold/passes/best_plan.h"
-#include "memfold/plan/plan_graph.h"
 #include "memfold/placement/verify_plan.h"
+#include "memfold/plan/plan_graph.h"
 
 namespace memfold::fuzz {
 namespace {
@@ -80,8 +80,9 @@ Status RunAndCompare(const Graph& g, const std::vector<PlannedGraph>& plans) {
   for (const auto& [graph, gp] : plans) {
     const std::string what = gp->plan.planner + (graph == &g ? "" : " (concatenation views)");
     Result<CheckedRun> run = RunChecked(g, *graph, gp->liveness, gp->plan, inputs);
-    if (!run.ok()) return Bug("a runnable model fails to run checked in the " + what + " arena: " +
-                              run.status().message());
+    if (!run.ok())
+      return Bug("a runnable model fails to run checked in the " + what +
+                 " arena: " + run.status().message());
     if (!run->identical()) {
       return Bug("the " + what + " plan differs from the unplanned run: " +
                  DescribeDifference(*run->first_difference));
@@ -130,7 +131,8 @@ Result<Stage> RunTfliteInput(std::span<const uint8_t> bytes) {
   Graph viewed = g;
   GraphPlan viewed_greedy, viewed_diagonal;
   if (MarkConcatViews(&viewed) > 0) {
-    MF_ASSIGN_OR_RETURN(viewed_greedy, PlanAndVerify(viewed, "greedy", OverlapSource::kAlgorithmic));
+    MF_ASSIGN_OR_RETURN(viewed_greedy,
+                        PlanAndVerify(viewed, "greedy", OverlapSource::kAlgorithmic));
     MF_ASSIGN_OR_RETURN(viewed_diagonal, PlanAndVerify(viewed, "diagonal", source));
     plans.push_back({&viewed, &viewed_greedy});
     plans.push_back({&viewed, &viewed_diagonal});

@@ -9,9 +9,9 @@
 #include "memfold/io/tflite_reader.h"
 #include "memfold/io/tflite_writer.h"
 #include "memfold/ir/verify.h"
+#include "memfold/ops/builder.h"
 #include "memfold/ops/registry.h"
 #include "memfold/plan/plan_graph.h"
-#include "memfold/ops/builder.h"
 #include "memfold/zoo/zoo.h"
 
 namespace memfold::fuzz {

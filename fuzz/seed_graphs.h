@@ -13,8 +13,8 @@
 #include <utility>
 #include <vector>
 
-#include "memfold/ir/graph.h"
 #include "memfold/base/status.h"
+#include "memfold/ir/graph.h"
 
 namespace memfold::fuzz {
 

@@ -18,6 +18,7 @@ packages=(
   clang               # the libFuzzer build (make fuzz)
   libclang-rt-14-dev  # libFuzzer, ASan and UBSan runtimes for clang
   chromium            # renders the HTML report in a test (headless screenshot)
+  clang-format        # make format, and CI's format check
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -59,7 +59,8 @@ TEST_P(Best, StepsNeverGrowAndTheRewrittenGraphRunsBitIdentically) {
 // The models that concatenate (the shared .tflite files do not).
 std::vector<std::string> ConcatModels() {
   std::vector<std::string> models;
-  for (const char* zoo : {"cnn", "squeezenet,res=48", "densenet121,res=32", "inception_v3,res=75"}) {
+  for (const char* zoo :
+       {"cnn", "squeezenet,res=48", "densenet121,res=32", "inception_v3,res=75"}) {
     models.push_back(std::string("zoo:") + zoo);
     models.push_back(std::string("zoo:") + zoo + ",dtype=i8");
   }

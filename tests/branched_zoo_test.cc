@@ -17,8 +17,8 @@
 #include "memfold/exec/executor.h"
 #include "memfold/ops/kernels/quant_math.h"
 #include "memfold/passes/quantize.h"
-#include "memfold/plan/plan_graph.h"
 #include "memfold/placement/verify_plan.h"
+#include "memfold/plan/plan_graph.h"
 #include "memfold/zoo/zoo.h"
 
 namespace memfold {
@@ -150,7 +150,8 @@ void ExpectPlansRunBitIdentically(const Graph& g, const std::string& label) {
     ASSERT_TRUE(plan.ok()) << label << " " << planner << ": " << plan.status().message();
     EXPECT_TRUE(VerifyPlan(plan->liveness.requests, plan->plan).ok()) << label << " " << planner;
     EXPECT_GE(plan->plan.arena_bytes, plan->lower_bound) << label << " " << planner;
-    EXPECT_TRUE(RunsIdentically(g, g, plan->liveness, plan->plan, inputs)) << label << " " << planner;
+    EXPECT_TRUE(RunsIdentically(g, g, plan->liveness, plan->plan, inputs))
+        << label << " " << planner;
   }
 }
 

@@ -10,8 +10,8 @@
 #include <sstream>
 
 #include "memfold/io/tflite_graph_writer.h"
-#include "tests/program_runner.h"
 #include "memfold/ops/builder.h"
+#include "tests/program_runner.h"
 
 namespace {
 
@@ -55,7 +55,8 @@ TEST(Cli, RunMobileNetV2IsIdenticalToUnplanned) {
 // An int8 zoo model under the whole best pipeline (split, re-ordered): every read compared,
 // and outputs that vary (the int8 zoo models end at their logits).
 TEST(Cli, RunInt8BestComparesEveryReadAndOutputsVary) {
-  const Outcome r = Memfold("run zoo:mobilenet_v2,alpha=0.35,res=64,dtype=i8 --planner best --json");
+  const Outcome r =
+      Memfold("run zoo:mobilenet_v2,alpha=0.35,res=64,dtype=i8 --planner best --json");
   ASSERT_EQ(r.code, 0) << r.err;
   const auto j = r.Json();
   EXPECT_EQ(j["identical_to_unplanned"], true);
@@ -130,15 +131,16 @@ TEST(Cli, InputFileIsUsedAndChecked) {
   }
   const Outcome bad = Memfold("run zoo:mlp --input " + path.string());
   EXPECT_EQ(bad.code, 2);
-  EXPECT_NE(bad.err.find("holds 5 bytes; the model's inputs need 256"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("holds 5 bytes; the model's inputs need 256"), std::string::npos)
+      << bad.err;
 }
 
 TEST(Cli, TrainPlanOnlyJsonKeys) {
   const Outcome r = Memfold("train zoo:resnet,size=tiny --plan-only --json");
   ASSERT_EQ(r.code, 0) << r.err;
   const auto j = r.Json();
-  for (const char* key : {"strategy", "total_bytes", "breakdown", "by_layer_type", "recomputed_nodes",
-                          "forward_flops", "recompute_flops", "plan_ms"}) {
+  for (const char* key : {"strategy", "total_bytes", "breakdown", "by_layer_type",
+                          "recomputed_nodes", "forward_flops", "recompute_flops", "plan_ms"}) {
     EXPECT_TRUE(j.contains(key)) << key;
   }
   for (const char* key : {"feature_maps", "weights", "gradients", "optimizer", "workspace"}) {
@@ -151,14 +153,16 @@ TEST(Cli, TrainPlanOnlyJsonKeys) {
   EXPECT_EQ(j["chosen_strategy"], "none");
   EXPECT_FALSE(j.contains("loss"));
   // Echo on DeepSpeech2 tiny finds nothing that pays: the baseline's graph is kept, and said so.
-  const auto echo = Memfold("train zoo:deepspeech2,size=tiny --strategy echo --plan-only --json").Json();
+  const auto echo =
+      Memfold("train zoo:deepspeech2,size=tiny --strategy echo --plan-only --json").Json();
   EXPECT_EQ(echo["chosen_strategy"], "none");
   EXPECT_EQ(echo["fell_back_to_baseline"], true);
   EXPECT_GE(echo["echo_own_total_bytes"].get<int64_t>(), echo["total_bytes"].get<int64_t>());
   const auto kept = Memfold("train zoo:nmt,size=tiny --strategy echo --plan-only --json").Json();
   EXPECT_EQ(kept["chosen_strategy"], "echo");
   const Outcome table = Memfold("train zoo:deepspeech2,size=tiny --strategy echo --plan-only");
-  EXPECT_NE(table.out.find("not less than the baseline, which is kept"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("not less than the baseline, which is kept"), std::string::npos)
+      << table.out;
 }
 
 TEST(Cli, TrainStepsReportLossAndGradientHash) {
@@ -169,13 +173,15 @@ TEST(Cli, TrainStepsReportLossAndGradientHash) {
   EXPECT_LT(j["losses"][2].get<double>(), j["losses"][0].get<double>());
   EXPECT_EQ(j["grad_sha256"].get<std::string>().size(), 64u);
   // Deterministic: the same run gives the same gradients.
-  EXPECT_EQ(Memfold("train zoo:transformer,size=tiny --steps 3 --json").Json()["grad_sha256"], j["grad_sha256"]);
+  EXPECT_EQ(Memfold("train zoo:transformer,size=tiny --steps 3 --json").Json()["grad_sha256"],
+            j["grad_sha256"]);
 }
 
 TEST(Cli, FitFindsTheLargestBatchWithinBudget) {
   const Outcome r = Memfold("fit zoo:mlp --budget 1M --vary batch --strategy none --json");
   EXPECT_EQ(r.code, 2);  // zoo:mlp has no loss: not a training model
-  const Outcome fit = Memfold("fit zoo:resnet,size=tiny --budget 4M --vary batch --strategy echo --json");
+  const Outcome fit =
+      Memfold("fit zoo:resnet,size=tiny --budget 4M --vary batch --strategy echo --json");
   ASSERT_EQ(fit.code, 0) << fit.err;
   const auto j = fit.Json();
   EXPECT_EQ(j["strategy"], "echo");
@@ -184,14 +190,18 @@ TEST(Cli, FitFindsTheLargestBatchWithinBudget) {
   ASSERT_GT(batch, 0);
   EXPECT_LE(j["total_bytes"].get<int64_t>(), 4 << 20);
   // One more does not fit: the answer is the largest.
-  const Outcome more = Memfold("train zoo:resnet,size=tiny,batch=" + std::to_string(batch + 1) + " --strategy echo --plan-only --json");
+  const Outcome more = Memfold("train zoo:resnet,size=tiny,batch=" + std::to_string(batch + 1) +
+                               " --strategy echo --plan-only --json");
   ASSERT_EQ(more.code, 0);
   EXPECT_GT(more.Json()["total_bytes"].get<int64_t>(), 4 << 20);
 }
 
 // Bad usage and bad input: exit 2 and one line on stderr saying what to do.
 TEST(Cli, BadInputExitsTwoWithOneLine) {
-  struct Case { const char* args; const char* message; };
+  struct Case {
+    const char* args;
+    const char* message;
+  };
   const Case cases[] = {
       {"plan zoo:nonexistent", "unknown zoo model 'nonexistent'"},
       {"plan zoo:mlp,foo=1", "unknown key 'foo=1'"},
@@ -224,7 +234,9 @@ TEST(Cli, BadInputExitsTwoWithOneLine) {
 namespace {
 
 std::string TempFile(const std::string& name) {
-  return (std::filesystem::temp_directory_path() / ("memfold_cli_" + std::to_string(::getpid()) + "_" + name)).string();
+  return (std::filesystem::temp_directory_path() /
+          ("memfold_cli_" + std::to_string(::getpid()) + "_" + name))
+      .string();
 }
 
 // --svg adds a file and changes nothing on stdout.
@@ -236,13 +248,18 @@ TEST(Cli, PlanSvgLeavesStdoutUnchanged) {
   EXPECT_EQ(drawn.out, plain.out);
   EXPECT_EQ(drawn.err, "");
   const std::string picture = ReadFile(svg);
-  EXPECT_EQ(picture.rfind("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\"", 0), 0u);
+  EXPECT_EQ(
+      picture.rfind(
+          "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\"",
+          0),
+      0u);
   EXPECT_NE(picture.find("zoo:cnn, diagonal (chose "), std::string::npos);
   EXPECT_NE(picture.find("arena 64.41 KiB"), std::string::npos);  // 65,952 B
   std::filesystem::remove(svg);
   const Outcome bad = Memfold("plan zoo:cnn --svg /no/such/dir/arena.svg");
   EXPECT_EQ(bad.code, 2);
-  EXPECT_NE(bad.err.find("/no/such/dir/arena.svg: cannot write the file"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("/no/such/dir/arena.svg: cannot write the file"), std::string::npos)
+      << bad.err;
 }
 
 // --strategy all: one object with the three single-strategy objects, in order, each equal to
@@ -256,7 +273,9 @@ TEST(Cli, TrainStrategyAllComparesTheThree) {
   for (size_t k = 0; k < 3; ++k) {
     const auto& s = j["strategies"][k];
     EXPECT_EQ(s["strategy"], names[k]);
-    const auto single = Memfold(std::string("train zoo:nmt,size=tiny --plan-only --json --strategy ") + names[k]).Json();
+    const auto single =
+        Memfold(std::string("train zoo:nmt,size=tiny --plan-only --json --strategy ") + names[k])
+            .Json();
     for (const auto& [key, value] : single.items()) {
       if (key == "plan_ms") continue;  // a time
       EXPECT_EQ(s[key], value) << names[k] << " " << key;
@@ -265,8 +284,9 @@ TEST(Cli, TrainStrategyAllComparesTheThree) {
   }
   const Outcome table = Memfold("train zoo:nmt,size=tiny --strategy all --plan-only");
   ASSERT_EQ(table.code, 0) << table.err;
-  for (const char* row : {"total", "feature maps", "weights", "gradients", "optimizer state", "workspace",
-                          "recomputed nodes", "recompute FLOPs (% of forward)", "reduction vs none", "plan ms"}) {
+  for (const char* row :
+       {"total", "feature maps", "weights", "gradients", "optimizer state", "workspace",
+        "recomputed nodes", "recompute FLOPs (% of forward)", "reduction vs none", "plan ms"}) {
     EXPECT_NE(table.out.find("\n" + std::string(row) + " "), std::string::npos) << row;
   }
   const size_t header = table.out.find("\n\n") + 2;
@@ -281,7 +301,8 @@ TEST(Cli, TrainStrategyAllComparesTheThree) {
 
 TEST(Cli, TrainSvgDrawsAllThreeStrategies) {
   const std::string svg = TempFile("train.svg");
-  const Outcome r = Memfold("train zoo:resnet,size=tiny --plan-only --strategy echo --json --svg " + svg);
+  const Outcome r =
+      Memfold("train zoo:resnet,size=tiny --plan-only --strategy echo --json --svg " + svg);
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.Json()["strategy"], "echo");  // the printed result is still the chosen strategy's
   const std::string picture = ReadFile(svg);
@@ -306,7 +327,8 @@ TEST(Cli, QuietAndVerboseFlags) {
     EXPECT_EQ(verbose.code, 0) << args;
     EXPECT_EQ(verbose.out, normal.out) << args;
     EXPECT_NE(verbose.err.find("memfold: load zoo:cnn: "), std::string::npos) << verbose.err;
-    EXPECT_NE(verbose.err.find(" ms (11 ops)\nmemfold: plan greedy: "), std::string::npos) << verbose.err;
+    EXPECT_NE(verbose.err.find(" ms (11 ops)\nmemfold: plan greedy: "), std::string::npos)
+        << verbose.err;
     EXPECT_NE(verbose.err.find(" ms (96.00 KiB, verified)\n"), std::string::npos) << verbose.err;
   }
   const Outcome both = Memfold("plan zoo:cnn --quiet --verbose");
@@ -320,8 +342,10 @@ TEST(Cli, QuietAndVerboseFlags) {
 // On a terminal (a pseudo-terminal from script(1)) the fit search shows its tries as progress
 // lines, rewritten in place; --quiet hides them.
 TEST(Cli, FitShowsProgressOnlyOnATerminal) {
-  if (std::system("command -v script >/dev/null 2>&1") != 0) GTEST_SKIP() << "script(1) is not installed";
-  const std::string fit = std::string(MEMFOLD_BINARY) + " fit zoo:resnet,size=tiny --budget 4M --vary batch --strategy echo";
+  if (std::system("command -v script >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "script(1) is not installed";
+  const std::string fit = std::string(MEMFOLD_BINARY) +
+                          " fit zoo:resnet,size=tiny --budget 4M --vary batch --strategy echo";
   const std::string log = TempFile("tty.log");
   auto on_terminal = [&](const std::string& command) {
     std::system(("script -qec '" + command + "' /dev/null >" + log + " 2>&1").c_str());
@@ -329,11 +353,13 @@ TEST(Cli, FitShowsProgressOnlyOnATerminal) {
   };
   const std::string shown = on_terminal(fit);
   EXPECT_NE(shown.find("\r\033[Kmemfold: fit: echo, batch=32..."), std::string::npos) << shown;
-  EXPECT_NE(shown.find("echo                 36"), std::string::npos) << shown;  // the result still prints
+  EXPECT_NE(shown.find("echo                 36"), std::string::npos)
+      << shown;  // the result still prints
   const std::string quiet = on_terminal(fit + " --quiet");
   EXPECT_EQ(quiet.find("memfold: fit:"), std::string::npos) << quiet;
   EXPECT_NE(quiet.find("echo                 36"), std::string::npos) << quiet;
-  const Outcome piped = Memfold("fit zoo:resnet,size=tiny --budget 4M --vary batch --strategy echo");
+  const Outcome piped =
+      Memfold("fit zoo:resnet,size=tiny --budget 4M --vary batch --strategy echo");
   EXPECT_EQ(piped.err, "");
   std::filesystem::remove(log);
 }
@@ -357,10 +383,12 @@ std::string TwoBranchTflite() {
   EXPECT_TRUE(graph.ok()) << graph.status().message();
   Result<Bytes> bytes = GraphToTflite(*graph);
   EXPECT_TRUE(bytes.ok()) << bytes.status().message();
-  const std::string path =
-      (std::filesystem::temp_directory_path() / ("memfold_two_branches_" + std::to_string(::getpid()) + ".tflite")).string();
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("memfold_two_branches_" + std::to_string(::getpid()) + ".tflite"))
+                               .string();
   std::ofstream(path, std::ios::binary)
-      .write(reinterpret_cast<const char*>(bytes->data()), static_cast<std::streamsize>(bytes->size()));
+      .write(reinterpret_cast<const char*>(bytes->data()),
+             static_cast<std::streamsize>(bytes->size()));
   return path;
 }
 
@@ -374,7 +402,8 @@ TEST(Cli, BestReorderedModelIsEmittedWithItsPlan) {
   const auto j = plan.Json();
   EXPECT_EQ(j["rewritten"], true);
   EXPECT_EQ(j["steps"][2]["detail"], "exact search, order changed");
-  EXPECT_LT(j["steps"][2]["arena_bytes"].get<int64_t>(), j["steps"][1]["arena_bytes"].get<int64_t>());
+  EXPECT_LT(j["steps"][2]["arena_bytes"].get<int64_t>(),
+            j["steps"][1]["arena_bytes"].get<int64_t>());
   const std::string emitted = model + ".reordered.tflite";
   const Outcome emit = Memfold("plan " + model + " --planner best --emit-tflite " + emitted);
   ASSERT_EQ(emit.code, 0) << emit.err;
@@ -386,10 +415,12 @@ TEST(Cli, BestReorderedModelIsEmittedWithItsPlan) {
   ASSERT_EQ(original_run.code, 0) << original_run.err;
   ASSERT_EQ(emitted_run.code, 0) << emitted_run.err;
   EXPECT_EQ(emitted_run.Json()["identical_to_unplanned"], true);
-  EXPECT_EQ(emitted_run.Json()["outputs"][0]["sha256"], original_run.Json()["outputs"][0]["sha256"]);
+  EXPECT_EQ(emitted_run.Json()["outputs"][0]["sha256"],
+            original_run.Json()["outputs"][0]["sha256"]);
   const Outcome emit_c = Memfold("plan " + model + " --planner best --emit-c " + emitted + ".h");
   EXPECT_EQ(emit_c.code, 2);
-  EXPECT_NE(emit_c.err.find("--emit-tflite for a re-ordered model"), std::string::npos) << emit_c.err;
+  EXPECT_NE(emit_c.err.find("--emit-tflite for a re-ordered model"), std::string::npos)
+      << emit_c.err;
   std::filesystem::remove(model);
   std::filesystem::remove(emitted);
 }
@@ -397,7 +428,8 @@ TEST(Cli, BestReorderedModelIsEmittedWithItsPlan) {
 // --planner best reports what each step bought, runs bit-identically, and refuses to write a
 // rewritten graph into the file it came from.
 TEST(Cli, BestPlannerReportsStepsAndRunsIdentically) {
-  const std::string model = std::string(MEMFOLD_SHARED_DIR) + "/models/tflite-micro/person_detect.tflite";
+  const std::string model =
+      std::string(MEMFOLD_SHARED_DIR) + "/models/tflite-micro/person_detect.tflite";
   const Outcome plan = Memfold("plan " + model + " --planner best --json");
   ASSERT_EQ(plan.code, 0) << plan.err;
   const auto j = plan.Json();
@@ -422,7 +454,8 @@ TEST(Cli, BestPlannerReportsStepsAndRunsIdentically) {
   const Outcome emit_c = Memfold("plan " + model + " --planner best --emit-c " + out.string());
   EXPECT_EQ(emit_c.code, 2);
   EXPECT_NE(emit_c.err.find("--emit-c: the best plan"), std::string::npos) << emit_c.err;
-  const Outcome huge = Memfold("plan zoo:cnn,batch=9,res=1024,channels=64 --emit-c " + out.string());
+  const Outcome huge =
+      Memfold("plan zoo:cnn,batch=9,res=1024,channels=64 --emit-c " + out.string());
   EXPECT_EQ(huge.code, 2);
   EXPECT_NE(huge.err.find("--emit-c: the arena needs"), std::string::npos) << huge.err;
   EXPECT_NE(huge.err.find("beyond the 32-bit offsets"), std::string::npos) << huge.err;

@@ -5,8 +5,8 @@
 #include <cmath>
 #include <cstring>
 
-#include "memfold/plan/plan_graph.h"
 #include "memfold/ops/builder.h"
+#include "memfold/plan/plan_graph.h"
 #include "memfold/zoo/zoo.h"
 
 namespace memfold {
@@ -70,9 +70,9 @@ TEST(Executor, DefaultInputsFollowTheContract) {
   float f2;
   std::memcpy(&f2, in[0].data() + 8, 4);
   EXPECT_EQ(f2, static_cast<float>(std::sin(0.02)));
-  EXPECT_EQ(static_cast<int8_t>(in[1][0]), 3 - 128);       // ((7*0+3) mod 256) - 128
-  EXPECT_EQ(static_cast<int8_t>(in[1][2]), 17 - 128);      // k = 2: 17
-  EXPECT_EQ(static_cast<uint8_t>(in[2][1]), 10);           // k = 1: 10
+  EXPECT_EQ(static_cast<int8_t>(in[1][0]), 3 - 128);   // ((7*0+3) mod 256) - 128
+  EXPECT_EQ(static_cast<int8_t>(in[1][2]), 17 - 128);  // k = 2: 17
+  EXPECT_EQ(static_cast<uint8_t>(in[2][1]), 10);       // k = 1: 10
   int16_t h;
   std::memcpy(&h, in[3].data() + 2, 2);
   EXPECT_EQ(h, 10 - 32768);
@@ -86,11 +86,13 @@ TEST(Executor, WrongInputSizeIsAnError) {
   std::vector<Bytes> inputs = {Bytes(3)};
   Result<RunOutputs> out = RunUnplanned(g, inputs);
   ASSERT_FALSE(out.ok());
-  EXPECT_NE(out.status().message().find("needs 256 bytes"), std::string::npos) << out.status().message();
+  EXPECT_NE(out.status().message().find("needs 256 bytes"), std::string::npos)
+      << out.status().message();
 }
 
 TEST(Executor, EveryZooModelRunsIdenticallyInItsArena) {
-  for (const char* spec : {"mobilenet_v1,alpha=0.25,res=96", "mobilenet_v2,alpha=0.35,res=96", "mlp", "cnn"}) {
+  for (const char* spec :
+       {"mobilenet_v1,alpha=0.25,res=96", "mobilenet_v2,alpha=0.35,res=96", "mlp", "cnn"}) {
     Result<Graph> g = BuildZooModel(spec);
     ASSERT_TRUE(g.ok()) << spec;
     for (const std::string& planner : StrategyNames()) {

@@ -17,7 +17,6 @@
 #include <sstream>
 
 #include "fuzz/fuzz_entry.h"
-#include "tests/program_runner.h"
 #include "memfold/exec/executor.h"
 #include "memfold/exec/run_memory.h"
 #include "memfold/io/model_loader.h"
@@ -26,8 +25,9 @@
 #include "memfold/io/tflite_schema.h"
 #include "memfold/ir/verify.h"
 #include "memfold/ops/registry.h"
-#include "memfold/plan/plan_graph.h"
 #include "memfold/placement/verify_plan.h"
+#include "memfold/plan/plan_graph.h"
+#include "tests/program_runner.h"
 
 namespace memfold {
 namespace {
@@ -147,7 +147,8 @@ TEST(FaultCases, FitWithNothingFittingSaysSoAndHugeBudgetsStopAtTheKeysRange) {
 TEST(FaultCases, PathsThatAreNotFilesAndKeyRangesSayWhatTheyAre) {
   ExpectOneLineNaming(Memfold("run /tmp"), "/tmp", "is a directory");
   ExpectOneLineNaming(Memfold("run /dev/null"), "/dev/null", "is not a regular file");
-  ExpectOneLineNaming(Memfold("inspect /no/such/model.tflite"), "/no/such/model.tflite", "no such file");
+  ExpectOneLineNaming(Memfold("inspect /no/such/model.tflite"), "/no/such/model.tflite",
+                      "no such file");
   ExpectOneLineNaming(Memfold("run zoo:mlp,in=0"), "zoo:mlp", "in [1, 1048576]");
 }
 

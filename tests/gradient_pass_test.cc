@@ -10,10 +10,10 @@
 #include <random>
 
 #include "memfold/exec/training.h"
+#include "memfold/ops/builder.h"
 #include "memfold/ops/gradient.h"
 #include "memfold/ops/registry.h"
 #include "memfold/passes/gradient.h"
-#include "memfold/ops/builder.h"
 #include "test_util.h"
 
 namespace memfold {
@@ -33,7 +33,9 @@ Attrs A(std::initializer_list<std::pair<const char*, AttrValue>> items) {
   return a;
 }
 
-ValueId Param(GraphBuilder& b, const std::string& name, Shape shape) { return b.Weight(name, std::move(shape), 1.0f); }
+ValueId Param(GraphBuilder& b, const std::string& name, Shape shape) {
+  return b.Weight(name, std::move(shape), 1.0f);
+}
 
 ValueId Ids(GraphBuilder& b, Shape shape, int32_t range) {
   ValueId v = b.Weight("ids", shape, 1.0f);
@@ -50,59 +52,140 @@ ValueId Ids(GraphBuilder& b, Shape shape, int32_t range) {
 
 std::vector<Case> Cases() {
   return {
-      {"relu", [](GraphBuilder& b) { return b.Op("relu", {Param(b, "x", {2, 5})}); }},
-      {"tanh", [](GraphBuilder& b) { return b.Op("tanh", {Param(b, "x", {2, 5})}); }},
-      {"sigmoid", [](GraphBuilder& b) { return b.Op("sigmoid", {Param(b, "x", {2, 5})}); }},
-      {"exp", [](GraphBuilder& b) { return b.Op("exp", {Param(b, "x", {2, 5})}); }},
-      {"neg", [](GraphBuilder& b) { return b.Op("neg", {Param(b, "x", {2, 5})}); }},
-      {"add_broadcast", [](GraphBuilder& b) { return b.Op("add", {Param(b, "a", {2, 3, 4}), Param(b, "b", {4})}); }},
-      {"sub_broadcast", [](GraphBuilder& b) { return b.Op("sub", {Param(b, "a", {2, 3, 4}), Param(b, "b", {3, 1})}); }},
-      {"mul_broadcast", [](GraphBuilder& b) { return b.Op("mul", {Param(b, "a", {3, 1}), Param(b, "b", {2, 3, 4})}); }},
-      {"fully_connected", [](GraphBuilder& b) {
-         return b.Op("fully_connected", {Param(b, "x", {3, 4}), Param(b, "w", {5, 4}), Param(b, "bias", {5})});
+      {"relu",
+       [](GraphBuilder& b) {
+         return b.Op("relu", {Param(b, "x", {2, 5})});
        }},
-      {"matmul_tb", [](GraphBuilder& b) {
-         return b.Op("matmul", {Param(b, "a", {3, 4}), Param(b, "b", {5, 4})}, A({{"transpose_b", int64_t{1}}}));
+      {"tanh",
+       [](GraphBuilder& b) {
+         return b.Op("tanh", {Param(b, "x", {2, 5})});
        }},
-      {"matmul_ta", [](GraphBuilder& b) {
-         return b.Op("matmul", {Param(b, "a", {4, 3}), Param(b, "b", {4, 5})}, A({{"transpose_a", int64_t{1}}}));
+      {"sigmoid",
+       [](GraphBuilder& b) {
+         return b.Op("sigmoid", {Param(b, "x", {2, 5})});
        }},
-      {"batch_matmul", [](GraphBuilder& b) { return b.Op("batch_matmul", {Param(b, "a", {2, 3, 4}), Param(b, "b", {2, 4, 2})}); }},
-      {"conv2d", [](GraphBuilder& b) {
-         return b.Op("conv2d", {Param(b, "x", {1, 5, 5, 2}), Param(b, "w", {3, 3, 3, 2}), Param(b, "bias", {3})},
-                     ConvAttrs(2, "none"));
+      {"exp",
+       [](GraphBuilder& b) {
+         return b.Op("exp", {Param(b, "x", {2, 5})});
        }},
-      {"depthwise_conv2d", [](GraphBuilder& b) {
-         return b.Op("depthwise_conv2d", {Param(b, "x", {1, 4, 4, 2}), Param(b, "w", {1, 3, 3, 4}), Param(b, "bias", {4})},
-                     ConvAttrs(1, "none"));
+      {"neg",
+       [](GraphBuilder& b) {
+         return b.Op("neg", {Param(b, "x", {2, 5})});
        }},
-      {"max_pool2d", [](GraphBuilder& b) { return b.Op("max_pool2d", {Param(b, "x", {1, 4, 4, 2})}, PoolAttrs(2, 2, 2, "same")); }},
-      {"avg_pool2d", [](GraphBuilder& b) { return b.Op("avg_pool2d", {Param(b, "x", {1, 5, 5, 2})}, PoolAttrs(3, 3, 2, "same")); }},
-      {"softmax", [](GraphBuilder& b) { return b.Op("softmax", {Param(b, "x", {2, 5})}); }},
-      {"reshape", [](GraphBuilder& b) { return b.Op("reshape", {Param(b, "x", {2, 6})}, A({{"shape", Ints{3, 4}}})); }},
-      {"concat", [](GraphBuilder& b) {
-         return b.Op("concat", {Param(b, "a", {2, 3}), Param(b, "b", {2, 2})}, A({{"axis", int64_t{1}}}));
+      {"add_broadcast",
+       [](GraphBuilder& b) {
+         return b.Op("add", {Param(b, "a", {2, 3, 4}), Param(b, "b", {4})});
        }},
-      {"slice", [](GraphBuilder& b) {
-         return b.Op("slice", {Param(b, "x", {3, 4})}, A({{"begin", Ints{1, 1}}, {"size", Ints{2, 2}}}));
+      {"sub_broadcast",
+       [](GraphBuilder& b) {
+         return b.Op("sub", {Param(b, "a", {2, 3, 4}), Param(b, "b", {3, 1})});
        }},
-      {"transpose", [](GraphBuilder& b) { return b.Op("transpose", {Param(b, "x", {2, 3, 4})}, A({{"perm", Ints{2, 0, 1}}})); }},
-      {"pad", [](GraphBuilder& b) { return b.Op("pad", {Param(b, "x", {2, 3})}, A({{"paddings", Ints{1, 0, 0, 2}}})); }},
-      {"reduce_sum", [](GraphBuilder& b) { return b.Op("reduce_sum", {Param(b, "x", {2, 3, 4})}, A({{"axes", Ints{0, 2}}})); }},
-      {"mean", [](GraphBuilder& b) {
-         return b.Op("mean", {Param(b, "x", {2, 3, 4})}, A({{"axes", Ints{1}}, {"keepdims", int64_t{1}}}));
+      {"mul_broadcast",
+       [](GraphBuilder& b) {
+         return b.Op("mul", {Param(b, "a", {3, 1}), Param(b, "b", {2, 3, 4})});
        }},
-      {"broadcast_to", [](GraphBuilder& b) { return b.Op("broadcast_to", {Param(b, "x", {3, 1})}, A({{"shape", Ints{2, 3, 4}}})); }},
-      {"gather", [](GraphBuilder& b) { return b.Op("gather", {Param(b, "table", {5, 3}), Ids(b, {4}, 5)}); }},
-      {"layer_norm", [](GraphBuilder& b) {
-         return b.Op("layer_norm", {Param(b, "x", {3, 4}), Param(b, "gamma", {4}), Param(b, "beta", {4})});
+      {"fully_connected",
+       [](GraphBuilder& b) {
+         return b.Op("fully_connected",
+                     {Param(b, "x", {3, 4}), Param(b, "w", {5, 4}), Param(b, "bias", {5})});
        }},
-      {"batch_norm_train", [](GraphBuilder& b) {
-         const ValueId mean = b.Constant("running_mean", {3}, std::vector<float>(3, 0.0f), Role::kState);
-         const ValueId var = b.Constant("running_var", {3}, std::vector<float>(3, 1.0f), Role::kState);
-         return b.Op("batch_norm_train", {Param(b, "x", {4, 3}), Param(b, "gamma", {3}), Param(b, "beta", {3}), mean, var});
+      {"matmul_tb",
+       [](GraphBuilder& b) {
+         return b.Op("matmul", {Param(b, "a", {3, 4}), Param(b, "b", {5, 4})},
+                     A({{"transpose_b", int64_t{1}}}));
        }},
-      {"dropout", [](GraphBuilder& b) { return b.Op("dropout", {Param(b, "x", {4, 5})}, A({{"rate", 0.5}, {"seed", int64_t{3}}})); }},
+      {"matmul_ta",
+       [](GraphBuilder& b) {
+         return b.Op("matmul", {Param(b, "a", {4, 3}), Param(b, "b", {4, 5})},
+                     A({{"transpose_a", int64_t{1}}}));
+       }},
+      {"batch_matmul",
+       [](GraphBuilder& b) {
+         return b.Op("batch_matmul", {Param(b, "a", {2, 3, 4}), Param(b, "b", {2, 4, 2})});
+       }},
+      {"conv2d",
+       [](GraphBuilder& b) {
+         return b.Op(
+             "conv2d",
+             {Param(b, "x", {1, 5, 5, 2}), Param(b, "w", {3, 3, 3, 2}), Param(b, "bias", {3})},
+             ConvAttrs(2, "none"));
+       }},
+      {"depthwise_conv2d",
+       [](GraphBuilder& b) {
+         return b.Op(
+             "depthwise_conv2d",
+             {Param(b, "x", {1, 4, 4, 2}), Param(b, "w", {1, 3, 3, 4}), Param(b, "bias", {4})},
+             ConvAttrs(1, "none"));
+       }},
+      {"max_pool2d",
+       [](GraphBuilder& b) {
+         return b.Op("max_pool2d", {Param(b, "x", {1, 4, 4, 2})}, PoolAttrs(2, 2, 2, "same"));
+       }},
+      {"avg_pool2d",
+       [](GraphBuilder& b) {
+         return b.Op("avg_pool2d", {Param(b, "x", {1, 5, 5, 2})}, PoolAttrs(3, 3, 2, "same"));
+       }},
+      {"softmax",
+       [](GraphBuilder& b) {
+         return b.Op("softmax", {Param(b, "x", {2, 5})});
+       }},
+      {"reshape",
+       [](GraphBuilder& b) {
+         return b.Op("reshape", {Param(b, "x", {2, 6})}, A({{"shape", Ints{3, 4}}}));
+       }},
+      {"concat",
+       [](GraphBuilder& b) {
+         return b.Op("concat", {Param(b, "a", {2, 3}), Param(b, "b", {2, 2})},
+                     A({{"axis", int64_t{1}}}));
+       }},
+      {"slice",
+       [](GraphBuilder& b) {
+         return b.Op("slice", {Param(b, "x", {3, 4})},
+                     A({{"begin", Ints{1, 1}}, {"size", Ints{2, 2}}}));
+       }},
+      {"transpose",
+       [](GraphBuilder& b) {
+         return b.Op("transpose", {Param(b, "x", {2, 3, 4})}, A({{"perm", Ints{2, 0, 1}}}));
+       }},
+      {"pad",
+       [](GraphBuilder& b) {
+         return b.Op("pad", {Param(b, "x", {2, 3})}, A({{"paddings", Ints{1, 0, 0, 2}}}));
+       }},
+      {"reduce_sum",
+       [](GraphBuilder& b) {
+         return b.Op("reduce_sum", {Param(b, "x", {2, 3, 4})}, A({{"axes", Ints{0, 2}}}));
+       }},
+      {"mean",
+       [](GraphBuilder& b) {
+         return b.Op("mean", {Param(b, "x", {2, 3, 4})},
+                     A({{"axes", Ints{1}}, {"keepdims", int64_t{1}}}));
+       }},
+      {"broadcast_to",
+       [](GraphBuilder& b) {
+         return b.Op("broadcast_to", {Param(b, "x", {3, 1})}, A({{"shape", Ints{2, 3, 4}}}));
+       }},
+      {"gather",
+       [](GraphBuilder& b) {
+         return b.Op("gather", {Param(b, "table", {5, 3}), Ids(b, {4}, 5)});
+       }},
+      {"layer_norm",
+       [](GraphBuilder& b) {
+         return b.Op("layer_norm",
+                     {Param(b, "x", {3, 4}), Param(b, "gamma", {4}), Param(b, "beta", {4})});
+       }},
+      {"batch_norm_train",
+       [](GraphBuilder& b) {
+         const ValueId mean =
+             b.Constant("running_mean", {3}, std::vector<float>(3, 0.0f), Role::kState);
+         const ValueId var =
+             b.Constant("running_var", {3}, std::vector<float>(3, 1.0f), Role::kState);
+         return b.Op("batch_norm_train", {Param(b, "x", {4, 3}), Param(b, "gamma", {3}),
+                                          Param(b, "beta", {3}), mean, var});
+       }},
+      {"dropout",
+       [](GraphBuilder& b) {
+         return b.Op("dropout", {Param(b, "x", {4, 5})}, A({{"rate", 0.5}, {"seed", int64_t{3}}}));
+       }},
   };
 }
 
@@ -132,7 +215,8 @@ TEST_P(GradientPass, MatchesFiniteDifferences) {
     for (int64_t e = 0; e < g.value(param).elements(); ++e) {
       const float h = 1e-3f;  // small enough not to step over relu's and max pooling's kinks
       const double numeric = (static_cast<double>(LossWithMoved(forward, param, e, h)) -
-                              LossWithMoved(forward, param, e, -h)) / (2.0 * h);
+                              LossWithMoved(forward, param, e, -h)) /
+                             (2.0 * h);
       float analytic;
       std::memcpy(&analytic, step->gradients[p].data() + 4 * e, 4);
       EXPECT_NEAR(analytic, numeric, 3e-3 + 3e-2 * std::fabs(numeric))

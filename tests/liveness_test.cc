@@ -2,10 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include "memfold/ops/builder.h"
 #include "memfold/ops/registry.h"
 #include "memfold/plan/overlap_allowances.h"
 #include "memfold/plan/plan_graph.h"
-#include "memfold/ops/builder.h"
 #include "memfold/zoo/zoo.h"
 
 namespace memfold {
@@ -28,16 +28,19 @@ TEST(Liveness, FollowsTflmLifetimesAndAliases) {
   // the caller reads y at 4.
   ASSERT_EQ(live.requests.size(), 3u);
   EXPECT_EQ(live.end_time, 4);
-  const BufferRequest& bx = live.requests[static_cast<size_t>(live.buffer_of[static_cast<size_t>(x)])];
-  const BufferRequest& ba = live.requests[static_cast<size_t>(live.buffer_of[static_cast<size_t>(a)])];
-  const BufferRequest& by = live.requests[static_cast<size_t>(live.buffer_of[static_cast<size_t>(y)])];
+  const BufferRequest& bx =
+      live.requests[static_cast<size_t>(live.buffer_of[static_cast<size_t>(x)])];
+  const BufferRequest& ba =
+      live.requests[static_cast<size_t>(live.buffer_of[static_cast<size_t>(a)])];
+  const BufferRequest& by =
+      live.requests[static_cast<size_t>(live.buffer_of[static_cast<size_t>(y)])];
   EXPECT_EQ(live.buffer_of[static_cast<size_t>(r)], live.buffer_of[static_cast<size_t>(a)]);
   EXPECT_EQ(bx.first, 0);  // inputs from time 0
   EXPECT_EQ(bx.last, 1);   // read by the op at time 1
   EXPECT_EQ(ba.first, 1);
-  EXPECT_EQ(ba.last, 3);   // the alias r is read at time 3, so a lives until then
+  EXPECT_EQ(ba.last, 3);  // the alias r is read at time 3, so a lives until then
   EXPECT_EQ(by.first, 3);
-  EXPECT_EQ(by.last, 4);   // outputs live to the end (= 4)
+  EXPECT_EQ(by.last, 4);  // outputs live to the end (= 4)
   EXPECT_EQ(bx.bytes, 16);
   EXPECT_EQ(bx.alignment, 16);
 }
@@ -78,7 +81,8 @@ TEST(PlanGraph, MobileNetV1GreedyReachesLowerBound) {
   ASSERT_TRUE(gp.ok());
   EXPECT_EQ(gp->lower_bound, 112 * 112 * 32 * 4 + 112 * 112 * 64 * 4);
   EXPECT_EQ(gp->plan.arena_bytes, gp->lower_bound);
-  EXPECT_EQ(g->node(g->schedule[static_cast<size_t>(gp->peak_time - 1)]).name, "Conv2d_1_pointwise");
+  EXPECT_EQ(g->node(g->schedule[static_cast<size_t>(gp->peak_time - 1)]).name,
+            "Conv2d_1_pointwise");
 }
 
 TEST(PlanGraph, BestIsNeverWorseThanAnyPlanner) {

@@ -10,11 +10,11 @@
 #include "memfold/exec/executor.h"
 #include "memfold/exec/overlap_trace.h"
 #include "memfold/io/model_loader.h"
+#include "memfold/ops/builder.h"
 #include "memfold/ops/registry.h"
+#include "memfold/placement/verify_plan.h"
 #include "memfold/plan/overlap_allowances.h"
 #include "memfold/plan/plan_graph.h"
-#include "memfold/placement/verify_plan.h"
-#include "memfold/ops/builder.h"
 
 namespace memfold {
 namespace {
@@ -22,8 +22,12 @@ namespace {
 const std::filesystem::path kModels = std::filesystem::path(MEMFOLD_SHARED_DIR) / "models";
 
 std::vector<std::string> AllModels() {
-  std::vector<std::string> models = {"zoo:mobilenet_v1", "zoo:mobilenet_v2", "zoo:mobilenet_v1,alpha=0.25,res=96",
-                                     "zoo:mobilenet_v2,alpha=0.35,res=96", "zoo:mlp", "zoo:cnn"};
+  std::vector<std::string> models = {"zoo:mobilenet_v1",
+                                     "zoo:mobilenet_v2",
+                                     "zoo:mobilenet_v1,alpha=0.25,res=96",
+                                     "zoo:mobilenet_v2,alpha=0.35,res=96",
+                                     "zoo:mlp",
+                                     "zoo:cnn"};
   for (const auto& entry : std::filesystem::recursive_directory_iterator(kModels)) {
     if (entry.path().extension() == ".tflite") models.push_back(entry.path().string());
   }
@@ -71,7 +75,8 @@ TEST(DiagonalPlanner, MobileNetTargets) {
   Result<GraphPlan> v1_plan = PlanGraph(*v1, "diagonal");
   Result<GraphPlan> v1_greedy = PlanGraph(*v1, "greedy");
   ASSERT_TRUE(v1_plan.ok() && v1_greedy.ok());
-  EXPECT_LE(v1_plan->plan.arena_bytes * 3, v1_greedy->plan.arena_bytes * 2 + 3 * 1024);  // >= 1/3 saved
+  EXPECT_LE(v1_plan->plan.arena_bytes * 3,
+            v1_greedy->plan.arena_bytes * 2 + 3 * 1024);  // >= 1/3 saved
 }
 
 class EveryModel : public ::testing::TestWithParam<std::string> {};
@@ -81,7 +86,8 @@ TEST_P(EveryModel, TraceEqualsAlgorithmicAndAnalyticIsBelow) {
   ASSERT_TRUE(g.ok()) << g.status().message();
   const OverlapReport report = AnalyseOverlaps(*g);
   for (const NodeOverlap& n : report.nodes) {
-    const std::string where = GetParam() + " op " + std::to_string(n.position) + " (" + g->node(n.node).op + ")";
+    const std::string where =
+        GetParam() + " op " + std::to_string(n.position) + " (" + g->node(n.node).op + ")";
     if (n.trace) {
       ASSERT_TRUE(n.algorithmic.has_value()) << where << ": traced but no algorithmic model";
       EXPECT_EQ(*n.trace, *n.algorithmic) << where;
@@ -160,7 +166,9 @@ TEST(DiagonalPlanner, OverEstimatedOverlapIsCaughtByExecution) {
   EXPECT_EQ(exact, 8 * 8 * 4 * 4 - (8 + 1) * 4 * 4);  // one row and one pixel behind
   // Place the input exactly O_s into the output's end: safe, and identical.
   auto run_with_overlap = [&](int64_t overlap) {
-    Plan plan{.planner = "manual", .arena_bytes = 0, .offsets = std::vector<int64_t>(live.requests.size(), 0)};
+    Plan plan{.planner = "manual",
+              .arena_bytes = 0,
+              .offsets = std::vector<int64_t>(live.requests.size(), 0)};
     const int64_t out_bytes = live.requests[static_cast<size_t>(out)].bytes;
     plan.offsets[static_cast<size_t>(in)] = out_bytes - overlap;
     const int32_t relu = live.buffer_of[static_cast<size_t>(z)];
@@ -178,7 +186,9 @@ TEST(DiagonalPlanner, OverEstimatedOverlapIsCaughtByExecution) {
   EXPECT_EQ(beyond.first_difference->op_name, "dw");
   EXPECT_FALSE(run_with_overlap(exact + 8 * 4 * 4).identical());  // one row more
   // And the verifier refuses such a plan outright.
-  Plan bad{.planner = "manual", .arena_bytes = 0, .offsets = std::vector<int64_t>(live.requests.size(), 0)};
+  Plan bad{.planner = "manual",
+           .arena_bytes = 0,
+           .offsets = std::vector<int64_t>(live.requests.size(), 0)};
   bad.offsets[static_cast<size_t>(in)] = live.requests[static_cast<size_t>(out)].bytes - exact - 16;
   bad.offsets[static_cast<size_t>(live.buffer_of[static_cast<size_t>(z)])] = 4096;
   bad.arena_bytes = 8192;

@@ -38,8 +38,8 @@
 #include "memfold/io/model_loader.h"
 #include "memfold/ops/registry.h"
 #include "memfold/passes/best_plan.h"
-#include "memfold/plan/plan_graph.h"
 #include "memfold/placement/verify_plan.h"
+#include "memfold/plan/plan_graph.h"
 
 namespace memfold {
 namespace {
@@ -87,7 +87,8 @@ struct ByteTimes {
 std::vector<ByteTimes> TimesOf(const Graph& g, const Liveness& live) {
   std::vector<ByteTimes> times(live.requests.size());
   for (const BufferRequest& r : live.requests) {
-    times[static_cast<size_t>(r.id)].written.assign(static_cast<size_t>(r.bytes), std::numeric_limits<int32_t>::max());
+    times[static_cast<size_t>(r.id)].written.assign(static_cast<size_t>(r.bytes),
+                                                    std::numeric_limits<int32_t>::max());
     times[static_cast<size_t>(r.id)].last_read.assign(static_cast<size_t>(r.bytes), -1);
   }
   std::vector<int32_t> write(static_cast<size_t>(g.num_values()), -1), read(write);
@@ -99,8 +100,10 @@ std::vector<ByteTimes> TimesOf(const Graph& g, const Liveness& live) {
     }
     for (ValueId out : g.node(id).outputs) write[static_cast<size_t>(out)] = NodeTime(pos);
     for (int32_t s : live.scratch_of[static_cast<size_t>(id)]) {
-      std::fill(times[static_cast<size_t>(s)].written.begin(), times[static_cast<size_t>(s)].written.end(), NodeTime(pos));
-      std::fill(times[static_cast<size_t>(s)].last_read.begin(), times[static_cast<size_t>(s)].last_read.end(), NodeTime(pos));
+      std::fill(times[static_cast<size_t>(s)].written.begin(),
+                times[static_cast<size_t>(s)].written.end(), NodeTime(pos));
+      std::fill(times[static_cast<size_t>(s)].last_read.begin(),
+                times[static_cast<size_t>(s)].last_read.end(), NodeTime(pos));
     }
   }
   for (ValueId v : g.outputs) read[static_cast<size_t>(v)] = live.end_time;
@@ -133,8 +136,8 @@ int64_t ElementAlignment(const Graph& g, const Liveness& live, int32_t buffer) {
 struct Corruption {
   std::string kind;
   Plan plan;
-  std::string what;         // for failure messages
-  int64_t position = -1;    // diagonal: the operator that must be caught
+  std::string what;       // for failure messages
+  int64_t position = -1;  // diagonal: the operator that must be caught
 };
 
 Plan Moved(const Plan& plan, int32_t buffer, int64_t offset, int64_t bytes) {
@@ -153,7 +156,8 @@ bool ChangesAReadOfI(const Plan& plan, const std::vector<ByteTimes>& times, int3
   const ByteTimes& ti = times[static_cast<size_t>(i)];
   const ByteTimes& tj = times[static_cast<size_t>(j)];
   const int64_t lo = std::max(offset, i_at);
-  const int64_t hi = std::min(offset + static_cast<int64_t>(tj.written.size()), i_at + static_cast<int64_t>(ti.written.size()));
+  const int64_t hi = std::min(offset + static_cast<int64_t>(tj.written.size()),
+                              i_at + static_cast<int64_t>(ti.written.size()));
   for (int64_t p = lo; p < hi; ++p) {
     const int32_t lands = tj.written[static_cast<size_t>(p - offset)];
     const auto q = static_cast<size_t>(p - i_at);
@@ -215,9 +219,13 @@ std::vector<Corruption> DiagonalOverreach(const Graph& g, const Liveness& live, 
   for (size_t pos = 0; pos < g.schedule.size(); ++pos) {
     const Node& node = g.node(g.schedule[pos]);
     const OpDef* def = FindOp(node.op);
-    if (def == nullptr || def->alias || node.outputs.empty() || live.copy_free[static_cast<size_t>(g.schedule[pos])]) continue;
+    if (def == nullptr || def->alias || node.outputs.empty() ||
+        live.copy_free[static_cast<size_t>(g.schedule[pos])])
+      continue;
     const ValueId y = node.outputs[0];
-    if (!Plain(g, live, y) || live.value_of[static_cast<size_t>(live.buffer_of[static_cast<size_t>(y)])] != y) continue;
+    if (!Plain(g, live, y) ||
+        live.value_of[static_cast<size_t>(live.buffer_of[static_cast<size_t>(y)])] != y)
+      continue;
     const int32_t by = live.buffer_of[static_cast<size_t>(y)];
     for (size_t k = 0; k < node.inputs.size(); ++k) {
       const ValueId x = node.inputs[k];
@@ -275,7 +283,8 @@ TEST(PlanMutation, CheckedExecutionCatchesEveryCorruption) {
     ASSERT_TRUE(model.ok()) << model.status().message();
     const Planned planned = PlanCase(*model, c);
     if (c.planner == "best") {
-      EXPECT_GT(planned.graph.num_nodes(), model->num_nodes()) << c.model << ": best must split here";
+      EXPECT_GT(planned.graph.num_nodes(), model->num_nodes())
+          << c.model << ": best must split here";
     }
     const Liveness& live = planned.plan.liveness;
     const std::vector<Bytes> inputs = DefaultInputs(*model);
@@ -302,17 +311,18 @@ TEST(PlanMutation, CheckedExecutionCatchesEveryCorruption) {
       ++by_kind[bad.kind];
       ++by_check[run->first_difference->check];
     }
-    std::cout << c.model << " (" << c.planner << (c.concat_views ? ", concat views" : "") << "): "
-              << corruptions.size() << " corruptions caught (full " << kinds["full"] << ", end "
-              << kinds["end"] << ", start " << kinds["start"] << ", diagonal " << kinds["diagonal"]
-              << ")\n";
+    std::cout << c.model << " (" << c.planner << (c.concat_views ? ", concat views" : "")
+              << "): " << corruptions.size() << " corruptions caught (full " << kinds["full"]
+              << ", end " << kinds["end"] << ", start " << kinds["start"] << ", diagonal "
+              << kinds["diagonal"] << ")\n";
     total += static_cast<int>(corruptions.size());
   }
   std::cout << total << " corruptions, every one caught; first caught by the value check "
             << by_check["value"] << ", owner " << by_check["owner"] << ", in-kernel "
             << by_check["in-kernel"] << ", output " << by_check["output"] << "\n";
   EXPECT_GE(total, 1000);
-  for (const char* kind : {"full", "end", "start", "diagonal"}) EXPECT_GE(by_kind[kind], 50) << kind;
+  for (const char* kind : {"full", "end", "start", "diagonal"})
+    EXPECT_GE(by_kind[kind], 50) << kind;
   EXPECT_GT(by_check["in-kernel"], 0);
   EXPECT_GT(by_check["owner"], 0);
 }

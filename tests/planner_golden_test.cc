@@ -16,9 +16,9 @@
 
 #include "memfold/exec/overlap_trace.h"
 #include "memfold/exec/training.h"
-#include "memfold/passes/training_plan.h"
 #include "memfold/io/model_loader.h"
 #include "memfold/passes/best_plan.h"
+#include "memfold/passes/training_plan.h"
 #include "memfold/plan/plan_graph.h"
 
 namespace memfold {
@@ -30,13 +30,15 @@ const fs::path kGolden = fs::path(MEMFOLD_SOURCE_DIR) / "tests" / "golden" / "pl
 
 std::vector<std::string> InferenceModels() {
   std::vector<std::string> models;
-  for (const char* zoo : {"mobilenet_v1,alpha=0.25,res=64", "mobilenet_v2,alpha=0.35,res=64", "mlp",
-                          "cnn", "squeezenet,res=48", "densenet121,res=32", "inception_v3,res=75"}) {
+  for (const char* zoo :
+       {"mobilenet_v1,alpha=0.25,res=64", "mobilenet_v2,alpha=0.35,res=64", "mlp", "cnn",
+        "squeezenet,res=48", "densenet121,res=32", "inception_v3,res=75"}) {
     models.push_back(std::string("zoo:") + zoo);
     models.push_back(std::string("zoo:") + zoo + ",dtype=i8");
   }
   std::vector<std::string> files;
-  for (const auto& entry : fs::recursive_directory_iterator(fs::path(MEMFOLD_SHARED_DIR) / "models")) {
+  for (const auto& entry :
+       fs::recursive_directory_iterator(fs::path(MEMFOLD_SHARED_DIR) / "models")) {
     if (entry.path().extension() == ".tflite") files.push_back(entry.path().string());
   }
   std::sort(files.begin(), files.end());
@@ -100,8 +102,9 @@ TEST(PlannerGolden, EveryPlannerOnEveryModelIsUnchanged) {
   for (const std::string& model : InferenceModels()) {
     ASSERT_NO_FATAL_FAILURE(AddInferenceFigures(model, &out)) << model;
   }
-  for (const char* model : {"zoo:nmt,size=tiny", "zoo:transformer,size=tiny", "zoo:resnet,size=tiny",
-                            "zoo:deepspeech2,size=tiny", "zoo:deepspeech2,size=tiny,hidden=32,batch=8"}) {
+  for (const char* model :
+       {"zoo:nmt,size=tiny", "zoo:transformer,size=tiny", "zoo:resnet,size=tiny",
+        "zoo:deepspeech2,size=tiny", "zoo:deepspeech2,size=tiny,hidden=32,batch=8"}) {
     ASSERT_NO_FATAL_FAILURE(AddTrainingFigures(model, &out)) << model;
   }
   if (std::getenv("MEMFOLD_UPDATE_GOLDEN") != nullptr) {

@@ -7,7 +7,6 @@
 #include <cstring>
 #include <filesystem>
 
-
 #include "memfold/exec/executor.h"
 #include "memfold/io/model_loader.h"
 #include "memfold/ops/kernels/quant_math.h"
@@ -73,11 +72,14 @@ TEST_P(FloatVsInt8, AgreeWithinQuantisationError) {
   const Value& q_in = q.value(q.inputs[0]);
   // Inputs on the int8 model's grid, so both models see exactly the same real values: the
   // int8 default input, the float default input (sin) quantised, and two shifted sawtooths.
-  std::vector<std::vector<double>> inputs = {Reals(q_in, DefaultInputs(q)[0]),
-                                             Reals(q_in, Encode(q_in, Reals(f.value(f.inputs[0]), DefaultInputs(f)[0])))};
+  std::vector<std::vector<double>> inputs = {
+      Reals(q_in, DefaultInputs(q)[0]),
+      Reals(q_in, Encode(q_in, Reals(f.value(f.inputs[0]), DefaultInputs(f)[0])))};
   for (int shift : {50, 150}) {
     std::vector<double> x(static_cast<size_t>(q_in.elements()));
-    for (size_t k = 0; k < x.size(); ++k) x[k] = Scale(q_in) * (static_cast<double>((7 * k + 3 + static_cast<size_t>(shift)) % 256) - 128 - ZeroPoint(q_in));
+    for (size_t k = 0; k < x.size(); ++k)
+      x[k] = Scale(q_in) * (static_cast<double>((7 * k + 3 + static_cast<size_t>(shift)) % 256) -
+                            128 - ZeroPoint(q_in));
     inputs.push_back(x);
   }
   for (const std::vector<double>& x : inputs) {
@@ -89,7 +91,8 @@ TEST_P(FloatVsInt8, AgreeWithinQuantisationError) {
       mean += std::fabs(yf[k] - yq[k]) / static_cast<double>(yf.size());
     }
     const double step = Scale(q.value(q.outputs[0]));
-    EXPECT_LE(mean, GetParam().tolerance * step) << GetParam().int8_model << ", worst " << worst / step << " steps";
+    EXPECT_LE(mean, GetParam().tolerance * step)
+        << GetParam().int8_model << ", worst " << worst / step << " steps";
   }
 }
 
@@ -98,14 +101,18 @@ INSTANTIATE_TEST_SUITE_P(
     // Measured worst means: vww 5.6, resnet 6.5, ad01 8.3, hello_world 4.2 steps; kws 13.9 on the
     // last sawtooth (its float model is hybrid: memfold dequantises its int8 weights, so the
     // two differ in activations only). A wrong kernel is off by hundreds of steps.
-    ::testing::Values(Pair{"mlcommons-tiny/vww_96_float.tflite", "mlcommons-tiny/vww_96_int8.tflite", 8},
-                      Pair{"mlcommons-tiny/kws_ref_model_float32.tflite", "mlcommons-tiny/kws_ref_model.tflite", 16},
-                      Pair{"mlcommons-tiny/pretrainedResnet.tflite", "mlcommons-tiny/pretrainedResnet_quant.tflite", 8},
-                      Pair{"mlcommons-tiny/ad01_fp32.tflite", "mlcommons-tiny/ad01_int8.tflite", 12},
-                      Pair{"tflite-micro/hello_world_float.tflite", "tflite-micro/hello_world_int8.tflite", 6}));
+    ::testing::Values(
+        Pair{"mlcommons-tiny/vww_96_float.tflite", "mlcommons-tiny/vww_96_int8.tflite", 8},
+        Pair{"mlcommons-tiny/kws_ref_model_float32.tflite", "mlcommons-tiny/kws_ref_model.tflite",
+             16},
+        Pair{"mlcommons-tiny/pretrainedResnet.tflite",
+             "mlcommons-tiny/pretrainedResnet_quant.tflite", 8},
+        Pair{"mlcommons-tiny/ad01_fp32.tflite", "mlcommons-tiny/ad01_int8.tflite", 12},
+        Pair{"tflite-micro/hello_world_float.tflite", "tflite-micro/hello_world_int8.tflite", 6}));
 
 TEST(HelloWorld, ApproximatesSine) {
-  for (const char* model : {"tflite-micro/hello_world_float.tflite", "tflite-micro/hello_world_int8.tflite"}) {
+  for (const char* model :
+       {"tflite-micro/hello_world_float.tflite", "tflite-micro/hello_world_int8.tflite"}) {
     const Graph g = Load(model);
     double worst = 0;
     for (int k = 0; k <= 100; ++k) {

@@ -10,9 +10,9 @@
 #include "memfold/exec/checked_run_test_util.h"
 #include "memfold/exec/executor.h"
 #include "memfold/ir/verify.h"
-#include "memfold/plan/plan_graph.h"
-#include "memfold/placement/verify_plan.h"
 #include "memfold/ops/builder.h"
+#include "memfold/placement/verify_plan.h"
+#include "memfold/plan/plan_graph.h"
 
 namespace memfold {
 namespace {
@@ -28,7 +28,9 @@ class RandomGraphMaker {
     const int ops = static_cast<int>(Pick(1, 14));
     for (int i = 0; i < ops; ++i) AddRandomOp(i);
     std::vector<ValueId> outputs = {pool_.back()};
-    if (pool_.size() > 2 && Pick(0, 1)) outputs.push_back(pool_[static_cast<size_t>(Pick(1, static_cast<int64_t>(pool_.size()) - 2))]);
+    if (pool_.size() > 2 && Pick(0, 1))
+      outputs.push_back(
+          pool_[static_cast<size_t>(Pick(1, static_cast<int64_t>(pool_.size()) - 2))]);
     if (outputs.size() == 2 && outputs[0] == outputs[1]) outputs.pop_back();
     Result<Graph> g = b_.Finish(outputs);
     EXPECT_TRUE(g.ok()) << g.status().message();
@@ -36,8 +38,12 @@ class RandomGraphMaker {
   }
 
  private:
-  int64_t Pick(int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng_); }
-  ValueId Any() { return pool_[static_cast<size_t>(Pick(0, static_cast<int64_t>(pool_.size()) - 1))]; }
+  int64_t Pick(int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng_);
+  }
+  ValueId Any() {
+    return pool_[static_cast<size_t>(Pick(0, static_cast<int64_t>(pool_.size()) - 1))];
+  }
 
   ValueId SameShapeAs(ValueId v) {
     std::vector<ValueId> matches;
@@ -54,7 +60,8 @@ class RandomGraphMaker {
     ValueId y = kNoValue;
     switch (Pick(0, 9)) {
       case 0: {
-        static const char* kUnary[] = {"relu", "relu6", "tanh", "sigmoid", "neg", "hard_swish", "exp"};
+        static const char* kUnary[] = {"relu", "relu6",      "tanh", "sigmoid",
+                                       "neg",  "hard_swish", "exp"};
         y = b_.Op(kUnary[Pick(0, 6)], {x}, {}, name);
         break;
       }
@@ -81,7 +88,8 @@ class RandomGraphMaker {
       case 5: {
         std::vector<ValueId> parts = {x};
         for (ValueId u : pool_) {
-          if (u != x && b_.shape(u)[1] == s[1] && b_.shape(u)[2] == s[2] && parts.size() < 3) parts.push_back(u);
+          if (u != x && b_.shape(u)[1] == s[1] && b_.shape(u)[2] == s[2] && parts.size() < 3)
+            parts.push_back(u);
         }
         Attrs a;
         a.Set("axis", int64_t{3});
@@ -89,7 +97,8 @@ class RandomGraphMaker {
         break;
       }
       case 6: {
-        y = b_.Op(Pick(0, 1) ? "max_pool2d" : "avg_pool2d", {x}, PoolAttrs(2, 2, Pick(1, 2), "same"), name);
+        y = b_.Op(Pick(0, 1) ? "max_pool2d" : "avg_pool2d", {x},
+                  PoolAttrs(2, 2, Pick(1, 2), "same"), name);
         break;
       }
       case 7: {  // reshape round trip: the alias shares its input's buffer
@@ -127,15 +136,19 @@ class RandomGraphMaker {
 // A random topological order: repeatedly run a random ready node.
 void Reschedule(Graph* g, std::mt19937* rng) {
   std::vector<char> ready(static_cast<size_t>(g->num_values()), 0);
-  for (ValueId v = 0; v < g->num_values(); ++v) ready[static_cast<size_t>(v)] = g->value(v).producer == kNoNode;
+  for (ValueId v = 0; v < g->num_values(); ++v)
+    ready[static_cast<size_t>(v)] = g->value(v).producer == kNoNode;
   std::vector<NodeId> pending = g->schedule, order;
   while (!pending.empty()) {
     std::vector<size_t> runnable;
     for (size_t i = 0; i < pending.size(); ++i) {
       const Node& n = g->node(pending[i]);
-      if (std::all_of(n.inputs.begin(), n.inputs.end(), [&](ValueId v) { return ready[static_cast<size_t>(v)] != 0; })) runnable.push_back(i);
+      if (std::all_of(n.inputs.begin(), n.inputs.end(),
+                      [&](ValueId v) { return ready[static_cast<size_t>(v)] != 0; }))
+        runnable.push_back(i);
     }
-    const size_t pick = runnable[std::uniform_int_distribution<size_t>(0, runnable.size() - 1)(*rng)];
+    const size_t pick =
+        runnable[std::uniform_int_distribution<size_t>(0, runnable.size() - 1)(*rng)];
     for (ValueId out : g->node(pending[pick]).outputs) ready[static_cast<size_t>(out)] = 1;
     order.push_back(pending[pick]);
     pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(pick));

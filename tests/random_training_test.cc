@@ -11,8 +11,8 @@
 
 #include "memfold/exec/training.h"
 #include "memfold/io/sha256.h"
-#include "memfold/passes/training_plan.h"
 #include "memfold/ops/builder.h"
+#include "memfold/passes/training_plan.h"
 
 namespace memfold {
 namespace {
@@ -30,12 +30,25 @@ Graph RandomTrainingGraph(uint32_t seed) {
     const ValueId y = pool[static_cast<size_t>(pick(0, static_cast<int>(pool.size()) - 1))];
     ValueId out = kNoValue;
     switch (pick(0, 6)) {
-      case 0: out = b.Op("fully_connected", {x, b.LayerWeight(name + "/w", {width, width}, width)}, {}, name); break;
-      case 1: out = b.Op("add", {x, y}, {}, name); break;
-      case 2: out = b.Op("mul", {x, y}, {}, name); break;
-      case 3: out = b.Op("tanh", {x}, {}, name); break;
-      case 4: out = b.Op("relu", {x}, {}, name); break;
-      case 5: out = b.Op("sigmoid", {x}, {}, name); break;
+      case 0:
+        out = b.Op("fully_connected", {x, b.LayerWeight(name + "/w", {width, width}, width)}, {},
+                   name);
+        break;
+      case 1:
+        out = b.Op("add", {x, y}, {}, name);
+        break;
+      case 2:
+        out = b.Op("mul", {x, y}, {}, name);
+        break;
+      case 3:
+        out = b.Op("tanh", {x}, {}, name);
+        break;
+      case 4:
+        out = b.Op("relu", {x}, {}, name);
+        break;
+      case 5:
+        out = b.Op("sigmoid", {x}, {}, name);
+        break;
       default: {
         Attrs a;
         a.Set("rate", 0.25);
@@ -46,9 +59,12 @@ Graph RandomTrainingGraph(uint32_t seed) {
     pool.push_back(out);
   }
   // Everything produced feeds the loss, through one weight so the graph always trains.
-  ValueId sum = b.Op("fully_connected", {pool.back(), b.LayerWeight("head", {width, width}, width)}, {}, "head");
-  for (size_t k = 1; k + 1 < pool.size(); ++k) sum = b.Op("add", {sum, pool[k]}, {}, "sum" + std::to_string(k));
-  const ValueId target = b.Constant("target", {2, width}, std::vector<float>(static_cast<size_t>(2 * width), 0.5f), Role::kState);
+  ValueId sum = b.Op("fully_connected", {pool.back(), b.LayerWeight("head", {width, width}, width)},
+                     {}, "head");
+  for (size_t k = 1; k + 1 < pool.size(); ++k)
+    sum = b.Op("add", {sum, pool[k]}, {}, "sum" + std::to_string(k));
+  const ValueId target = b.Constant(
+      "target", {2, width}, std::vector<float>(static_cast<size_t>(2 * width), 0.5f), Role::kState);
   return std::move(b.Finish({b.Op("mse_loss", {sum, target}, {}, "loss", "loss")})).value();
 }
 
@@ -70,7 +86,8 @@ TEST(RandomTrainingGraphs, EchoOwnGraphAndFallbacks) {
       if (seed % 10 == 0) {
         Trainer trainer(p->graph, p->training.grads, p->plan);
         Result<StepResult> step = trainer.Step(TrainingInputs(p->graph));
-        ASSERT_TRUE(step.ok()) << "seed " << seed << " " << strategy << ": " << step.status().message();
+        ASSERT_TRUE(step.ok()) << "seed " << seed << " " << strategy << ": "
+                               << step.status().message();
         const std::string h = Sha256Hex(step->gradients);
         if (hash.empty()) hash = h;
         ASSERT_EQ(h, hash) << "seed " << seed << " " << strategy;
@@ -82,19 +99,23 @@ TEST(RandomTrainingGraphs, EchoOwnGraphAndFallbacks) {
     own_below_none += own < none;
     own_equal_none += own == none;
     own_above_none += own > none;
-    worst_excess = std::max(worst_excess, static_cast<double>(own - none) / static_cast<double>(none));
+    worst_excess =
+        std::max(worst_excess, static_cast<double>(own - none) / static_cast<double>(none));
     own_above_mirror += own > mirror;
     // The check keeps the smallest of the three: Mirror's only when strictly below Echo's,
     // the baseline unless something is strictly below it.
-    const std::string keep = std::min(own, mirror) >= none ? "none" : mirror < own ? "mirror" : "echo";
+    const std::string keep = std::min(own, mirror) >= none ? "none"
+                             : mirror < own                ? "mirror"
+                                                           : "echo";
     EXPECT_EQ(echo.chosen_strategy, keep) << "seed " << seed;
     EXPECT_EQ(echo.fell_back, keep == "none") << "seed " << seed;
     EXPECT_EQ(total[2], keep == "echo" ? own : keep == "mirror" ? mirror : none) << "seed " << seed;
   }
-  std::cout << "Echo's own graph: below the baseline on " << own_below_none << " of 1,000 random graphs, equal on "
-            << own_equal_none << ", above on " << own_above_none << " (above Mirror on " << own_above_mirror
-            << "); kept: echo " << kept["echo"] << ", mirror " << kept["mirror"] << ", baseline "
-            << kept["none"] << "\n";
+  std::cout << "Echo's own graph: below the baseline on " << own_below_none
+            << " of 1,000 random graphs, equal on " << own_equal_none << ", above on "
+            << own_above_none << " (above Mirror on " << own_above_mirror << "); kept: echo "
+            << kept["echo"] << ", mirror " << kept["mirror"] << ", baseline " << kept["none"]
+            << "\n";
   RecordProperty("echo_own_below_baseline", own_below_none);
   RecordProperty("fell_back_to_mirror", kept["mirror"]);
   RecordProperty("fell_back_to_baseline", kept["none"]);

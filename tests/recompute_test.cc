@@ -1,17 +1,18 @@
 // Recomputation: Echo's three golden graphs (REFERENCE.md §4), gradients bit-identical across
 // strategies on every reference model, and Echo never above the baseline or Mirror.
+#include "memfold/passes/recompute.h"
+
 #include <gtest/gtest.h>
 
 #include <set>
 
 #include "memfold/exec/training.h"
-#include "memfold/io/sha256.h"
-#include "memfold/passes/training_plan.h"
 #include "memfold/io/model_loader.h"
-#include "memfold/passes/echo.h"
-#include "memfold/passes/recompute.h"
-#include "memfold/passes/update_schedule.h"
+#include "memfold/io/sha256.h"
 #include "memfold/ops/builder.h"
+#include "memfold/passes/echo.h"
+#include "memfold/passes/training_plan.h"
+#include "memfold/passes/update_schedule.h"
 
 namespace memfold {
 namespace {
@@ -19,11 +20,15 @@ namespace {
 constexpr int64_t kN = 64;
 
 ValueId Fc(GraphBuilder& b, ValueId x, int64_t out, const std::string& name) {
-  return b.Op("fully_connected", {x, b.LayerWeight(name + "/w", {out, b.shape(x).back()}, b.shape(x).back())}, {}, name);
+  return b.Op("fully_connected",
+              {x, b.LayerWeight(name + "/w", {out, b.shape(x).back()}, b.shape(x).back())}, {},
+              name);
 }
 
 ValueId Loss(GraphBuilder& b, ValueId y) {
-  const ValueId target = b.Constant("target", b.shape(y), std::vector<float>(static_cast<size_t>(NumElements(b.shape(y))), 0.5f), Role::kState);
+  const ValueId target = b.Constant(
+      "target", b.shape(y), std::vector<float>(static_cast<size_t>(NumElements(b.shape(y))), 0.5f),
+      Role::kState);
   return b.Op("mse_loss", {y, target}, {}, "loss", "loss");
 }
 
@@ -140,7 +145,8 @@ TEST(Echo, RecurrentChainsSpanAtMostOneStep) {
         if (!seen.insert(n).second) continue;
         if (CellStep(g.node(n).name) >= 0) steps.insert(CellStep(g.node(n).name));
         for (ValueId in : g.node(n).inputs) {
-          if (in != kNoValue && g.value(in).producer != kNoNode && is_clone(g.value(in).producer)) work.push_back(g.value(in).producer);
+          if (in != kNoValue && g.value(in).producer != kNoNode && is_clone(g.value(in).producer))
+            work.push_back(g.value(in).producer);
         }
       }
       EXPECT_LE(steps.size(), 2u) << model << ": " << g.node(id).name;
@@ -171,7 +177,8 @@ TEST(Echo, NmtPartitionsIntoSmallDisjointSubgraphs) {
   size_t largest = 0;
   for (const std::vector<NodeId>& part : parts) {
     largest = std::max(largest, part.size());
-    for (NodeId id : part) EXPECT_TRUE(seen.insert(id).second) << g.node(id).name << " in two subgraphs";
+    for (NodeId id : part)
+      EXPECT_TRUE(seen.insert(id).second) << g.node(id).name << " in two subgraphs";
   }
   EXPECT_GT(parts.size(), 20u);
   EXPECT_LE(largest, static_cast<size_t>(4 * kMaxRecomputeChain));
@@ -233,9 +240,9 @@ TEST(Strategies, FallbackPaths) {
     const char* model;
     const char* kept;
   };
-  for (const Case& c : {Case{"zoo:resnet,size=tiny,res=16", "mirror"},
-                        Case{"zoo:resnet,size=tiny,depth=18", "none"},
-                        Case{"zoo:deepspeech2,size=tiny", "none"}}) {
+  for (const Case& c :
+       {Case{"zoo:resnet,size=tiny,res=16", "mirror"},
+        Case{"zoo:resnet,size=tiny,depth=18", "none"}, Case{"zoo:deepspeech2,size=tiny", "none"}}) {
     Result<PlannedTraining> echo = PlanTraining(std::move(LoadModel(c.model)).value(), "echo");
     Result<PlannedTraining> other = PlanTraining(std::move(LoadModel(c.model)).value(), c.kept);
     ASSERT_TRUE(echo.ok() && other.ok()) << c.model;

@@ -3,7 +3,6 @@
 // .tflite file whose tensor names were replaced by markup and invalid bytes), bounded size for
 // thousands of buffers, the training picture, the per-kind live curves it draws, and the
 // report rendered by headless Chromium. Every document is checked for well-formed XML.
-#include "tests/program_runner.h"
 #include "memfold/io/report.h"
 
 #include <gtest/gtest.h>
@@ -21,12 +20,13 @@
 #include <sstream>
 
 #include "memfold/exec/training.h"
-#include "memfold/passes/training_plan.h"
 #include "memfold/io/model_loader.h"
 #include "memfold/io/svg.h"
 #include "memfold/io/text.h"
-#include "memfold/plan/plan_graph.h"
 #include "memfold/ops/builder.h"
+#include "memfold/passes/training_plan.h"
+#include "memfold/plan/plan_graph.h"
+#include "tests/program_runner.h"
 #include "xml_check.h"
 
 namespace memfold {

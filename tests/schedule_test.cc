@@ -17,9 +17,9 @@
 #include "memfold/exec/executor.h"
 #include "memfold/io/model_loader.h"
 #include "memfold/ir/verify.h"
+#include "memfold/ops/builder.h"
 #include "memfold/passes/gradient.h"
 #include "memfold/placement/verify_plan.h"
-#include "memfold/ops/builder.h"
 
 namespace memfold {
 namespace {

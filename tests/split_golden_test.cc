@@ -28,8 +28,8 @@
 #include "memfold/io/model_loader.h"
 #include "memfold/passes/quantize.h"
 #include "memfold/passes/split.h"
-#include "memfold/plan/plan_graph.h"
 #include "memfold/placement/verify_plan.h"
+#include "memfold/plan/plan_graph.h"
 
 namespace memfold {
 namespace {

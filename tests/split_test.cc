@@ -8,12 +8,12 @@
 #include "memfold/exec/checked_run_test_util.h"
 #include "memfold/exec/executor.h"
 #include "memfold/io/model_loader.h"
+#include "memfold/ops/builder.h"
 #include "memfold/ops/registry.h"
 #include "memfold/passes/quantize.h"
+#include "memfold/placement/verify_plan.h"
 #include "memfold/plan/overlap_allowances.h"
 #include "memfold/plan/plan_graph.h"
-#include "memfold/placement/verify_plan.h"
-#include "memfold/ops/builder.h"
 
 namespace memfold {
 namespace {
@@ -90,7 +90,8 @@ TEST(RefinePlan, ReachesTheBoundTheHeuristicsMiss) {
   EXPECT_EQ(refined->lower_bound, 39'168);
   EXPECT_EQ(refined->plan.planner, "diagonal_search");
   ASSERT_TRUE(VerifyPlan(refined->liveness.requests, refined->plan).ok());
-  EXPECT_TRUE(RunsIdentically(model, graph, refined->liveness, refined->plan, DefaultInputs(model)));
+  EXPECT_TRUE(
+      RunsIdentically(model, graph, refined->liveness, refined->plan, DefaultInputs(model)));
   // At the bound already: nothing to search, the plan stays as it is.
   GraphPlan again = *refined;
   ASSERT_TRUE(RefinePlan(graph, &again).ok());
@@ -135,8 +136,8 @@ TEST(CopyFreeConcat, OnlyWhenSafe) {
   EXPECT_EQ(live.buffer_of[ValueNamed(exposed, "c")], live.buffer_of[join]);
   ExpectRunsLike(exposed, TwoConvConcat(1, 0, true), "greedy");
   const Graph exposed_channels = TwoConvConcat(3, 1, true);
-  EXPECT_EQ(ViewRows(ComputeLiveness(exposed_channels), ValueNamed(exposed_channels, "c")).row_bytes,
-            16);
+  EXPECT_EQ(
+      ViewRows(ComputeLiveness(exposed_channels), ValueNamed(exposed_channels, "c")).row_bytes, 16);
   for (const char* planner : {"greedy", "diagonal"})
     ExpectRunsLike(exposed_channels, TwoConvConcat(3, 0, true), planner);
 }
@@ -190,8 +191,8 @@ TEST(CopyFreeConcat, BatchesAndMatrixProductsWriteTheirRows) {
   auto build = [](int64_t view) {
     GraphBuilder b("rows_everywhere");
     const ValueId x = b.Input("x", {2, 4, 3, 3});
-    const ValueId a = b.Op("conv2d", {x, b.LayerWeight("wa", {2, 3, 3, 3}, 27)},
-                           ConvAttrs(1, "none"), "a");
+    const ValueId a =
+        b.Op("conv2d", {x, b.LayerWeight("wa", {2, 3, 3, 3}, 27)}, ConvAttrs(1, "none"), "a");
     const ValueId c = b.Op("relu", {x}, {}, "c");
     const ValueId channels = b.Op("concat", {a, c}, ViewConcat(-1, view), "channels");
     const ValueId m = b.Input("m", {6, 5});
@@ -215,7 +216,7 @@ TEST(CopyFreeConcat, BatchesAndMatrixProductsWriteTheirRows) {
   EXPECT_EQ(ViewRows(live, ValueNamed(graph, "a")).row_bytes, 8);      // 2 channels
   EXPECT_EQ(ViewRows(live, ValueNamed(graph, "p")).stride_bytes, 40);  // 4 + 6 columns
   EXPECT_EQ(ViewRows(live, ValueNamed(graph, "q")).row_bytes, 24);
-  EXPECT_EQ(ViewRows(live, ValueNamed(graph, "u")).row_bytes, 24);     // 2 x 3 per batch
+  EXPECT_EQ(ViewRows(live, ValueNamed(graph, "u")).row_bytes, 24);  // 2 x 3 per batch
   for (const char* concat : {"channels", "columns", "rows"})
     EXPECT_TRUE(live.copy_free[graph.value(ValueNamed(graph, concat)).producer]) << concat;
   const Graph reference = build(0);
@@ -266,8 +267,8 @@ TEST(CopyFreeConcat, NestedRowsAndBands) {
       const ValueId inner = b.Op("concat", {a, c}, ViewConcat(inner_axis, view), "inner");
       Attrs shape;
       shape.Set("shape", b.shape(inner));
-      const ValueId d = b.Op("conv2d", {x, b.LayerWeight("wd", {4, 3, 3, 3}, 27)},
-                             ConvAttrs(1, "none"), "d");
+      const ValueId d =
+          b.Op("conv2d", {x, b.LayerWeight("wd", {4, 3, 3, 3}, 27)}, ConvAttrs(1, "none"), "d");
       const ValueId d_like = inner_axis == 3 ? d : b.Op("reshape", {d}, shape, "d_like");
       const ValueId outer = b.Op("concat", {d_like, inner}, ViewConcat(outer_axis, view), "outer");
       const ValueId y = b.Op("max_pool2d", {outer}, PoolAttrs(2, 2, 2, "valid"), "y");
@@ -377,7 +378,8 @@ TEST(SplitChain, EveryChainAndTileCountRunsBitIdentically) {
         for (const bool copy_free : {true, false}) {
           SplitStats stats;
           Result<Graph> split = SplitChain(graph, {first, last, tiles, copy_free}, &stats);
-          const Value& out = graph.value(graph.node(graph.schedule[static_cast<size_t>(last)]).outputs[0]);
+          const Value& out =
+              graph.value(graph.node(graph.schedule[static_cast<size_t>(last)]).outputs[0]);
           if (!split.ok()) {  // only refused for more tiles than the output has rows
             EXPECT_GT(tiles, out.shape[1]) << split.status().message();
             continue;
@@ -392,7 +394,9 @@ TEST(SplitChain, EveryChainAndTileCountRunsBitIdentically) {
             }
           }
           for (int32_t pos = first; pos <= last; ++pos) {
-            chain_elements += graph.value(graph.node(graph.schedule[static_cast<size_t>(pos)]).outputs[0]).elements();
+            chain_elements +=
+                graph.value(graph.node(graph.schedule[static_cast<size_t>(pos)]).outputs[0])
+                    .elements();
           }
           EXPECT_EQ(stats.duplicated_elements, band_elements - chain_elements);
           if (first == last) {

@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "memfold/exec/executor.h"
-#include "memfold/plan/plan_graph.h"
 #include "memfold/ops/builder.h"
+#include "memfold/plan/plan_graph.h"
 
 namespace memfold {
 namespace {
@@ -37,7 +37,9 @@ TEST(StoragePlanner, BestFitReusesFreedStorage) {
   ASSERT_TRUE(g.ok());
   const Liveness live = ComputeLiveness(*g);
   const StoragePlan plan = PlanStorage(*g, live);
-  auto storage = [&](ValueId v) { return plan.storage_of[static_cast<size_t>(live.buffer_of[static_cast<size_t>(v)])]; };
+  auto storage = [&](ValueId v) {
+    return plan.storage_of[static_cast<size_t>(live.buffer_of[static_cast<size_t>(v)])];
+  };
   EXPECT_EQ(storage(c), storage(x));
   EXPECT_EQ(storage(d), storage(a));
   EXPECT_EQ(plan.total_bytes, 4096 + 1024);
@@ -55,7 +57,8 @@ TEST(StoragePlanner, MxnetPlansVerifyAndRunIdentically) {
   Result<GraphPlan> gp = PlanGraph(*g, "mxnet");
   ASSERT_TRUE(gp.ok()) << gp.status().message();
   const std::vector<Bytes> inputs = DefaultInputs(*g);
-  EXPECT_EQ(RunPlanned(*g, gp->liveness, gp->plan, inputs)->outputs, RunUnplanned(*g, inputs)->outputs);
+  EXPECT_EQ(RunPlanned(*g, gp->liveness, gp->plan, inputs)->outputs,
+            RunUnplanned(*g, inputs)->outputs);
 }
 
 }  // namespace

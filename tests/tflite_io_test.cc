@@ -129,7 +129,8 @@ TEST(PlanExport, CHeaderRoundTrip) {
   EXPECT_EQ(std::stoll(m[1]), gp->plan.arena_bytes);
   std::vector<int32_t> parsed;
   const std::regex entry("\\n    (-?\\d+),  /\\*");
-  for (auto it = std::sregex_iterator(header.begin(), header.end(), entry); it != std::sregex_iterator(); ++it) {
+  for (auto it = std::sregex_iterator(header.begin(), header.end(), entry);
+       it != std::sregex_iterator(); ++it) {
     parsed.push_back(std::stoi((*it)[1]));
   }
   EXPECT_EQ(parsed, ValueOffsets(model.graph, *gp));
@@ -144,10 +145,12 @@ TEST(TfliteReader, VelaOfflinePlanIsReadAndRefused) {
   const TfliteModel vela = Read("tflite-micro/person_detect_vela.tflite");
   Result<GraphPlan> offline = PlanGraph(vela.graph, "offline");
   ASSERT_FALSE(offline.ok());
-  EXPECT_NE(offline.status().message().find("the model's offline plan is unsafe"), std::string::npos);
+  EXPECT_NE(offline.status().message().find("the model's offline plan is unsafe"),
+            std::string::npos);
   Result<GraphPlan> greedy = PlanGraph(vela.graph, "greedy");
   ASSERT_TRUE(greedy.ok());
-  EXPECT_EQ(greedy->plan.arena_bytes, 74464 + 74464 + 9216 + 16);  // scratch, fast scratch, input, output
+  EXPECT_EQ(greedy->plan.arena_bytes,
+            74464 + 74464 + 9216 + 16);  // scratch, fast scratch, input, output
 }
 
 // ---- Broken files: each must be rejected with a message, never crash. -------------------
@@ -157,7 +160,8 @@ Status ParseStatus(const Bytes& bytes) { return ParseTflite(bytes, "broken.tflit
 TEST(TfliteReader, TruncatedFilesAreRejected) {
   const TfliteModel model = Read("tflite-micro/hello_world_int8.tflite");
   for (size_t cut = 0; cut < model.file.size(); cut += 7) {
-    const Status s = ParseStatus(Bytes(model.file.begin(), model.file.begin() + static_cast<std::ptrdiff_t>(cut)));
+    const Status s = ParseStatus(
+        Bytes(model.file.begin(), model.file.begin() + static_cast<std::ptrdiff_t>(cut)));
     EXPECT_FALSE(s.ok()) << "cut at " << cut;
     EXPECT_EQ(s.message().rfind("broken.tflite: ", 0), 0u) << s.message();
   }
@@ -166,7 +170,8 @@ TEST(TfliteReader, TruncatedFilesAreRejected) {
 TEST(TfliteReader, WrongIdentifierIsRejected) {
   Bytes file = Read("tflite-micro/hello_world_int8.tflite").file;
   file[4] = std::byte{'X'};
-  EXPECT_NE(ParseStatus(file).message().find("not a TFLite model (file identifier is not TFL3)"), std::string::npos);
+  EXPECT_NE(ParseStatus(file).message().find("not a TFLite model (file identifier is not TFL3)"),
+            std::string::npos);
 }
 
 // Positions of fields inside a real model, to corrupt them precisely.
@@ -188,8 +193,8 @@ TEST(TfliteReader, BadIndicesAndCountsAreRejected) {
       {PositionOf(good, op->inputs()->data()), -5, "names tensor -5"},
       {PositionOf(good, op->inputs()->data()), 100000, "names tensor 100000"},
       {PositionOf(good, op->outputs()->data()), -1, "names tensor -1"},
-      {PositionOf(good, op->inputs()) , 0x7fffffff, "verifier rejects"},           // huge count
-      {PositionOf(good, model->buffers()), 0x10000000, "verifier rejects"},        // huge count
+      {PositionOf(good, op->inputs()), 0x7fffffff, "verifier rejects"},      // huge count
+      {PositionOf(good, model->buffers()), 0x10000000, "verifier rejects"},  // huge count
       {PositionOf(good, tensor->shape()->data()), -1, "dynamic dimension"},
       // [1 << 30, 1 << 30, ...] elements: the product overflows any real memory.
       {PositionOf(good, tensor->shape()->data()) + 4, 0x40000000, "impossibly large"},
@@ -198,7 +203,8 @@ TEST(TfliteReader, BadIndicesAndCountsAreRejected) {
   for (const Case& c : cases) {
     Bytes bad = good;
     std::memcpy(bad.data() + c.position, &c.value, 4);
-    if (std::string(c.message) == "impossibly large") std::memcpy(bad.data() + c.position - 4, &c.value, 4);
+    if (std::string(c.message) == "impossibly large")
+      std::memcpy(bad.data() + c.position - 4, &c.value, 4);
     const Status s = ParseStatus(bad);
     ASSERT_FALSE(s.ok()) << c.message;
     EXPECT_NE(s.message().find(c.message), std::string::npos) << s.message();
@@ -222,7 +228,8 @@ TEST(TfliteReader, RandomCorruptionNeverCrashes) {
     Bytes bad = good;
     const int flips = 1 + trial % 8;
     for (int k = 0; k < flips; ++k) {
-      bad[std::uniform_int_distribution<size_t>(0, bad.size() - 1)(rng)] = static_cast<std::byte>(rng());
+      bad[std::uniform_int_distribution<size_t>(0, bad.size() - 1)(rng)] =
+          static_cast<std::byte>(rng());
     }
     Result<TfliteModel> m = ParseTflite(bad, "mutant");
     rejected += !m.ok();

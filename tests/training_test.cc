@@ -1,17 +1,18 @@
 // Training end to end: the gradient pass against finite differences on a whole network,
 // training steps that lower the loss, planned steps bit-identical to unplanned ones, and the
 // executed footprint equal to the planned one.
+#include "memfold/exec/training.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
 
-#include "memfold/exec/training.h"
 #include "memfold/io/model_loader.h"
+#include "memfold/ops/builder.h"
 #include "memfold/ops/registry.h"
 #include "memfold/passes/gradient.h"
 #include "memfold/plan/profile.h"
-#include "memfold/ops/builder.h"
 #include "test_util.h"
 
 namespace memfold {
@@ -22,12 +23,15 @@ Graph SmallNetwork() {
   GraphBuilder b("small");
   const ValueId x = b.Input("x", {4, 6});
   const ValueId labels = b.Input("labels", {4}, DType::kI32);
-  ValueId h = b.Op("fully_connected", {x, b.LayerWeight("w1", {8, 6}, 6), b.Weight("b1", {8}, 0.1f)}, {}, "fc1", "ffn");
+  ValueId h =
+      b.Op("fully_connected", {x, b.LayerWeight("w1", {8, 6}, 6), b.Weight("b1", {8}, 0.1f)}, {},
+           "fc1", "ffn");
   h = b.Op("tanh", {h}, {}, "tanh", "ffn");
   ValueId r = b.Op("fully_connected", {h, b.LayerWeight("w2", {8, 8}, 8)}, {}, "fc2", "ffn");
   r = b.Op("relu", {r}, {}, "relu", "ffn");
   h = b.Op("add", {h, r}, {}, "residual", "ffn");
-  const ValueId logits = b.Op("fully_connected", {h, b.LayerWeight("w3", {3, 8}, 8)}, {}, "logits", "output");
+  const ValueId logits =
+      b.Op("fully_connected", {h, b.LayerWeight("w3", {3, 8}, 8)}, {}, "logits", "output");
   const ValueId loss = b.Op("softmax_cross_entropy", {logits, labels}, {}, "loss", "loss");
   return std::move(b.Finish({loss})).value();
 }
@@ -61,10 +65,12 @@ TEST(Training, GradientsMatchFiniteDifferences) {
     for (int64_t e = 0; e < g.value(param).elements(); e += 5) {
       const float h = 1e-2f;
       const double numeric = (LossWithMoved(forward, param, e, h, inputs) -
-                              LossWithMoved(forward, param, e, -h, inputs)) / (2.0 * h);
+                              LossWithMoved(forward, param, e, -h, inputs)) /
+                             (2.0 * h);
       float analytic;
       std::memcpy(&analytic, step->gradients[p].data() + 4 * e, 4);
-      EXPECT_NEAR(analytic, numeric, 2e-3 + 2e-2 * std::fabs(numeric)) << g.value(param).name << "[" << e << "]";
+      EXPECT_NEAR(analytic, numeric, 2e-3 + 2e-2 * std::fabs(numeric))
+          << g.value(param).name << "[" << e << "]";
     }
   }
 }
@@ -104,7 +110,8 @@ TEST(Training, ExecutedFootprintEqualsPlannedFootprint) {
   // Constants nobody updates (the loss seed) are read in place, not allocated.
   int64_t read_in_place = 0;
   for (ValueId v = 0; v < g.num_values(); ++v) {
-    if (g.value(v).is_constant() && session.Persistent(v) == nullptr) read_in_place += g.value(v).bytes();
+    if (g.value(v).is_constant() && session.Persistent(v) == nullptr)
+      read_in_place += g.value(v).bytes();
   }
   EXPECT_EQ(out->allocated_bytes + read_in_place, profile.breakdown.total());
   EXPECT_GT(profile.breakdown.feature_maps, 0);
@@ -161,7 +168,8 @@ TEST(Training, OpWithoutGradientIsAClearError) {
   Graph g = std::move(b.Finish({loss})).value();
   Result<TrainingGraph> t = BuildTrainingGraph(&g);
   ASSERT_FALSE(t.ok());
-  EXPECT_NE(t.status().message().find("'max' (max) has no gradient"), std::string::npos) << t.status().message();
+  EXPECT_NE(t.status().message().find("'max' (max) has no gradient"), std::string::npos)
+      << t.status().message();
 }
 
 }  // namespace

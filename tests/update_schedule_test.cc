@@ -27,7 +27,8 @@ TEST(UpdateSchedule, UpdatesFollowTheirLastDependency) {
   const Graph g = TrainingGraphOf("zoo:resnet,size=tiny");
   const std::vector<std::vector<NodeId>> readers = g.Consumers();
   std::vector<size_t> position(static_cast<size_t>(g.num_nodes()));
-  for (size_t pos = 0; pos < g.schedule.size(); ++pos) position[static_cast<size_t>(g.schedule[pos])] = pos;
+  for (size_t pos = 0; pos < g.schedule.size(); ++pos)
+    position[static_cast<size_t>(g.schedule[pos])] = pos;
   size_t updates = 0, first_update = g.schedule.size(), last_other = 0;
   for (size_t pos = 0; pos < g.schedule.size(); ++pos) {
     const NodeId u = g.schedule[pos];
@@ -39,17 +40,20 @@ TEST(UpdateSchedule, UpdatesFollowTheirLastDependency) {
     first_update = std::min(first_update, pos);
     size_t last = 0;
     for (ValueId in : g.node(u).inputs) {
-      if (g.value(in).producer != kNoNode) last = std::max(last, position[static_cast<size_t>(g.value(in).producer)]);
+      if (g.value(in).producer != kNoNode)
+        last = std::max(last, position[static_cast<size_t>(g.value(in).producer)]);
     }
     for (NodeId r : readers[static_cast<size_t>(g.node(u).inputs[0])]) {
       if (r != u) last = std::max(last, position[static_cast<size_t>(r)]);
     }
     for (size_t between = last + 1; between < pos; ++between) {
-      EXPECT_TRUE(IsUpdate(g, g.schedule[between])) << g.node(u).name << " waits behind " << g.node(g.schedule[between]).name;
+      EXPECT_TRUE(IsUpdate(g, g.schedule[between]))
+          << g.node(u).name << " waits behind " << g.node(g.schedule[between]).name;
     }
   }
   EXPECT_GT(updates, 10u);
-  EXPECT_LT(first_update, last_other);  // the last layer's update runs before the first layer's backward
+  EXPECT_LT(first_update,
+            last_other);  // the last layer's update runs before the first layer's backward
   EXPECT_EQ(FirstReadAfterUpdate(g), "");
 }
 

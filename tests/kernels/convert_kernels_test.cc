@@ -10,6 +10,8 @@
 // buffers of SVDF need controlling); a few run small graphs through the executor so that the
 // registry rows (dtype dispatch, inference, scratch and state binding) are exercised too.
 
+#include "memfold/ops/kernels/convert_kernels.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -23,12 +25,11 @@
 #include "memfold/exec/executor.h"
 #include "memfold/ir/graph.h"
 #include "memfold/ops/kernels/access.h"
-#include "memfold/ops/kernels/convert_kernels.h"
-#include "tests/kernels/kernel_test_util.h"
 #include "memfold/ops/kernels/quant_math.h"
 #include "memfold/ops/kernels/svdf.h"
 #include "memfold/ops/registry.h"
 #include "memfold/plan/liveness.h"
+#include "tests/kernels/kernel_test_util.h"
 
 namespace memfold {
 namespace {

@@ -23,9 +23,9 @@
 
 #include "memfold/exec/executor.h"
 #include "memfold/ir/graph.h"
-#include "tests/kernels/kernel_test_util.h"
 #include "memfold/ops/kernels/quant_math.h"
 #include "memfold/ops/registry.h"
+#include "tests/kernels/kernel_test_util.h"
 
 namespace memfold {
 namespace {

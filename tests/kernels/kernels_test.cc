@@ -22,8 +22,8 @@
 #include "memfold/exec/executor.h"
 #include "memfold/ir/graph.h"
 #include "memfold/ops/kernels/float_kernels.h"
-#include "tests/kernels/kernel_test_util.h"
 #include "memfold/ops/registry.h"
+#include "tests/kernels/kernel_test_util.h"
 
 namespace memfold {
 namespace {

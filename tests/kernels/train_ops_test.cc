@@ -49,7 +49,8 @@ struct Arg {
 
   Bytes bytes() const {
     const void* src = dtype == DType::kF32 ? static_cast<const void*>(f.data()) : i.data();
-    const size_t size = dtype == DType::kF32 ? f.size() * sizeof(float) : i.size() * sizeof(int32_t);
+    const size_t size =
+        dtype == DType::kF32 ? f.size() * sizeof(float) : i.size() * sizeof(int32_t);
     Bytes out(size);
     if (size > 0) std::memcpy(out.data(), src, size);
     return out;
@@ -220,7 +221,8 @@ TEST(TrainOpGradTest, ActivationGradientsMatchFiniteDifferences) {
 }
 
 TEST(TrainOpGradTest, ReluGradPassesWhereOutputPositive) {
-  const Floats dx = RunOp("relu_grad", {F32({4}, {1, 2, 3, 4}), F32({4}, {0.5f, 0.0f, -1.0f, 2.0f})})[0];
+  const Floats dx =
+      RunOp("relu_grad", {F32({4}, {1, 2, 3, 4}), F32({4}, {0.5f, 0.0f, -1.0f, 2.0f})})[0];
   EXPECT_EQ(dx, (Floats{1, 0, 0, 4}));
 }
 
@@ -248,8 +250,12 @@ TEST(TrainOpLossTest, SoftmaxCrossEntropyValueAndGradient) {
   double expected = 0.0;
   for (int n = 0; n < 3; ++n) {
     double sum = 0.0;
-    for (int c = 0; c < 4; ++c) sum += std::exp(static_cast<double>(logits.f[static_cast<size_t>(n * 4 + c)]));
-    expected -= std::log(std::exp(static_cast<double>(logits.f[static_cast<size_t>(n * 4 + labels.i[static_cast<size_t>(n)])])) / sum);
+    for (int c = 0; c < 4; ++c)
+      sum += std::exp(static_cast<double>(logits.f[static_cast<size_t>(n * 4 + c)]));
+    expected -=
+        std::log(std::exp(static_cast<double>(
+                     logits.f[static_cast<size_t>(n * 4 + labels.i[static_cast<size_t>(n)])])) /
+                 sum);
   }
   expected /= 5.0;  // the mean divides by N, ignored rows included
   const Floats loss = fwd.Run({logits, labels})[0];
@@ -300,7 +306,9 @@ TEST(TrainOpLossTest, MseLossValueAndGradients) {
 TEST(TrainOpReduceSumTest, SumsOverAxesWithAndWithoutKeepdims) {
   std::mt19937 rng(15);
   const Arg x = RandomArg({2, 3, 4}, &rng);
-  auto at = [&](int64_t a, int64_t b, int64_t c) { return static_cast<double>(x.f[static_cast<size_t>((a * 3 + b) * 4 + c)]); };
+  auto at = [&](int64_t a, int64_t b, int64_t c) {
+    return static_cast<double>(x.f[static_cast<size_t>((a * 3 + b) * 4 + c)]);
+  };
   {
     const OpRun run("reduce_sum", {x}, MakeAttrs({{"axes", Ints{0, 2}}}));
     EXPECT_EQ(run.OutputShape(0), (Shape{3}));
@@ -308,7 +316,8 @@ TEST(TrainOpReduceSumTest, SumsOverAxesWithAndWithoutKeepdims) {
     ASSERT_EQ(y.size(), 3u);
     for (int64_t b = 0; b < 3; ++b) {
       double want = 0.0;
-      for (int64_t a = 0; a < 2; ++a) for (int64_t c = 0; c < 4; ++c) want += at(a, b, c);
+      for (int64_t a = 0; a < 2; ++a)
+        for (int64_t c = 0; c < 4; ++c) want += at(a, b, c);
       EXPECT_NEAR(y[static_cast<size_t>(b)], want, 1e-5);
     }
   }
@@ -341,7 +350,8 @@ TEST(TrainOpReduceSumTest, ReducesBroadcastGradientOfAdd) {
   const Arg bias = RandomArg({4}, &rng);
   const OpRun fwd("add", {x, bias});
   const Weights w = LossWeights(fwd, {0}, &rng);
-  const Floats dbias = RunOp("reduce_sum", {F32({2, 3, 4}, w[0])}, MakeAttrs({{"axes", Ints{0, 1}}}))[0];
+  const Floats dbias =
+      RunOp("reduce_sum", {F32({2, 3, 4}, w[0])}, MakeAttrs({{"axes", Ints{0, 1}}}))[0];
   ExpectGradient(fwd, {x, bias}, w, 1, dbias);
 }
 
@@ -365,7 +375,8 @@ const WindowCase kConvCases[] = {
 };
 
 Attrs WindowAttrs(const WindowCase& c) {
-  return MakeAttrs({{"stride", c.stride}, {"dilation", c.dilation}, {"padding", c.padding}, {"pads", c.pads}});
+  return MakeAttrs(
+      {{"stride", c.stride}, {"dilation", c.dilation}, {"padding", c.padding}, {"pads", c.pads}});
 }
 
 TEST(TrainOpConvTest, Conv2DBackpropsMatchFiniteDifferences) {
@@ -379,10 +390,12 @@ TEST(TrainOpConvTest, Conv2DBackpropsMatchFiniteDifferences) {
     ASSERT_TRUE(fwd.ok());
     const Weights w = LossWeights(fwd, {0}, &rng);
     const Arg dy = F32(fwd.OutputShape(0), w[0]);
-    const OpRun input_grad("conv2d_backprop_input", {dy, filter}, With(attrs, "input_shape", x.shape));
+    const OpRun input_grad("conv2d_backprop_input", {dy, filter},
+                           With(attrs, "input_shape", x.shape));
     EXPECT_EQ(input_grad.OutputShape(0), x.shape);
     ExpectGradient(fwd, {x, filter}, w, 0, input_grad.Run({dy, filter})[0]);
-    const OpRun filter_grad("conv2d_backprop_filter", {x, dy}, With(attrs, "filter_shape", filter.shape));
+    const OpRun filter_grad("conv2d_backprop_filter", {x, dy},
+                            With(attrs, "filter_shape", filter.shape));
     EXPECT_EQ(filter_grad.OutputShape(0), filter.shape);
     ExpectGradient(fwd, {x, filter}, w, 1, filter_grad.Run({x, dy})[0]);
   }
@@ -458,8 +471,9 @@ TEST(TrainOpConvTest, InferenceRejectsGroupsActivationAndWrongGradientShape) {
   EXPECT_NE(grouped_result.status().message().find("groups = 1"), std::string::npos)
       << grouped_result.status().message();
   const ValueId filter = input({4, 3, 3, 4});
-  auto relu = AddOp(&graph, "conv2d_backprop_input", {dy, filter},
-                    MakeAttrs({{"input_shape", Ints{1, 4, 4, 4}}, {"activation", std::string("relu")}}));
+  auto relu =
+      AddOp(&graph, "conv2d_backprop_input", {dy, filter},
+            MakeAttrs({{"input_shape", Ints{1, 4, 4, 4}}, {"activation", std::string("relu")}}));
   ASSERT_FALSE(relu.ok());
   EXPECT_NE(relu.status().message().find("activation"), std::string::npos);
   auto wrong = AddOp(&graph, "conv2d_backprop_input", {dy, filter},
@@ -503,7 +517,8 @@ TEST(TrainOpPoolTest, MaxPoolGradMatchesFiniteDifferences) {
   for (const PoolCase& c : kPoolCases) {
     SCOPED_TRACE(c.name);
     const Arg x = DistinctArg({2, 6, 7, 3}, &rng);
-    const Attrs attrs = MakeAttrs({{"filter", c.filter}, {"stride", c.stride}, {"padding", c.padding}});
+    const Attrs attrs =
+        MakeAttrs({{"filter", c.filter}, {"stride", c.stride}, {"padding", c.padding}});
     const OpRun fwd("max_pool2d", {x}, attrs);
     ASSERT_TRUE(fwd.ok());
     const Weights w = LossWeights(fwd, {0}, &rng);
@@ -513,7 +528,8 @@ TEST(TrainOpPoolTest, MaxPoolGradMatchesFiniteDifferences) {
 }
 
 TEST(TrainOpPoolTest, MaxPoolGradRoutesTiesToTheFirstMaximum) {
-  const Attrs attrs = MakeAttrs({{"filter", Ints{2, 2}}, {"stride", Ints{2, 2}}, {"padding", std::string("valid")}});
+  const Attrs attrs = MakeAttrs(
+      {{"filter", Ints{2, 2}}, {"stride", Ints{2, 2}}, {"padding", std::string("valid")}});
   // Two windows along W: [1 1 / 1 1] (tie everywhere) and [0 5 / 5 1] (tie at 1 and 2).
   const Arg x = F32({1, 2, 4, 1}, {1, 1, 0, 5, 1, 1, 5, 1});
   const Floats dx = RunOp("max_pool2d_grad", {F32({1, 1, 2, 1}, {3, 7}), x}, attrs)[0];
@@ -521,7 +537,9 @@ TEST(TrainOpPoolTest, MaxPoolGradRoutesTiesToTheFirstMaximum) {
 }
 
 TEST(TrainOpPoolTest, MaxPoolGradHonoursFusedActivation) {
-  const Attrs attrs = MakeAttrs({{"filter", Ints{1, 2}}, {"stride", Ints{1, 2}}, {"padding", std::string("valid")},
+  const Attrs attrs = MakeAttrs({{"filter", Ints{1, 2}},
+                                 {"stride", Ints{1, 2}},
+                                 {"padding", std::string("valid")},
                                  {"activation", std::string("relu")}});
   // Window maxima -1 (clamped to 0 by relu: no gradient) and 2 (passes).
   const Arg x = F32({1, 1, 4, 1}, {-3, -1, 2, 0.5f});
@@ -534,11 +552,13 @@ TEST(TrainOpPoolTest, AvgPoolGradMatchesFiniteDifferences) {
   for (const PoolCase& c : kPoolCases) {
     SCOPED_TRACE(c.name);
     const Arg x = RandomArg({2, 6, 7, 3}, &rng);
-    const Attrs attrs = MakeAttrs({{"filter", c.filter}, {"stride", c.stride}, {"padding", c.padding}});
+    const Attrs attrs =
+        MakeAttrs({{"filter", c.filter}, {"stride", c.stride}, {"padding", c.padding}});
     const OpRun fwd("avg_pool2d", {x}, attrs);
     ASSERT_TRUE(fwd.ok());
     const Weights w = LossWeights(fwd, {0}, &rng);
-    const OpRun grad("avg_pool2d_grad", {F32(fwd.OutputShape(0), w[0])}, With(attrs, "input_shape", x.shape));
+    const OpRun grad("avg_pool2d_grad", {F32(fwd.OutputShape(0), w[0])},
+                     With(attrs, "input_shape", x.shape));
     EXPECT_EQ(grad.OutputShape(0), x.shape);
     ExpectGradient(fwd, {x}, w, 0, grad.Run({F32(fwd.OutputShape(0), w[0])})[0]);
   }
@@ -551,7 +571,8 @@ TEST(TrainOpGatherTest, GatherClampsOutOfRangeIds) {
   const Arg table = F32({3, 2}, {0, 1, 10, 11, 20, 21});
   const OpRun run("gather", {table, I32({2, 2}, {2, -5, 1, 99})});
   EXPECT_EQ(run.OutputShape(0), (Shape{2, 2, 2}));
-  EXPECT_EQ(run.Run({table, I32({2, 2}, {2, -5, 1, 99})})[0], (Floats{20, 21, 0, 1, 10, 11, 20, 21}));
+  EXPECT_EQ(run.Run({table, I32({2, 2}, {2, -5, 1, 99})})[0],
+            (Floats{20, 21, 0, 1, 10, 11, 20, 21}));
 }
 
 TEST(TrainOpGatherTest, ScatterAddIsTheGradientOfGather) {
@@ -572,8 +593,8 @@ TEST(TrainOpGatherTest, ScatterAddIsTheGradientOfGather) {
 // Normalisation.
 
 std::vector<Arg> BatchNormArgs(std::mt19937* rng) {
-  return {RandomArg({4, 3, 5}, rng, -2.0f, 3.0f), RandomArg({5}, rng, 0.5f, 1.5f), RandomArg({5}, rng),
-          RandomArg({5}, rng), RandomArg({5}, rng, 0.5f, 2.0f)};
+  return {RandomArg({4, 3, 5}, rng, -2.0f, 3.0f), RandomArg({5}, rng, 0.5f, 1.5f),
+          RandomArg({5}, rng), RandomArg({5}, rng), RandomArg({5}, rng, 0.5f, 2.0f)};
 }
 
 TEST(TrainOpNormTest, BatchNormGradMatchesFiniteDifferences) {
@@ -584,8 +605,9 @@ TEST(TrainOpNormTest, BatchNormGradMatchesFiniteDifferences) {
   EXPECT_EQ(fwd.OutputShape(1), (Shape{5}));
   const std::vector<Floats> out = fwd.Run(args);
   const Weights w = LossWeights(fwd, {0}, &rng);
-  const std::vector<Floats> grads = RunOp("batch_norm_grad", {F32(args[0].shape, w[0]), args[0], args[1],
-                                                             F32({5}, out[1]), F32({5}, out[2])});
+  const std::vector<Floats> grads =
+      RunOp("batch_norm_grad",
+            {F32(args[0].shape, w[0]), args[0], args[1], F32({5}, out[1]), F32({5}, out[2])});
   ASSERT_EQ(grads.size(), 3u);
   ExpectGradient(fwd, args, w, 0, grads[0]);
   ExpectGradient(fwd, args, w, 1, grads[1]);
@@ -641,14 +663,18 @@ TEST(TrainOpNormTest, BatchNormUpdatesStateOncePerSessionRun) {
   const ValueId xv = graph.AddValue(Value{.name = "x", .shape = {6, 3}, .role = Role::kInput});
   graph.inputs.push_back(xv);
   auto constant = [&](std::string name, Floats data, Role role) {
-    return graph.AddValue(Value{.name = std::move(name), .shape = {3}, .role = role,
-                                .data = std::make_shared<Bytes>(F32({3}, std::move(data)).bytes())});
+    return graph.AddValue(
+        Value{.name = std::move(name),
+              .shape = {3},
+              .role = role,
+              .data = std::make_shared<Bytes>(F32({3}, std::move(data)).bytes())});
   };
   const Floats initial_mean = {0.5f, -1.0f, 2.0f};
   const ValueId gamma = constant("gamma", {1, 1, 1}, Role::kWeight);
   const ValueId beta = constant("beta", {0, 0, 0}, Role::kWeight);
   const ValueId running_mean = constant("running_mean", initial_mean, Role::kState);
-  const ValueId running_var = constant("running_var", {1, 1, 1}, Role::kWeight);  // not state: read-only
+  const ValueId running_var =
+      constant("running_var", {1, 1, 1}, Role::kWeight);  // not state: read-only
   auto out = AddOp(&graph, "batch_norm_train", {xv, gamma, beta, running_mean, running_var},
                    MakeAttrs({{"momentum", 0.5}}));
   ASSERT_TRUE(out.ok()) << out.status().message();
@@ -677,8 +703,8 @@ TEST(TrainOpNormTest, BatchNormUpdatesStateOncePerSessionRun) {
 
 TEST(TrainOpNormTest, LayerNormGradMatchesFiniteDifferences) {
   std::mt19937 rng(27);
-  const std::vector<Arg> args = {RandomArg({3, 2, 6}, &rng, -2.0f, 2.0f), RandomArg({6}, &rng, 0.5f, 1.5f),
-                                 RandomArg({6}, &rng)};
+  const std::vector<Arg> args = {RandomArg({3, 2, 6}, &rng, -2.0f, 2.0f),
+                                 RandomArg({6}, &rng, 0.5f, 1.5f), RandomArg({6}, &rng)};
   const OpRun fwd("layer_norm", args);
   ASSERT_TRUE(fwd.ok());
   EXPECT_EQ(fwd.OutputShape(1), (Shape{6}));
@@ -692,8 +718,9 @@ TEST(TrainOpNormTest, LayerNormGradMatchesFiniteDifferences) {
     EXPECT_NEAR(out[2][r], 1.0 / std::sqrt(squares + 1e-5), 1e-4);
   }
   const Weights w = LossWeights(fwd, {0}, &rng);
-  const std::vector<Floats> grads = RunOp("layer_norm_grad", {F32(args[0].shape, w[0]), args[0], args[1],
-                                                             F32({6}, out[1]), F32({6}, out[2])});
+  const std::vector<Floats> grads =
+      RunOp("layer_norm_grad",
+            {F32(args[0].shape, w[0]), args[0], args[1], F32({6}, out[1]), F32({6}, out[2])});
   ASSERT_EQ(grads.size(), 3u);
   ExpectGradient(fwd, args, w, 0, grads[0]);
   ExpectGradient(fwd, args, w, 1, grads[1]);
@@ -729,7 +756,8 @@ TEST(TrainOpDropoutTest, RateIsHonouredAndOutputIsInputTimesMask) {
   for (double rate : {0.0, 0.1, 0.5, 0.9}) {
     SCOPED_TRACE(rate);
     const Arg x = RandomArg({200000}, &rng);
-    const std::vector<Floats> out = RunOp("dropout", {x}, MakeAttrs({{"rate", rate}, {"seed", int64_t{7}}}));
+    const std::vector<Floats> out =
+        RunOp("dropout", {x}, MakeAttrs({{"rate", rate}, {"seed", int64_t{7}}}));
     ASSERT_EQ(out[1].size(), x.f.size());
     const auto scale = static_cast<float>(1.0 / (1.0 - rate));
     int64_t dropped = 0;
@@ -775,18 +803,21 @@ void RunInPlace(const OpRun& run, std::vector<Floats>* storage) {
   const OpDef* def = FindOp(node.op);
   std::vector<TensorArg> inputs, outputs;
   for (size_t k = 0; k < node.inputs.size(); ++k) {
-    inputs.push_back({&graph.value(node.inputs[k]), reinterpret_cast<std::byte*>((*storage)[k].data())});
+    inputs.push_back(
+        {&graph.value(node.inputs[k]), reinterpret_cast<std::byte*>((*storage)[k].data())});
   }
   for (size_t k = 0; k < node.outputs.size(); ++k) {
     const auto source = static_cast<size_t>(def->updates_input[k]);
-    outputs.push_back({&graph.value(node.outputs[k]), reinterpret_cast<std::byte*>((*storage)[source].data())});
+    outputs.push_back(
+        {&graph.value(node.outputs[k]), reinterpret_cast<std::byte*>((*storage)[source].data())});
   }
   def->FindKernel(DType::kF32)(KernelContext{node, inputs, outputs, {}});
 }
 
 TEST(TrainOpOptimizerTest, SgdMomentumHandComputed) {
   EXPECT_EQ(FindOp("sgd_momentum")->updates_input, (std::vector<int>{0, 2}));
-  const std::vector<Arg> args = {F32({2}, {1.0f, 2.0f}), F32({2}, {0.5f, -1.0f}), F32({2}, {0.1f, 0.2f})};
+  const std::vector<Arg> args = {F32({2}, {1.0f, 2.0f}), F32({2}, {0.5f, -1.0f}),
+                                 F32({2}, {0.1f, 0.2f})};
   const Attrs attrs = MakeAttrs({{"lr", 0.1}, {"momentum", 0.9}});
   const OpRun run("sgd_momentum", args, attrs);
   const std::vector<Floats> out = run.Run(args);
@@ -808,8 +839,8 @@ TEST(TrainOpOptimizerTest, AdamHandComputed) {
   // Step 1 from zero moments: m = 0.1 g, v = 0.001 g^2, m_hat = g, v_hat = g^2, so the step is
   // lr * g / (|g| + eps) = lr * sign(g).
   {
-    const std::vector<Arg> args = {F32({2}, {1.0f, -2.0f}), F32({2}, {0.5f, -4.0f}), F32({2}, {0, 0}),
-                                   F32({2}, {0, 0})};
+    const std::vector<Arg> args = {F32({2}, {1.0f, -2.0f}), F32({2}, {0.5f, -4.0f}),
+                                   F32({2}, {0, 0}), F32({2}, {0, 0})};
     const std::vector<Floats> out = RunOp("adam", args);
     ASSERT_EQ(out[0].size(), 2u);
     EXPECT_NEAR(out[0][0], 0.999, 1e-6);
@@ -824,9 +855,10 @@ TEST(TrainOpOptimizerTest, AdamHandComputed) {
   // m_hat = 0.36 / (1 - 0.512) = 0.737705; v_hat = 0.55 / (1 - 0.729) = 2.029520;
   // param = 3 - 0.01 * 0.737705 / (1.424612 + 0.1) = 2.99516138.
   {
-    const std::vector<Arg> args = {F32({1}, {3.0f}), F32({1}, {1.0f}), F32({1}, {0.2f}), F32({1}, {0.5f})};
-    const Attrs attrs = MakeAttrs({{"lr", 0.01}, {"beta1", 0.8}, {"beta2", 0.9}, {"epsilon", 0.1},
-                                   {"step", int64_t{3}}});
+    const std::vector<Arg> args = {F32({1}, {3.0f}), F32({1}, {1.0f}), F32({1}, {0.2f}),
+                                   F32({1}, {0.5f})};
+    const Attrs attrs = MakeAttrs(
+        {{"lr", 0.01}, {"beta1", 0.8}, {"beta2", 0.9}, {"epsilon", 0.1}, {"step", int64_t{3}}});
     const OpRun run("adam", args, attrs);
     const std::vector<Floats> out = run.Run(args);
     ASSERT_EQ(out[0].size(), 1u);
@@ -847,7 +879,8 @@ TEST(TrainOpOptimizerTest, InPlaceMatchesSeparateBuffersOnRandomData) {
     SCOPED_TRACE(op);
     const int inputs = std::string_view(op) == "adam" ? 4 : 3;
     std::vector<Arg> args;
-    for (int k = 0; k < inputs; ++k) args.push_back(RandomArg({3, 17}, &rng, k == 3 ? 0.0f : -1.0f, 1.0f));
+    for (int k = 0; k < inputs; ++k)
+      args.push_back(RandomArg({3, 17}, &rng, k == 3 ? 0.0f : -1.0f, 1.0f));
     const OpRun run(op, args, MakeAttrs({{"lr", 0.05}}));
     const std::vector<Floats> separate = run.Run(args);
     std::vector<Floats> storage;
@@ -880,7 +913,8 @@ TEST(TrainOpTraceTest, IndexKernelsStayInBoundsOnArbitraryIndices) {
                       MakeAttrs({{"rows", int64_t{2}}}));
   ASSERT_TRUE(scatter.ok());
   EXPECT_TRUE(SafeOverlapByTrace(scatter.graph(), scatter.graph().node(0), 0).has_value());
-  const OpRun ce_grad("softmax_cross_entropy_grad", {F32({}, {1}), RandomArg({5, 4}, &rng), I32({5}, {0, 0, 0, 0, 0})});
+  const OpRun ce_grad("softmax_cross_entropy_grad",
+                      {F32({}, {1}), RandomArg({5, 4}, &rng), I32({5}, {0, 0, 0, 0, 0})});
   ASSERT_TRUE(ce_grad.ok());
   EXPECT_TRUE(SafeOverlapByTrace(ce_grad.graph(), ce_grad.graph().node(0), 1).has_value());
 }
@@ -888,7 +922,8 @@ TEST(TrainOpTraceTest, IndexKernelsStayInBoundsOnArbitraryIndices) {
 TEST(TrainOpInferTest, LossAndIndexOpsNameTheirProblems) {
   Graph graph;
   auto value = [&](Shape shape, DType dtype) {
-    return graph.AddValue(Value{.name = "v" + std::to_string(graph.num_values()), .dtype = dtype,
+    return graph.AddValue(Value{.name = "v" + std::to_string(graph.num_values()),
+                                .dtype = dtype,
                                 .shape = std::move(shape)});
   };
   auto error = [&](std::string_view op, std::vector<ValueId> inputs, Attrs attrs = {}) {
@@ -896,10 +931,13 @@ TEST(TrainOpInferTest, LossAndIndexOpsNameTheirProblems) {
     return result.ok() ? std::string() : result.status().message();
   };
   const ValueId logits = value({4, 3}, DType::kF32);
-  EXPECT_NE(error("softmax_cross_entropy", {logits, value({4}, DType::kF32)}).find("must be i32"), std::string::npos);
-  EXPECT_NE(error("softmax_cross_entropy", {logits, value({3}, DType::kI32)}).find("must have shape [4]"),
+  EXPECT_NE(error("softmax_cross_entropy", {logits, value({4}, DType::kF32)}).find("must be i32"),
             std::string::npos);
-  EXPECT_NE(error("softmax_cross_entropy_grad", {value({2}, DType::kF32), logits, value({4}, DType::kI32)})
+  EXPECT_NE(
+      error("softmax_cross_entropy", {logits, value({3}, DType::kI32)}).find("must have shape [4]"),
+      std::string::npos);
+  EXPECT_NE(error("softmax_cross_entropy_grad",
+                  {value({2}, DType::kF32), logits, value({4}, DType::kI32)})
                 .find("scalar"),
             std::string::npos);
   EXPECT_NE(error("mse_loss", {logits, value({3, 4}, DType::kF32)}).find("must have shape [4x3]"),
@@ -908,16 +946,19 @@ TEST(TrainOpInferTest, LossAndIndexOpsNameTheirProblems) {
                   MakeAttrs({{"rows", int64_t{4}}}))
                 .find("ids' shape"),
             std::string::npos);
-  EXPECT_NE(error("gather", {value({0, 3}, DType::kF32), value({3}, DType::kI32)}).find("at least one row"),
+  EXPECT_NE(error("gather", {value({0, 3}, DType::kF32), value({3}, DType::kI32)})
+                .find("at least one row"),
             std::string::npos);
   EXPECT_NE(error("batch_norm_train", {logits, value({3}, DType::kF32), value({3}, DType::kF32),
                                        value({4}, DType::kF32), value({3}, DType::kF32)})
                 .find("must have shape [3]"),
             std::string::npos);
-  EXPECT_NE(error("adam", {logits, logits, logits, logits}, MakeAttrs({{"step", int64_t{0}}})).find("step"),
+  EXPECT_NE(error("adam", {logits, logits, logits, logits}, MakeAttrs({{"step", int64_t{0}}}))
+                .find("step"),
             std::string::npos);
   EXPECT_NE(error("avg_pool2d_grad", {value({1, 2, 2, 1}, DType::kF32)},
-                  MakeAttrs({{"filter", Ints{2, 2}}, {"input_shape", Ints{1, 4, 4, 1}},
+                  MakeAttrs({{"filter", Ints{2, 2}},
+                             {"input_shape", Ints{1, 4, 4, 1}},
                              {"activation", std::string("relu")}}))
                 .find("activation 'none'"),
             std::string::npos);

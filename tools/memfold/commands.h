@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
+#include "memfold/base/status.h"
 #include "memfold/exec/training.h"
-#include "memfold/passes/training_plan.h"
 #include "memfold/io/model_loader.h"
 #include "memfold/ir/graph.h"
-#include "memfold/base/status.h"
+#include "memfold/passes/training_plan.h"
 
 namespace memfold::cli {
 

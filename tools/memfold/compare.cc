@@ -22,7 +22,8 @@ using Json = nlohmann::ordered_json;
 struct Row {
   std::string model;
   size_t ops = 0;
-  int64_t naive = 0, greedy = 0, greedy_stable = 0, diagonal = 0, lower_bound = 0, diagonal_bound = 0;
+  int64_t naive = 0, greedy = 0, greedy_stable = 0, diagonal = 0, lower_bound = 0,
+          diagonal_bound = 0;
   double overlap_gap = 0;  // (exact - analytic) / exact over all operators, in %
   double plan_ms = 0;      // diagonal planning, including the safe-overlap analysis
   std::string runs;        // "yes", "NO", or why it cannot run
@@ -43,14 +44,16 @@ std::string RunsIdentically(const Graph& g, const GraphPlan& greedy, const Graph
 Result<Row> Measure(const std::string& model) {
   MF_ASSIGN_OR_RETURN(Graph g, LoadModel(model));
   Row row;
-  row.model = model.rfind("zoo:", 0) == 0 ? model : std::filesystem::path(model).filename().string();
+  row.model =
+      model.rfind("zoo:", 0) == 0 ? model : std::filesystem::path(model).filename().string();
   row.ops = g.schedule.size();
   MF_ASSIGN_OR_RETURN(GraphPlan naive, PlanGraph(g, "naive"));
   MF_ASSIGN_OR_RETURN(GraphPlan greedy, PlanGraph(g, "greedy"));
   MF_ASSIGN_OR_RETURN(GraphPlan stable, PlanGraph(g, "greedy_stable"));
   const auto start = std::chrono::steady_clock::now();
   MF_ASSIGN_OR_RETURN(GraphPlan diagonal, PlanGraph(g, "diagonal", {.refine = true}));
-  row.plan_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  row.plan_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   row.naive = naive.plan.arena_bytes;
   row.greedy = greedy.plan.arena_bytes;
   row.greedy_stable = stable.plan.arena_bytes;
@@ -64,7 +67,8 @@ Result<Row> Measure(const std::string& model) {
       analytic += n.analytic.value_or(0);
     }
   }
-  row.overlap_gap = exact == 0 ? 0 : 100.0 * static_cast<double>(exact - analytic) / static_cast<double>(exact);
+  row.overlap_gap =
+      exact == 0 ? 0 : 100.0 * static_cast<double>(exact - analytic) / static_cast<double>(exact);
   row.runs = RunsIdentically(g, greedy, diagonal);
   return row;
 }
@@ -89,19 +93,28 @@ int CompareCommand(const std::vector<std::string>& models, bool json) {
   if (json) {
     Json out = Json::array();
     for (const Row& r : rows) {
-      out.push_back({{"model", r.model}, {"ops", r.ops}, {"naive", r.naive}, {"greedy", r.greedy},
-                     {"greedy_stable", r.greedy_stable}, {"diagonal", r.diagonal},
-                     {"lower_bound", r.lower_bound}, {"diagonal_lower_bound", r.diagonal_bound},
-                     {"overlap_gap_percent", r.overlap_gap}, {"plan_ms", r.plan_ms},
+      out.push_back({{"model", r.model},
+                     {"ops", r.ops},
+                     {"naive", r.naive},
+                     {"greedy", r.greedy},
+                     {"greedy_stable", r.greedy_stable},
+                     {"diagonal", r.diagonal},
+                     {"lower_bound", r.lower_bound},
+                     {"diagonal_lower_bound", r.diagonal_bound},
+                     {"overlap_gap_percent", r.overlap_gap},
+                     {"plan_ms", r.plan_ms},
                      {"identical_to_unplanned", r.runs}});
     }
     std::cout << JsonText(Json{{"models", out}}) << "\n";
     return kExitOk;
   }
   TextTable table({"model", ">ops", ">naive", ">greedy (TFLM)", ">greedy_stable", ">diagonal",
-                   ">saving", ">lower bound", ">with overlaps", ">O_s gap", ">plan ms", "runs identically"});
+                   ">saving", ">lower bound", ">with overlaps", ">O_s gap", ">plan ms",
+                   "runs identically"});
   for (const Row& r : rows) {
-    const double saving = r.greedy == 0 ? 0 : 100.0 * static_cast<double>(r.greedy - r.diagonal) / static_cast<double>(r.greedy);
+    const double saving = r.greedy == 0 ? 0
+                                        : 100.0 * static_cast<double>(r.greedy - r.diagonal) /
+                                              static_cast<double>(r.greedy);
     table.Add({r.model, std::to_string(r.ops), GroupDigits(r.naive), GroupDigits(r.greedy),
                GroupDigits(r.greedy_stable), GroupDigits(r.diagonal), Percent(saving),
                GroupDigits(r.lower_bound), GroupDigits(r.diagonal_bound), Percent(r.overlap_gap, 2),

@@ -8,8 +8,8 @@
 
 #include "commands.h"
 #include "memfold/exec/training.h"
-#include "memfold/passes/training_plan.h"
 #include "memfold/io/text.h"
+#include "memfold/passes/training_plan.h"
 #include "memfold/zoo/zoo.h"
 #include "progress.h"
 
@@ -124,15 +124,17 @@ int FitCommand(const FitOptions& o) {
     TextTable table({"strategy", ">largest " + o.vary, ">footprint"});
     for (const FitResult& r : results) {
       table.Add({r.strategy,
-                 r.max_value > 0 ? std::to_string(r.max_value) + (r.at_key_limit ? " (the key's maximum)" : "")
-                                 : "none fits",
+                 r.max_value > 0
+                     ? std::to_string(r.max_value) + (r.at_key_limit ? " (the key's maximum)" : "")
+                     : "none fits",
                  r.max_value > 0 ? HumanBytes(r.total_bytes) : "-"});
     }
     std::cout << o.common.model << " within " << HumanBytes(budget) << ":\n" << table.Render();
   }
   if (!any_fits) {
     return Fail(o.common.model + ": not even " + o.vary + " 1 fits the " + HumanBytes(budget) +
-                    " budget under " + (strategies.size() > 1 ? "any strategy" : "--strategy " + strategies[0]) +
+                    " budget under " +
+                    (strategies.size() > 1 ? "any strategy" : "--strategy " + strategies[0]) +
                     "; give a larger budget",
                 kExitFailed);
   }

@@ -27,7 +27,8 @@ CLI::Option* AddPlannerOption(CLI::App* command, std::string* planner) {
   return command
       ->add_option("--planner", *planner,
                    "best also re-orders operators and splits them into row bands; offline is the "
-                   "file's own plan. One of: " + list)
+                   "file's own plan. One of: " +
+                       list)
       ->check(CLI::IsMember(names));
 }
 
@@ -120,8 +121,9 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"sgd_momentum", "adam"}));
   train->add_option("--lr", train_options.learning_rate, "learning rate")
       ->check(CLI::PositiveNumber);
-  train->add_option("--planner", train_options.planner,
-                    "mxnet (default), greedy, mxnet_or_greedy (the smaller), or another planner")
+  train
+      ->add_option("--planner", train_options.planner,
+                   "mxnet (default), greedy, mxnet_or_greedy (the smaller), or another planner")
       ->check(CLI::IsMember(memfold::StrategyNames()));
   train->add_option("--svg", train_options.svg,
                     "draw live memory over the step for none, mirror and echo as an SVG file");

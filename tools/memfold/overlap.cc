@@ -25,16 +25,27 @@ int OverlapCommand(const CommonOptions& options) {
     Json ops = Json::array();
     for (const NodeOverlap& n : report.nodes) {
       const Node& node = g.node(n.node);
-      ops.push_back({{"index", n.position}, {"op", node.op}, {"name", node.name},
-                     {"input", n.input < 0 ? Json() : Json(g.value(node.inputs[static_cast<size_t>(n.input)]).name)},
-                     {"output_bytes", n.output_bytes}, {"os_analytic", OrNull(n.analytic)},
-                     {"os_algorithmic", OrNull(n.algorithmic)}, {"os_trace", OrNull(n.trace)}});
+      ops.push_back(
+          {{"index", n.position},
+           {"op", node.op},
+           {"name", node.name},
+           {"input",
+            n.input < 0 ? Json() : Json(g.value(node.inputs[static_cast<size_t>(n.input)]).name)},
+           {"output_bytes", n.output_bytes},
+           {"os_analytic", OrNull(n.analytic)},
+           {"os_algorithmic", OrNull(n.algorithmic)},
+           {"os_trace", OrNull(n.trace)}});
     }
-    std::cout << JsonText(Json{{"model", options.model}, {"ops", ops}, {"analytic_ms", report.analytic_ms},
-                      {"algorithmic_ms", report.algorithmic_ms}, {"trace_ms", report.trace_ms}}) << "\n";
+    std::cout << JsonText(Json{{"model", options.model},
+                               {"ops", ops},
+                               {"analytic_ms", report.analytic_ms},
+                               {"algorithmic_ms", report.algorithmic_ms},
+                               {"trace_ms", report.trace_ms}})
+              << "\n";
     return kExitOk;
   }
-  TextTable table({">#", "op", "name", ">output B", ">O_s analytic", ">O_s algorithmic", ">O_s trace"});
+  TextTable table(
+      {">#", "op", "name", ">output B", ">O_s analytic", ">O_s algorithmic", ">O_s trace"});
   for (const NodeOverlap& n : report.nodes) {
     const Node& node = g.node(n.node);
     table.Add({std::to_string(n.position), node.op, node.name, GroupDigits(n.output_bytes),

@@ -136,14 +136,16 @@ Result<ChosenPlan> MakePlan(const Graph& g, const std::string& planner, double m
   }
   MF_ASSIGN_OR_RETURN(BestPlan best, PlanBest(g, {.max_recompute = max_recompute}));
   const bool rewritten = best.reordered || best.concat || best.split;
-  return ChosenPlan{std::move(best.graph), std::move(best.plan), std::move(best.steps),
-                    rewritten, best.concat, best.split};
+  return ChosenPlan{std::move(best.graph), std::move(best.plan),
+                    std::move(best.steps), rewritten,
+                    best.concat,           best.split};
 }
 
 Json StepsJson(const std::vector<BestStep>& steps) {
   Json out = Json::array();
   for (const BestStep& s : steps) {
-    out.push_back({{"step", s.name}, {"arena_bytes", s.arena_bytes}, {"ms", s.ms}, {"detail", s.detail}});
+    out.push_back(
+        {{"step", s.name}, {"arena_bytes", s.arena_bytes}, {"ms", s.ms}, {"detail", s.detail}});
   }
   return out;
 }
@@ -153,7 +155,10 @@ void PrintSteps(const std::vector<BestStep>& steps) {
   for (const BestStep& s : steps) {
     std::cout << s.name << std::string(10 - std::min<size_t>(9, s.name.size()), ' ')
               << std::string(12 - std::min<size_t>(11, HumanBytes(s.arena_bytes).size()), ' ')
-              << HumanBytes(s.arena_bytes) << "  " << std::string(9 - std::min<size_t>(8, std::to_string(static_cast<int64_t>(s.ms)).size()), ' ')
+              << HumanBytes(s.arena_bytes) << "  "
+              << std::string(
+                     9 - std::min<size_t>(8, std::to_string(static_cast<int64_t>(s.ms)).size()),
+                     ' ')
               << static_cast<int64_t>(s.ms) << "  " << s.detail << "\n";
   }
 }
@@ -214,12 +219,12 @@ Status EmitTflite(const PlanOptions& options, const ChosenPlan& chosen) {
 Status EmitC(const PlanOptions& options, const ChosenPlan& chosen) {
   MF_RETURN_IF_ERROR(CheckOffsetsFit("--emit-c", chosen.plan.plan.arena_bytes));
   if (chosen.rewritten) {
-    return Status::Error("--emit-c: the best plan re-orders, splits or rewrites concatenations, "
-                         "so its tensors are not the model's; use --planner diagonal, or "
-                         "--emit-tflite for a re-ordered model");
+    return Status::Error(
+        "--emit-c: the best plan re-orders, splits or rewrites concatenations, "
+        "so its tensors are not the model's; use --planner diagonal, or "
+        "--emit-tflite for a re-ordered model");
   }
-  return WriteFile(*options.emit_c,
-                   PlanCHeader(chosen.graph, chosen.plan, options.common.model));
+  return WriteFile(*options.emit_c, PlanCHeader(chosen.graph, chosen.plan, options.common.model));
 }
 
 // The title of a plan's picture: the model (its file name for .tflite paths) and the planner.
@@ -355,13 +360,13 @@ int RunCommand(const RunOptions& options) {
   }
   if (options.common.json) {
     std::cout << JsonText(Json{{"model", options.common.model},
-                      {"planner", options.planner},
-                      {"arena_bytes", planned->plan.arena_bytes},
-                      {"outputs", outputs},
-                      {"values_checked", run->values_checked},
-                      {"operators_traced", run->operators_traced},
-                      {"first_difference", DifferenceJson(run->first_difference)},
-                      {"identical_to_unplanned", identical}})
+                               {"planner", options.planner},
+                               {"arena_bytes", planned->plan.arena_bytes},
+                               {"outputs", outputs},
+                               {"values_checked", run->values_checked},
+                               {"operators_traced", run->operators_traced},
+                               {"first_difference", DifferenceJson(run->first_difference)},
+                               {"identical_to_unplanned", identical}})
               << "\n";
   } else {
     std::cout << "ran " << options.common.model << " in a " << HumanBytes(planned->plan.arena_bytes)
@@ -374,7 +379,8 @@ int RunCommand(const RunOptions& options) {
     std::cout << "checked " << GroupDigits(run->values_checked)
               << " reads against the unplanned run (value hash and byte owner at every read; "
               << run->operators_traced << " overlapping operators traced)\n";
-    if (!identical) std::cout << "first difference: " << DescribeDifference(*run->first_difference) << "\n";
+    if (!identical)
+      std::cout << "first difference: " << DescribeDifference(*run->first_difference) << "\n";
     std::cout << "identical to the unplanned run: " << (identical ? "yes" : "NO") << "\n";
   }
   if (!identical) {

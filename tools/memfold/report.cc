@@ -18,8 +18,8 @@
 #include "memfold/io/svg.h"
 #include "memfold/io/text.h"
 #include "memfold/passes/best_plan.h"
-#include "memfold/plan/plan_graph.h"
 #include "memfold/placement/verify_plan.h"
+#include "memfold/plan/plan_graph.h"
 #include "progress.h"
 
 namespace memfold::cli {
@@ -227,9 +227,9 @@ int ReportCommand(const ReportOptions& options) {
   }
   if (options.common.json) {
     std::cout << JsonText(Json{{"model", options.common.model},
-                      {"output", options.output},
-                      {"bytes", html.size()},
-                      {"sections", sections}})
+                               {"output", options.output},
+                               {"bytes", html.size()},
+                               {"sections", sections}})
               << "\n";
   } else if (GetVerbosity() != Verbosity::kQuiet) {
     std::cout << "wrote " << options.output << " (" << HumanBytes(static_cast<int64_t>(html.size()))

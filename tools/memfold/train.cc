@@ -12,10 +12,10 @@
 #include "commands.h"
 #include "memfold/exec/training.h"
 #include "memfold/io/sha256.h"
-#include "memfold/passes/training_plan.h"
 #include "memfold/io/svg.h"
 #include "memfold/io/text.h"
 #include "memfold/ops/registry.h"
+#include "memfold/passes/training_plan.h"
 #include "memfold/plan/profile.h"
 #include "progress.h"
 
@@ -81,9 +81,7 @@ void PrintHuman(const TrainOptions& o, const PlannedTraining& t) {
   const MemoryProfile& p = t.profile;
   std::cout << o.common.model << ": training step of " << t.graph.schedule.size()
             << " nodes, strategy " << o.strategy << " (" << t.recomputed_nodes
-            << " nodes recomputed"
-            << ChoiceNote(t)
-            << "), planned in " << t.plan_ms << " ms\n\n";
+            << " nodes recomputed" << ChoiceNote(t) << "), planned in " << t.plan_ms << " ms\n\n";
   TextTable table({"memory", ">bytes", ">share"});
   const auto total = static_cast<double>(b.total());
   auto add = [&](const char* name, int64_t bytes) {
@@ -118,7 +116,8 @@ int PrintAllStrategies(const TrainOptions& o, const std::vector<PlannedTraining>
   if (o.common.json) {
     Json strategies = Json::array();
     for (const PlannedTraining& p : planned) strategies.push_back(PlanJson(o.common.model, p));
-    std::cout << JsonText(Json{{"model", o.common.model}, {"planner", o.planner}, {"strategies", strategies}})
+    std::cout << JsonText(Json{
+                     {"model", o.common.model}, {"planner", o.planner}, {"strategies", strategies}})
               << "\n";
     return kExitOk;
   }

@@ -31,7 +31,8 @@ int ZooCommand(bool json) {
     Json models = Json::array();
     for (const ZooModel& m : ZooModels()) {
       Json keys = Json::object();
-      for (const ZooKey& k : m.keys) keys[std::string(k.name)] = {{"default", k.default_value}, {"help", k.help}};
+      for (const ZooKey& k : m.keys)
+        keys[std::string(k.name)] = {{"default", k.default_value}, {"help", k.help}};
       models.push_back({{"name", m.name}, {"summary", m.summary}, {"keys", keys}});
     }
     std::cout << JsonText(Json{{"models", models}}) << "\n";
@@ -40,7 +41,8 @@ int ZooCommand(bool json) {
   TextTable table({"model", "keys (defaults)", "summary"});
   for (const ZooModel& m : ZooModels()) {
     std::string keys;
-    for (const ZooKey& k : m.keys) keys += (keys.empty() ? "" : ",") + std::string(k.name) + "=" + std::string(k.default_value);
+    for (const ZooKey& k : m.keys)
+      keys += (keys.empty() ? "" : ",") + std::string(k.name) + "=" + std::string(k.default_value);
     table.Add({"zoo:" + std::string(m.name), keys, std::string(m.summary)});
   }
   std::cout << table.Render();
@@ -54,13 +56,15 @@ int InspectCommand(const CommonOptions& options) {
   std::map<std::string, int> histogram;
   for (NodeId id : g.schedule) ++histogram[g.node(id).op];
   if (options.json) {
-    Json ops = Json::array(), values = Json::array(), inputs = Json::array(), outputs = Json::array();
+    Json ops = Json::array(), values = Json::array(), inputs = Json::array(),
+         outputs = Json::array();
     for (size_t pos = 0; pos < g.schedule.size(); ++pos) {
       const Node& n = g.node(g.schedule[pos]);
       Json in = Json::array(), out = Json::array();
       for (ValueId v : n.inputs) in.push_back(v == kNoValue ? Json() : Json(g.value(v).name));
       for (ValueId v : n.outputs) out.push_back(g.value(v).name);
-      ops.push_back({{"index", pos}, {"name", n.name}, {"op", n.op}, {"inputs", in}, {"outputs", out}});
+      ops.push_back(
+          {{"index", pos}, {"name", n.name}, {"op", n.op}, {"inputs", in}, {"outputs", out}});
     }
     for (const Value& v : g.values()) {
       Json j = TensorJson(v);
@@ -70,25 +74,37 @@ int InspectCommand(const CommonOptions& options) {
     }
     for (ValueId v : g.inputs) inputs.push_back(TensorJson(g.value(v)));
     for (ValueId v : g.outputs) outputs.push_back(TensorJson(g.value(v)));
-    std::cout << JsonText(Json{{"model", options.model}, {"ops", ops}, {"values", values}, {"inputs", inputs},
-                      {"outputs", outputs}, {"op_histogram", histogram},
-                      {"offline_plan", !g.offline_offsets.empty()}}) << "\n";
+    std::cout << JsonText(Json{{"model", options.model},
+                               {"ops", ops},
+                               {"values", values},
+                               {"inputs", inputs},
+                               {"outputs", outputs},
+                               {"op_histogram", histogram},
+                               {"offline_plan", !g.offline_offsets.empty()}})
+              << "\n";
     return kExitOk;
   }
   std::cout << options.model << ": " << g.schedule.size() << " ops, " << g.num_values()
             << " values, weights " << HumanBytes(BytesWithRole(g, true)) << ", activations "
             << HumanBytes(BytesWithRole(g, false)) << " (unplanned)\n";
-  for (ValueId v : g.inputs) std::cout << "  input  " << g.value(v).name << "  " << DTypeName(g.value(v).dtype) << " " << ShapeString(g.value(v).shape) << "\n";
-  for (ValueId v : g.outputs) std::cout << "  output " << g.value(v).name << "  " << DTypeName(g.value(v).dtype) << " " << ShapeString(g.value(v).shape) << "\n";
+  for (ValueId v : g.inputs)
+    std::cout << "  input  " << g.value(v).name << "  " << DTypeName(g.value(v).dtype) << " "
+              << ShapeString(g.value(v).shape) << "\n";
+  for (ValueId v : g.outputs)
+    std::cout << "  output " << g.value(v).name << "  " << DTypeName(g.value(v).dtype) << " "
+              << ShapeString(g.value(v).shape) << "\n";
   if (!g.offline_offsets.empty()) {
-    std::cout << "  carries an offline arena plan (OfflineMemoryAllocation); plan it with --planner offline\n";
+    std::cout << "  carries an offline arena plan (OfflineMemoryAllocation); plan it with "
+                 "--planner offline\n";
   }
   std::cout << "\n";
   TextTable table({">#", "op", "name", "output", ">bytes"});
   for (size_t pos = 0; pos < g.schedule.size(); ++pos) {
     const Node& n = g.node(g.schedule[pos]);
     const Value& out = g.value(n.outputs[0]);
-    table.Add({std::to_string(pos), n.op, n.name, std::string(DTypeName(out.dtype)) + " " + ShapeString(out.shape), GroupDigits(out.bytes())});
+    table.Add({std::to_string(pos), n.op, n.name,
+               std::string(DTypeName(out.dtype)) + " " + ShapeString(out.shape),
+               GroupDigits(out.bytes())});
   }
   std::cout << table.Render() << "\nop histogram:";
   for (const auto& [op, count] : histogram) std::cout << " " << op << "×" << count;

@@ -51,10 +51,10 @@ class Result {
 #define MF_CONCAT_INNER(a, b) a##b
 #define MF_CONCAT(a, b) MF_CONCAT_INNER(a, b)
 
-#define MF_RETURN_IF_ERROR(expr)                 \
-  do {                                           \
-    ::memfold::Status mf_status_ = (expr);       \
-    if (!mf_status_.ok()) return mf_status_;     \
+#define MF_RETURN_IF_ERROR(expr)             \
+  do {                                       \
+    ::memfold::Status mf_status_ = (expr);   \
+    if (!mf_status_.ok()) return mf_status_; \
   } while (0)
 
 #define MF_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \

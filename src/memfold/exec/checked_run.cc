@@ -132,7 +132,8 @@ Result<std::optional<BoxKey>> KeyOf(const Graph& original, const Graph& planned,
   }
   const ValueOrigin& origin = *value.origin;
   const auto bad = [&] {
-    return Status::Error("value '" + value.name + "' records an origin that is not a box of the "
+    return Status::Error("value '" + value.name +
+                         "' records an origin that is not a box of the "
                          "original graph's values (a rewriting pass is wrong)");
   };
   if (origin.source < 0 || origin.source >= original.num_values()) return bad();
@@ -277,7 +278,8 @@ class PlanChecker final : public RunMonitor {
   Status After(size_t position, const Node& node, const NodeArgs& args, bool ran) override {
     if (armed_) {
       armed_ = false;
-      if (const std::byte* p = watch_.clobbered(); p != nullptr) return Clobbered(position, node, args, p);
+      if (const std::byte* p = watch_.clobbered(); p != nullptr)
+        return Clobbered(position, node, args, p);
     }
     return ran ? TagWrites(position, node, args) : Status::Ok();
   }
@@ -285,7 +287,8 @@ class PlanChecker final : public RunMonitor {
   Status Finished(const std::vector<std::byte*>& where) override {
     for (ValueId v : graph_.outputs) {
       if (graph_.value(v).is_constant()) continue;
-      MF_RETURN_IF_ERROR(CheckRead(-1, nullptr, v, TensorArg{&graph_.value(v), where[static_cast<size_t>(v)]}));
+      MF_RETURN_IF_ERROR(
+          CheckRead(-1, nullptr, v, TensorArg{&graph_.value(v), where[static_cast<size_t>(v)]}));
     }
     return Status::Ok();
   }
@@ -340,7 +343,8 @@ class PlanChecker final : public RunMonitor {
     if (v != kNoValue) return "as part of '" + graph_.value(v).name + "'";
     for (NodeId n = 0; n < graph_.num_nodes(); ++n) {
       for (int32_t r : live_.scratch_of[static_cast<size_t>(n)]) {
-        if (static_cast<size_t>(r) == buffer) return "as scratch of operator '" + graph_.node(n).name + "'";
+        if (static_cast<size_t>(r) == buffer)
+          return "as scratch of operator '" + graph_.node(n).name + "'";
       }
     }
     return "as scratch";
@@ -362,15 +366,18 @@ class PlanChecker final : public RunMonitor {
   // Arms the in-kernel watch over the bytes the node both writes and reads, if any.
   AccessWatch* Arm(size_t position, const Node& node, const NodeArgs& args) {
     const KernelEntry* entry =
-        FindOp(node.op)->alias ? nullptr
-                               : FindOp(node.op)->FindKernelEntry(graph_.value(node.inputs[0]).dtype);
+        FindOp(node.op)->alias
+            ? nullptr
+            : FindOp(node.op)->FindKernelEntry(graph_.value(node.inputs[0]).dtype);
     if (entry == nullptr || entry->traced == nullptr) return nullptr;
     std::vector<Span> reads, writes;
     for (size_t k = 0; k < node.inputs.size(); ++k) {
-      if (InArena(node.inputs[k]) && args.inputs[k].value->bytes() > 0) reads.push_back(SpanOf(args.inputs[k]));
+      if (InArena(node.inputs[k]) && args.inputs[k].value->bytes() > 0)
+        reads.push_back(SpanOf(args.inputs[k]));
     }
     for (size_t k = 0; k < node.outputs.size(); ++k) {
-      if (InArena(node.outputs[k]) && args.outputs[k].value->bytes() > 0) writes.push_back(SpanOf(args.outputs[k]));
+      if (InArena(node.outputs[k]) && args.outputs[k].value->bytes() > 0)
+        writes.push_back(SpanOf(args.outputs[k]));
     }
     const std::vector<int32_t>& scratch = ScratchOf(position);
     for (size_t k = 0; k < scratch.size(); ++k) {
@@ -408,7 +415,8 @@ class PlanChecker final : public RunMonitor {
         seen += n;
       });
       if (at) {
-        return Stop(static_cast<int64_t>(position), &node, node.inputs[k], std::nullopt, std::nullopt,
+        return Stop(static_cast<int64_t>(position), &node, node.inputs[k], std::nullopt,
+                    std::nullopt,
                     "the operator read byte " + std::to_string(*at) +
                         " of it after writing that byte as one of its results",
                     "in-kernel");
@@ -425,7 +433,8 @@ class PlanChecker final : public RunMonitor {
     auto tag = [&](const std::byte* p, int64_t n, uint32_t t) {
       for (int64_t i = 0; i < n; ++i) {
         uint32_t& cell = tags_[static_cast<size_t>(p - arena_ + i)];
-        if (!shared && cell != t && std::find(written.begin(), written.end(), cell) != written.end()) {
+        if (!shared && cell != t &&
+            std::find(written.begin(), written.end(), cell) != written.end()) {
           shared = p - arena_ + i;
         }
         cell = t;
@@ -437,7 +446,8 @@ class PlanChecker final : public RunMonitor {
       ForEachRun(args.outputs[k], [&](const std::byte* p, int64_t n) { tag(p, n, t); });
       written.push_back(t);
       if (shared) {
-        return Stop(static_cast<int64_t>(position), &node, node.outputs[k], std::nullopt, std::nullopt,
+        return Stop(static_cast<int64_t>(position), &node, node.outputs[k], std::nullopt,
+                    std::nullopt,
                     "it shares arena byte " + std::to_string(*shared) +
                         " with another result of the same operator",
                     "owner");

@@ -38,9 +38,9 @@
 #include <string>
 #include <vector>
 
+#include "memfold/base/status.h"
 #include "memfold/exec/executor.h"
 #include "memfold/ir/graph.h"
-#include "memfold/base/status.h"
 #include "memfold/placement/buffer.h"
 #include "memfold/plan/liveness.h"
 
@@ -48,19 +48,19 @@ namespace memfold {
 
 // The first read at which the planned run differs from the unplanned one.
 struct ReadDifference {
-  std::string check;        // "value", "owner", "in-kernel" or "output"
-  int64_t position = -1;    // schedule position of the reading operator; -1: a graph output
-  std::string op_name;      // the reading operator ("" for a graph output)
-  std::string op;           // its registry op
-  std::string value_name;   // the value read
+  std::string check;          // "value", "owner", "in-kernel" or "output"
+  int64_t position = -1;      // schedule position of the reading operator; -1: a graph output
+  std::string op_name;        // the reading operator ("" for a graph output)
+  std::string op;             // its registry op
+  std::string value_name;     // the value read
   std::string expected_hash;  // 16 hex digits: the unplanned run ("" when it has no counterpart)
   std::string actual_hash;    // the planned run
-  std::string detail;       // what differs, for people
+  std::string detail;         // what differs, for people
 };
 
 struct CheckedRun {
-  RunOutputs planned;        // the planned run's outputs (empty when it stopped early)
-  RunOutputs unplanned;      // the original graph's, unplanned
+  RunOutputs planned;                     // the planned run's outputs (empty when it stopped early)
+  RunOutputs unplanned;                   // the original graph's, unplanned
   int64_t values_checked = 0;             // reads compared with the unplanned run, outputs included
   int64_t reads_without_counterpart = 0;  // reads checked for ownership only
   int64_t operators_traced = 0;           // operators run under the in-kernel check

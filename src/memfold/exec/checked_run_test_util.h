@@ -17,14 +17,15 @@ inline ::testing::AssertionResult RunsIdentically(const Graph& original, const G
                                                   const Liveness& liveness, const Plan& plan,
                                                   const std::vector<Bytes>& inputs) {
   const Result<CheckedRun> run = RunChecked(original, planned, liveness, plan, inputs);
-  if (!run.ok()) return ::testing::AssertionFailure() << "the checked run failed: " << run.status().message();
+  if (!run.ok())
+    return ::testing::AssertionFailure() << "the checked run failed: " << run.status().message();
   if (run->first_difference) {
     return ::testing::AssertionFailure() << DescribeDifference(*run->first_difference);
   }
   if (run->values_checked == 0) return ::testing::AssertionFailure() << "no read was compared";
   if (run->reads_without_counterpart != 0) {
-    return ::testing::AssertionFailure()
-           << run->reads_without_counterpart << " reads had no value of the original to compare with";
+    return ::testing::AssertionFailure() << run->reads_without_counterpart
+                                         << " reads had no value of the original to compare with";
   }
   if (run->planned.outputs != run->unplanned.outputs) {
     return ::testing::AssertionFailure() << "the outputs differ though every read agreed";

@@ -169,14 +169,15 @@ Status CheckRunnable(const Graph& graph, const std::vector<Bytes>& inputs) {
     const Node& node = graph.node(graph.schedule[pos]);
     const OpDef* def = FindOp(node.op);
     if (def == nullptr) {
-      return Status::Error("operator " + std::to_string(pos) + " '" + node.name + "' (" + node.op +
-                           ") is unknown to memfold; planning still works, execution needs a kernel");
+      return Status::Error(
+          "operator " + std::to_string(pos) + " '" + node.name + "' (" + node.op +
+          ") is unknown to memfold; planning still works, execution needs a kernel");
     }
     if (def->alias) continue;
     for (ValueId in : node.inputs) {
       if (in != kNoValue && IsUnwritten(graph, in)) {
-        return Status::Error("operator " + std::to_string(pos) + " '" + node.name + "' (" + node.op +
-                             ") reads tensor '" + graph.value(in).name +
+        return Status::Error("operator " + std::to_string(pos) + " '" + node.name + "' (" +
+                             node.op + ") reads tensor '" + graph.value(in).name +
                              "', which no operator writes and which is no input, constant or "
                              "variable, so its contents are undefined; planning still works");
       }
@@ -204,7 +205,9 @@ void Capture(const Graph& graph, const Node& node, const std::vector<std::byte*>
 }
 
 Session::Session(const Graph& graph)
-    : graph_(graph), shared_(ComputeSharedStorage(graph)), storage_(static_cast<size_t>(graph.num_values())) {
+    : graph_(graph),
+      shared_(ComputeSharedStorage(graph)),
+      storage_(static_cast<size_t>(graph.num_values())) {
   for (ValueId v = 0; v < graph.num_values(); ++v) {
     if (OwnsPersistentBytes(v)) storage_[static_cast<size_t>(v)] = InitialBytes(graph.value(v));
   }
@@ -216,7 +219,8 @@ bool Session::OwnsPersistentBytes(ValueId v) const {
 
 const Bytes* Session::Persistent(ValueId value) const {
   const ValueId root = shared_.root[static_cast<size_t>(value)];
-  return shared_.persistent[static_cast<size_t>(root)] ? &storage_[static_cast<size_t>(root)] : nullptr;
+  return shared_.persistent[static_cast<size_t>(root)] ? &storage_[static_cast<size_t>(root)]
+                                                       : nullptr;
 }
 
 int64_t Session::persistent_bytes() const {
@@ -225,14 +229,15 @@ int64_t Session::persistent_bytes() const {
   return total;
 }
 
-Result<RunOutputs> Session::Run(const std::vector<Bytes>& inputs, const Liveness* live, const Plan* plan,
-                                const ExecOptions& options) {
+Result<RunOutputs> Session::Run(const std::vector<Bytes>& inputs, const Liveness* live,
+                                const Plan* plan, const ExecOptions& options) {
   const Graph& graph = graph_;
   MF_RETURN_IF_ERROR(CheckRunnable(graph, inputs));
   const bool planned = live != nullptr && plan != nullptr;
   std::vector<std::byte*> where(static_cast<size_t>(graph.num_values()), nullptr);
   for (ValueId v = 0; v < graph.num_values(); ++v) {
-    if (OwnsPersistentBytes(v)) where[static_cast<size_t>(v)] = storage_[static_cast<size_t>(v)].data();
+    if (OwnsPersistentBytes(v))
+      where[static_cast<size_t>(v)] = storage_[static_cast<size_t>(v)].data();
   }
   Arena arena = AllocateArena(planned ? plan->arena_bytes : 0);
   if (planned && options.poison) std::fill(arena.get(), arena.get() + plan->arena_bytes, kPoison);
@@ -264,7 +269,8 @@ Result<RunOutputs> Session::Run(const std::vector<Bytes>& inputs, const Liveness
   if (planned && options.poison) PoisonStartingBuffers(*live, *plan, 0, arena.get());
   CopyInputs(graph, inputs, where);
   RunMonitor* monitor = options.monitor;
-  if (monitor != nullptr) MF_RETURN_IF_ERROR(monitor->Started(where, planned ? arena.get() : nullptr));
+  if (monitor != nullptr)
+    MF_RETURN_IF_ERROR(monitor->Started(where, planned ? arena.get() : nullptr));
   for (size_t pos = 0; pos < graph.schedule.size(); ++pos) {
     const NodeId id = graph.schedule[pos];
     const Node& node = graph.node(id);
@@ -272,7 +278,8 @@ Result<RunOutputs> Session::Run(const std::vector<Bytes>& inputs, const Liveness
     std::vector<std::byte*> scratch;
     if (planned) {
       if (options.poison) PoisonStartingBuffers(*live, *plan, NodeTime(pos), arena.get());
-      for (int32_t r : live->scratch_of[static_cast<size_t>(id)]) scratch.push_back(arena.get() + plan->offsets[static_cast<size_t>(r)]);
+      for (int32_t r : live->scratch_of[static_cast<size_t>(id)])
+        scratch.push_back(arena.get() + plan->offsets[static_cast<size_t>(r)]);
     } else if (const OpDef* def = FindOp(node.op); def->scratch != nullptr) {
       for (int64_t bytes : def->scratch(graph, node)) {
         scratch_storage.emplace_back(static_cast<size_t>(bytes), kPoison);
@@ -290,7 +297,8 @@ Result<RunOutputs> Session::Run(const std::vector<Bytes>& inputs, const Liveness
     if (runs) RunKernel(graph, node, args.view(scratch), watch);
     if (options.layer_ms != nullptr) {
       (*options.layer_ms)[node.layer.empty() ? "other" : node.layer] +=
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+              .count();
     }
     if (monitor != nullptr) MF_RETURN_IF_ERROR(monitor->After(pos, node, args.view(scratch), runs));
     Capture(graph, node, where, options.capture, &captured);

@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
-#include "memfold/ir/graph.h"
 #include "memfold/base/status.h"
+#include "memfold/ir/graph.h"
 #include "memfold/ops/kernels/access.h"
 #include "memfold/ops/registry.h"
 #include "memfold/placement/buffer.h"

@@ -41,7 +41,8 @@ class OverlapWatch final : public AccessWatch {
  private:
   void Narrow() {
     read_begin = input_;
-    read_end = std::min(end, input_ + std::max<int64_t>(0, max_written_ + overlap_.safe_overlap() - n_out_));
+    read_end = std::min(
+        end, input_ + std::max<int64_t>(0, max_written_ + overlap_.safe_overlap() - n_out_));
   }
   const std::byte* input_;
   int64_t n_out_;
@@ -80,7 +81,8 @@ std::optional<int64_t> SafeOverlapByTrace(const Graph& graph, const Node& node, 
   };
   std::vector<TensorArg> inputs, outputs;
   for (size_t k = 0; k < node.inputs.size(); ++k) {
-    inputs.push_back(bind(node.inputs[k], k == static_cast<size_t>(input) ? block.data() + out_bytes : nullptr));
+    inputs.push_back(
+        bind(node.inputs[k], k == static_cast<size_t>(input) ? block.data() + out_bytes : nullptr));
   }
   for (size_t k = 0; k < node.outputs.size(); ++k) {
     outputs.push_back(bind(node.outputs[k], k == 0 ? block.data() : nullptr));
@@ -105,7 +107,8 @@ namespace {
 int OverlappedInput(const Graph& graph, const Node& node) {
   for (size_t k = 0; k < node.inputs.size(); ++k) {
     const ValueId v = node.inputs[k];
-    if (v != kNoValue && !graph.value(v).is_constant() && graph.value(v).role != Role::kWeight) return static_cast<int>(k);
+    if (v != kNoValue && !graph.value(v).is_constant() && graph.value(v).role != Role::kWeight)
+      return static_cast<int>(k);
   }
   return -1;
 }
@@ -115,7 +118,8 @@ template <typename F>
 std::optional<int64_t> Timed(double* total_ms, F method) {
   const auto start = std::chrono::steady_clock::now();
   std::optional<int64_t> result = method();
-  *total_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  *total_ms +=
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return result;
 }
 
@@ -126,12 +130,23 @@ OverlapReport AnalyseOverlaps(const Graph& graph, bool with_trace) {
   for (size_t pos = 0; pos < graph.schedule.size(); ++pos) {
     const Node& node = graph.node(graph.schedule[pos]);
     const OpDef* def = FindOp(node.op);
-    NodeOverlap row{pos, graph.schedule[pos], OverlappedInput(graph, node),
-                    node.outputs.empty() ? 0 : graph.value(node.outputs[0]).bytes(), {}, {}, {}};
+    NodeOverlap row{pos,
+                    graph.schedule[pos],
+                    OverlappedInput(graph, node),
+                    node.outputs.empty() ? 0 : graph.value(node.outputs[0]).bytes(),
+                    {},
+                    {},
+                    {}};
     if (def != nullptr && !def->alias && row.input >= 0) {
-      if (def->overlap_analytic) row.analytic = Timed(&report.analytic_ms, [&] { return def->overlap_analytic(graph, node, row.input); });
-      if (def->overlap_algorithmic) row.algorithmic = Timed(&report.algorithmic_ms, [&] { return def->overlap_algorithmic(graph, node, row.input); });
-      if (with_trace) row.trace = Timed(&report.trace_ms, [&] { return SafeOverlapByTrace(graph, node, row.input); });
+      if (def->overlap_analytic)
+        row.analytic = Timed(&report.analytic_ms,
+                             [&] { return def->overlap_analytic(graph, node, row.input); });
+      if (def->overlap_algorithmic)
+        row.algorithmic = Timed(&report.algorithmic_ms,
+                                [&] { return def->overlap_algorithmic(graph, node, row.input); });
+      if (with_trace)
+        row.trace =
+            Timed(&report.trace_ms, [&] { return SafeOverlapByTrace(graph, node, row.input); });
     }
     report.nodes.push_back(row);
   }

@@ -19,7 +19,7 @@ std::optional<int64_t> SafeOverlapByTrace(const Graph& graph, const Node& node, 
 struct NodeOverlap {
   size_t position;  // in the schedule
   NodeId node;
-  int input;        // -1 when the node has no computed input (or is an alias)
+  int input;  // -1 when the node has no computed input (or is an alias)
   int64_t output_bytes;
   std::optional<int64_t> analytic, algorithmic, trace;
 };

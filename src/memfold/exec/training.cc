@@ -1,8 +1,7 @@
 #include "memfold/exec/training.h"
 
-#include <cstring>
-
 #include <chrono>
+#include <cstring>
 
 #include "memfold/ops/registry.h"
 
@@ -14,8 +13,10 @@ int64_t IntegerRange(const Graph& g, ValueId v) {
   int64_t range = 1000;  // the contract's int32 rule, when no reader constrains it
   for (NodeId id : g.schedule) {
     const Node& n = g.node(id);
-    if (n.op == "gather" && n.inputs.size() > 1 && n.inputs[1] == v) range = std::min(range, g.value(n.inputs[0]).shape[0]);
-    if (n.op == "softmax_cross_entropy" && n.inputs.size() > 1 && n.inputs[1] == v) range = std::min(range, g.value(n.inputs[0]).shape.back());
+    if (n.op == "gather" && n.inputs.size() > 1 && n.inputs[1] == v)
+      range = std::min(range, g.value(n.inputs[0]).shape[0]);
+    if (n.op == "softmax_cross_entropy" && n.inputs.size() > 1 && n.inputs[1] == v)
+      range = std::min(range, g.value(n.inputs[0]).shape.back());
   }
   return std::max<int64_t>(range, 1);
 }
@@ -37,23 +38,28 @@ std::vector<Bytes> TrainingInputs(const Graph& graph) {
 }
 
 Trainer::Trainer(const Graph& graph, std::vector<ValueId> gradients, const GraphPlan& plan)
-    : graph_(graph), gradients_(std::move(gradients)), plan_(plan), planned_(graph), unplanned_(graph) {}
+    : graph_(graph),
+      gradients_(std::move(gradients)),
+      plan_(plan),
+      planned_(graph),
+      unplanned_(graph) {}
 
 Result<StepResult> Trainer::Step(const std::vector<Bytes>& inputs) {
   StepResult step;
   ExecOptions options;
   options.capture = gradients_;
   options.layer_ms = &step.layer_ms;
-  MF_ASSIGN_OR_RETURN(RunOutputs planned, planned_.Run(inputs, &plan_.liveness, &plan_.plan, options));
+  MF_ASSIGN_OR_RETURN(RunOutputs planned,
+                      planned_.Run(inputs, &plan_.liveness, &plan_.plan, options));
   options.layer_ms = nullptr;
   MF_ASSIGN_OR_RETURN(RunOutputs unplanned, unplanned_.Run(inputs, nullptr, nullptr, options));
   if (planned.outputs != unplanned.outputs || planned.captured != unplanned.captured) {
-    return Status::Error("the planned training step differs from the unplanned one: the plan is unsafe");
+    return Status::Error(
+        "the planned training step differs from the unplanned one: the plan is unsafe");
   }
   std::memcpy(&step.loss, planned.outputs[0].data(), 4);
   step.gradients = std::move(planned.captured);
   return step;
 }
-
 
 }  // namespace memfold

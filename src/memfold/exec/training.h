@@ -20,7 +20,7 @@ std::vector<Bytes> TrainingInputs(const Graph& graph);
 
 struct StepResult {
   float loss = 0;
-  std::vector<Bytes> gradients;  // per gradient the trainer captures, in its order
+  std::vector<Bytes> gradients;            // per gradient the trainer captures, in its order
   std::map<std::string, double> layer_ms;  // planned run's time per layer type
 };
 

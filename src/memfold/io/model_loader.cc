@@ -53,8 +53,9 @@ Result<Graph> LoadModel(const std::string& model) {
     return Status::Error(model + ": is a directory; give a .tflite file in it, or zoo:NAME");
   }
   if (!std::filesystem::is_regular_file(status)) {
-    return Status::Error(model + ": is not a regular file (a device, pipe or socket); give a "
-                                 ".tflite file, or zoo:NAME");
+    return Status::Error(model +
+                         ": is not a regular file (a device, pipe or socket); give a "
+                         ".tflite file, or zoo:NAME");
   }
   MF_ASSIGN_OR_RETURN(TfliteModel tflite, ReadTfliteFile(model));
   return Checked(std::move(tflite.graph), model);

@@ -17,7 +17,9 @@ std::vector<int32_t> ValueOffsets(const Graph& graph, const GraphPlan& plan) {
   std::vector<int32_t> offsets(static_cast<size_t>(graph.num_values()), -1);
   for (ValueId v = 0; v < graph.num_values(); ++v) {
     const int32_t buffer = plan.liveness.buffer_of[static_cast<size_t>(v)];
-    if (buffer != kNoBuffer) offsets[static_cast<size_t>(v)] = static_cast<int32_t>(plan.plan.offsets[static_cast<size_t>(buffer)] + ViewOffset(plan.liveness, v));
+    if (buffer != kNoBuffer)
+      offsets[static_cast<size_t>(v)] = static_cast<int32_t>(
+          plan.plan.offsets[static_cast<size_t>(buffer)] + ViewOffset(plan.liveness, v));
   }
   return offsets;
 }
@@ -35,15 +37,16 @@ std::string PlanCHeader(const Graph& graph, const GraphPlan& plan, const std::st
       << "#define MEMFOLD_TENSOR_COUNT " << graph.num_values() << "\n\n"
       << "static const int32_t memfold_tensor_offset[MEMFOLD_TENSOR_COUNT] = {\n";
   for (ValueId v = 0; v < graph.num_values(); ++v) {
-    out << "    " << offsets[static_cast<size_t>(v)] << ",  /* " << v << " " << CommentSafe(graph.value(v).name) << ", "
-        << graph.value(v).bytes() << " B */\n";
+    out << "    " << offsets[static_cast<size_t>(v)] << ",  /* " << v << " "
+        << CommentSafe(graph.value(v).name) << ", " << graph.value(v).bytes() << " B */\n";
   }
   out << "};\n\n";
   int scratch = 0;
   for (NodeId n = 0; n < graph.num_nodes(); ++n) {
     for (int32_t r : plan.liveness.scratch_of[static_cast<size_t>(n)]) {
-      out << "#define MEMFOLD_SCRATCH_" << scratch << "_OFFSET " << plan.plan.offsets[static_cast<size_t>(r)]
-          << "  /* operator " << n << ", " << plan.liveness.requests[static_cast<size_t>(r)].bytes << " B */\n";
+      out << "#define MEMFOLD_SCRATCH_" << scratch << "_OFFSET "
+          << plan.plan.offsets[static_cast<size_t>(r)] << "  /* operator " << n << ", "
+          << plan.liveness.requests[static_cast<size_t>(r)].bytes << " B */\n";
       ++scratch;
     }
   }

@@ -28,7 +28,7 @@ std::string Sha256Hex(const std::byte* data, size_t size) {
 
 std::string Sha256Hex(std::span<const std::vector<std::byte>> parts) {
   const std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> context(EVP_MD_CTX_new(),
-                                                                         &EVP_MD_CTX_free);
+                                                                        &EVP_MD_CTX_free);
   EVP_DigestInit_ex(context.get(), EVP_sha256(), nullptr);
   for (const std::vector<std::byte>& part : parts) {
     EVP_DigestUpdate(context.get(), part.data(), part.size());

@@ -10,7 +10,8 @@ namespace memfold {
 
 std::string GroupDigits(int64_t value) {
   std::string digits = std::to_string(value < 0 ? -value : value);
-  for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) digits.insert(static_cast<size_t>(i), ",");
+  for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3)
+    digits.insert(static_cast<size_t>(i), ",");
   return value < 0 ? "-" + digits : digits;
 }
 
@@ -44,12 +45,18 @@ bool ParseByteSize(const std::string& text, int64_t* bytes) {
   std::transform(suffix.begin(), suffix.end(), suffix.begin(),
                  [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
   double scale = 1;
-  if (suffix == "" || suffix == "B") scale = 1;
-  else if (suffix == "K" || suffix == "KB" || suffix == "KIB") scale = 1024.0;
-  else if (suffix == "M" || suffix == "MB" || suffix == "MIB") scale = 1024.0 * 1024;
-  else if (suffix == "G" || suffix == "GB" || suffix == "GIB") scale = 1024.0 * 1024 * 1024;
-  else if (suffix == "T" || suffix == "TB" || suffix == "TIB") scale = 1024.0 * 1024 * 1024 * 1024;
-  else return false;
+  if (suffix == "" || suffix == "B")
+    scale = 1;
+  else if (suffix == "K" || suffix == "KB" || suffix == "KIB")
+    scale = 1024.0;
+  else if (suffix == "M" || suffix == "MB" || suffix == "MIB")
+    scale = 1024.0 * 1024;
+  else if (suffix == "G" || suffix == "GB" || suffix == "GIB")
+    scale = 1024.0 * 1024 * 1024;
+  else if (suffix == "T" || suffix == "TB" || suffix == "TIB")
+    scale = 1024.0 * 1024 * 1024 * 1024;
+  else
+    return false;
   const double value = number * scale;
   if (value > 9.0e18 || value != std::floor(value)) return false;
   *bytes = static_cast<int64_t>(value);
@@ -67,7 +74,8 @@ std::string TextTable::Render() const {
     width[c] = names[c].size();
   }
   for (const auto& row : rows_) {
-    for (size_t c = 0; c < cols && c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+    for (size_t c = 0; c < cols && c < row.size(); ++c)
+      width[c] = std::max(width[c], row[c].size());
   }
   auto line = [&](const std::vector<std::string>& cells) {
     std::string out;

@@ -9,8 +9,8 @@
 
 namespace memfold {
 
-std::string GroupDigits(int64_t value);   // 6021120 -> "6,021,120"
-std::string HumanBytes(int64_t bytes);    // 6021120 -> "5.74 MiB"; < 1 KiB -> "512 B"
+std::string GroupDigits(int64_t value);  // 6021120 -> "6,021,120"
+std::string HumanBytes(int64_t bytes);   // 6021120 -> "5.74 MiB"; < 1 KiB -> "512 B"
 // Two sizes for one sentence ("the arena ... does not fit the budget ..."): HumanBytes, unless
 // both round to the same text; then exact bytes ("65,952 B", "65,951 B").
 std::pair<std::string, std::string> DistinctSizes(int64_t a, int64_t b);

@@ -12,8 +12,8 @@
 // over an axis other than the last, a packed 1-bit tensor). Complexity O(graph + weight bytes).
 #pragma once
 
-#include "memfold/ir/graph.h"
 #include "memfold/base/status.h"
+#include "memfold/ir/graph.h"
 
 namespace memfold {
 

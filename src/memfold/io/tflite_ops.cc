@@ -11,10 +11,14 @@ constexpr int32_t kCustom = 32;
 
 Result<std::string> Activation(int64_t code) {
   switch (code) {
-    case 0: return std::string("none");
-    case 1: return std::string("relu");
-    case 2: return std::string("relu_n1_to_1");
-    case 3: return std::string("relu6");
+    case 0:
+      return std::string("none");
+    case 1:
+      return std::string("relu");
+    case 2:
+      return std::string("relu_n1_to_1");
+    case 3:
+      return std::string("relu6");
     default:
       return Status::Error("fused activation " + std::to_string(code) +
                            " is not supported (none, relu, relu_n1_to_1, relu6 are)");

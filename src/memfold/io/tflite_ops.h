@@ -9,9 +9,9 @@
 #include <string_view>
 #include <vector>
 
+#include "memfold/base/status.h"
 #include "memfold/io/tflite_schema.h"
 #include "memfold/ir/graph.h"
-#include "memfold/base/status.h"
 
 namespace memfold {
 
@@ -26,8 +26,8 @@ using TfliteConverter = Status (*)(const TfliteConvertContext& ctx, Node* node);
 struct TfliteOpMapping {
   int32_t code;
   std::string_view tflite_name;
-  std::string_view op;          // registry op
-  uint8_t options_type;         // the BuiltinOptions union member it carries (0 = none)
+  std::string_view op;             // registry op
+  uint8_t options_type;            // the BuiltinOptions union member it carries (0 = none)
   std::vector<int> option_widths;  // per slot: bytes of the scalar, 0 for an int32 vector
   TfliteConverter convert;
 };

@@ -46,14 +46,24 @@ std::string PrintableStr(const flatbuffers::String* s) {
 
 Result<DType> ConvertType(int8_t type) {
   switch (type) {
-    case 0: return DType::kF32;
-    case 2: return DType::kI32;
-    case 3: return DType::kU8;
-    case 4: return DType::kI64;
-    case 6: return DType::kBool;
-    case 7: return DType::kI16;
-    case 9: return DType::kI8;
-    default: return Status::Error("tensor type " + std::to_string(type) + " is not supported (float32, int8, uint8, int16, int32, int64, bool are)");
+    case 0:
+      return DType::kF32;
+    case 2:
+      return DType::kI32;
+    case 3:
+      return DType::kU8;
+    case 4:
+      return DType::kI64;
+    case 6:
+      return DType::kBool;
+    case 7:
+      return DType::kI16;
+    case 9:
+      return DType::kI8;
+    default:
+      return Status::Error(
+          "tensor type " + std::to_string(type) +
+          " is not supported (float32, int8, uint8, int16, int32, int64, bool are)");
   }
 }
 
@@ -71,37 +81,51 @@ Result<std::pair<const uint8_t*, size_t>> BufferBytes(const Reader& r, uint32_t 
   }
   if (buffer->offset() > 1) {  // data stored after the flatbuffer (models over 2 GB)
     if (buffer->offset() > r.size || buffer->size() > r.size - buffer->offset()) {
-      return Status::Error("names buffer " + std::to_string(index) + ", whose data lies past the end of the file");
+      return Status::Error("names buffer " + std::to_string(index) +
+                           ", whose data lies past the end of the file");
     }
-    return std::pair<const uint8_t*, size_t>{r.base + buffer->offset(), static_cast<size_t>(buffer->size())};
+    return std::pair<const uint8_t*, size_t>{r.base + buffer->offset(),
+                                             static_cast<size_t>(buffer->size())};
   }
   return std::pair<const uint8_t*, size_t>{nullptr, 0};
 }
 
-Result<std::optional<Quantization>> ConvertQuant(const tflite::Quantization* q, const Shape& shape) {
-  if (q == nullptr || q->scale() == nullptr || q->scale()->size() == 0) return std::optional<Quantization>();
+Result<std::optional<Quantization>> ConvertQuant(const tflite::Quantization* q,
+                                                 const Shape& shape) {
+  if (q == nullptr || q->scale() == nullptr || q->scale()->size() == 0)
+    return std::optional<Quantization>();
   Quantization quant;
   quant.scale.assign(q->scale()->begin(), q->scale()->end());
   if (const auto* zero_points = q->zero_point(); zero_points != nullptr) {
     // Copied bytewise: the verifier aligns vectors to 4 bytes only, and these are int64 (found
     // by the fuzzer with UBSan: a misaligned 8-byte load).
     quant.zero_point.resize(zero_points->size());
-    if (zero_points->size() > 0) std::memcpy(quant.zero_point.data(), zero_points->Data(), zero_points->size() * sizeof(int64_t));
+    if (zero_points->size() > 0)
+      std::memcpy(quant.zero_point.data(), zero_points->Data(),
+                  zero_points->size() * sizeof(int64_t));
   }
   if (quant.zero_point.empty()) quant.zero_point.assign(quant.scale.size(), 0);
   quant.axis = q->quantized_dimension();
   for (float scale : quant.scale) {
-    if (!std::isfinite(scale) || scale < 0.0f) return Status::Error("has quantisation scale " + std::to_string(scale) + "; scales must be finite and non-negative");
+    if (!std::isfinite(scale) || scale < 0.0f)
+      return Status::Error("has quantisation scale " + std::to_string(scale) +
+                           "; scales must be finite and non-negative");
   }
   for (int64_t zero_point : quant.zero_point) {
-    if (zero_point < -32768 || zero_point > 65535) return Status::Error("has zero point " + std::to_string(zero_point) + ", outside any integer tensor's range");
+    if (zero_point < -32768 || zero_point > 65535)
+      return Status::Error("has zero point " + std::to_string(zero_point) +
+                           ", outside any integer tensor's range");
   }
-  if (quant.zero_point.size() != quant.scale.size()) return Status::Error("has " + std::to_string(quant.scale.size()) + " scales but " + std::to_string(quant.zero_point.size()) + " zero points");
+  if (quant.zero_point.size() != quant.scale.size())
+    return Status::Error("has " + std::to_string(quant.scale.size()) + " scales but " +
+                         std::to_string(quant.zero_point.size()) + " zero points");
   // Some converters store the filter's channel axis on 1-D bias tensors; TFLM ignores it there.
   if (quant.per_channel() && shape.size() == 1) quant.axis = 0;
-  if (quant.per_channel() && (quant.axis < 0 || static_cast<size_t>(quant.axis) >= shape.size() ||
-                              shape[static_cast<size_t>(quant.axis)] != static_cast<int64_t>(quant.scale.size()))) {
-    return Status::Error("per-channel quantisation does not match dimension " + std::to_string(quant.axis));
+  if (quant.per_channel() &&
+      (quant.axis < 0 || static_cast<size_t>(quant.axis) >= shape.size() ||
+       shape[static_cast<size_t>(quant.axis)] != static_cast<int64_t>(quant.scale.size()))) {
+    return Status::Error("per-channel quantisation does not match dimension " +
+                         std::to_string(quant.axis));
   }
   return std::optional<Quantization>(std::move(quant));
 }
@@ -112,14 +136,17 @@ Result<std::optional<Quantization>> ConvertQuant(const tflite::Quantization* q, 
 Status CheckShapeSignature(const flatbuffers::Vector<int32_t>* signature, const Shape& shape) {
   if (signature == nullptr || signature->size() == 0) return Status::Ok();
   if (signature->size() != shape.size()) {
-    return Status::Error("has a shape_signature of rank " + std::to_string(signature->size()) + " but a shape of rank " +
-                         std::to_string(shape.size()) + "; memfold needs every tensor's concrete shape: re-convert the model with fixed input shapes");
+    return Status::Error("has a shape_signature of rank " + std::to_string(signature->size()) +
+                         " but a shape of rank " + std::to_string(shape.size()) +
+                         "; memfold needs every tensor's concrete shape: re-convert the model with "
+                         "fixed input shapes");
   }
   for (size_t d = 0; d < shape.size(); ++d) {
     const int32_t dim = (*signature)[static_cast<flatbuffers::uoffset_t>(d)];
     if (dim == -1 || dim == shape[d]) continue;
-    return Status::Error("has shape_signature dimension " + std::to_string(d) + " = " + std::to_string(dim) + " but shape " +
-                         ShapeString(shape) + "; the file contradicts itself: re-convert the model");
+    return Status::Error("has shape_signature dimension " + std::to_string(d) + " = " +
+                         std::to_string(dim) + " but shape " + ShapeString(shape) +
+                         "; the file contradicts itself: re-convert the model");
   }
   return Status::Ok();
 }
@@ -135,26 +162,33 @@ Result<Value> ConvertTensor(const Reader& r, const tflite::Tensor& t, int32_t in
   int64_t elements = 1;
   if (t.shape() != nullptr) {
     for (int32_t dim : *t.shape()) {
-      if (dim < 0) return r.Error(where + " has a dynamic dimension (" + std::to_string(dim) + ") in its shape; re-convert the model with fixed input shapes");
+      if (dim < 0)
+        return r.Error(where + " has a dynamic dimension (" + std::to_string(dim) +
+                       ") in its shape; re-convert the model with fixed input shapes");
       v.shape.push_back(dim);
-      if (dim != 0 && elements > kMaxTensorBytes / dim) return r.Error(where + " is impossibly large");
+      if (dim != 0 && elements > kMaxTensorBytes / dim)
+        return r.Error(where + " is impossibly large");
       elements *= dim;
     }
   }
   Status signature = CheckShapeSignature(t.shape_signature(), v.shape);
   if (!signature.ok()) return r.Error(where + " " + signature.message());
-  if (v.bytes() > kMaxTensorBytes) return r.Error(where + " is impossibly large (" + std::to_string(v.bytes()) + " bytes)");
+  if (v.bytes() > kMaxTensorBytes)
+    return r.Error(where + " is impossibly large (" + std::to_string(v.bytes()) + " bytes)");
   Result<std::optional<Quantization>> quant = ConvertQuant(t.quantization(), v.shape);
   if (!quant.ok()) return r.Error(where + " " + quant.status().message());
   v.quant = std::move(*quant);
   Result<std::pair<const uint8_t*, size_t>> buffer = BufferBytes(r, t.buffer());
-  if (!buffer.ok()) return r.Error(where + " " + buffer.status().message() + "; the file is corrupted");
+  if (!buffer.ok())
+    return r.Error(where + " " + buffer.status().message() + "; the file is corrupted");
   const auto data = *buffer;
   if (data.first != nullptr) {
     if (static_cast<int64_t>(data.second) != v.bytes()) {
-      return r.Error(where + " has " + std::to_string(data.second) + " bytes of data but its shape needs " + std::to_string(v.bytes()));
+      return r.Error(where + " has " + std::to_string(data.second) +
+                     " bytes of data but its shape needs " + std::to_string(v.bytes()));
     }
-    v.data = std::make_shared<Bytes>(reinterpret_cast<const std::byte*>(data.first), reinterpret_cast<const std::byte*>(data.first) + data.second);
+    v.data = std::make_shared<Bytes>(reinterpret_cast<const std::byte*>(data.first),
+                                     reinterpret_cast<const std::byte*>(data.first) + data.second);
     v.role = Role::kWeight;
   } else if (t.is_variable()) {
     v.role = Role::kState;
@@ -162,14 +196,17 @@ Result<Value> ConvertTensor(const Reader& r, const tflite::Tensor& t, int32_t in
   return v;
 }
 
-Result<std::vector<ValueId>> TensorList(const Reader& r, const flatbuffers::Vector<int32_t>* list, int32_t tensors, bool allow_absent, const std::string& where) {
+Result<std::vector<ValueId>> TensorList(const Reader& r, const flatbuffers::Vector<int32_t>* list,
+                                        int32_t tensors, bool allow_absent,
+                                        const std::string& where) {
   std::vector<ValueId> ids;
   if (list == nullptr) return ids;
   for (int32_t t : *list) {
     if (t == -1 && allow_absent) {
       ids.push_back(kNoValue);
     } else if (t < 0 || t >= tensors) {
-      return r.Error(where + " names tensor " + std::to_string(t) + "; the subgraph has " + std::to_string(tensors));
+      return r.Error(where + " names tensor " + std::to_string(t) + "; the subgraph has " +
+                     std::to_string(tensors));
     } else {
       ids.push_back(t);
     }
@@ -177,18 +214,22 @@ Result<std::vector<ValueId>> TensorList(const Reader& r, const flatbuffers::Vect
   return ids;
 }
 
-Result<Node> ConvertOperator(const Reader& r, const Graph& graph, const tflite::Operator& op, int32_t index) {
+Result<Node> ConvertOperator(const Reader& r, const Graph& graph, const tflite::Operator& op,
+                             int32_t index) {
   const auto* codes = r.model->operator_codes();
   const std::string where = "operator " + std::to_string(index);
   if (codes == nullptr || op.opcode_index() >= codes->size()) {
-    return r.Error(where + " names operator code " + std::to_string(op.opcode_index()) + ", past the code table");
+    return r.Error(where + " names operator code " + std::to_string(op.opcode_index()) +
+                   ", past the code table");
   }
   const tflite::OperatorCode* code = codes->Get(op.opcode_index());
   const std::string label = TfliteOpLabel(code->code(), PrintableStr(code->custom_code()));
   Node node;
   node.name = where;
-  MF_ASSIGN_OR_RETURN(node.inputs, TensorList(r, op.inputs(), graph.num_values(), true, where + " (" + label + ")"));
-  MF_ASSIGN_OR_RETURN(node.outputs, TensorList(r, op.outputs(), graph.num_values(), false, where + " (" + label + ")"));
+  MF_ASSIGN_OR_RETURN(node.inputs, TensorList(r, op.inputs(), graph.num_values(), true,
+                                              where + " (" + label + ")"));
+  MF_ASSIGN_OR_RETURN(node.outputs, TensorList(r, op.outputs(), graph.num_values(), false,
+                                               where + " (" + label + ")"));
   if (node.outputs.empty()) return r.Error(where + " (" + label + ") has no outputs");
   node.name = graph.value(node.outputs[0]).name.empty() ? where : graph.value(node.outputs[0]).name;
   const TfliteOpMapping* mapping = FindTfliteOp(code->code());
@@ -200,7 +241,9 @@ Result<Node> ConvertOperator(const Reader& r, const Graph& graph, const tflite::
   const tflite::Options* options = nullptr;
   if (mapping->options_type != 0 && op.has_builtin_options()) {
     if (op.builtin_options_type() != mapping->options_type) {
-      return r.Error(where + " (" + label + ") carries options of type " + std::to_string(op.builtin_options_type()) + ", expected " + std::to_string(mapping->options_type));
+      return r.Error(where + " (" + label + ") carries options of type " +
+                     std::to_string(op.builtin_options_type()) + ", expected " +
+                     std::to_string(mapping->options_type));
     }
     options = op.builtin_options();
     flatbuffers::Verifier verifier(r.base, r.size);
@@ -223,17 +266,25 @@ Result<Node> ConvertOperator(const Reader& r, const Graph& graph, const tflite::
 void DequantizeHybridWeights(Graph* g) {
   for (NodeId n : g->schedule) {
     const Node& node = g->node(n);
-    if (node.inputs.size() < 2 || node.inputs[0] == kNoValue || node.inputs[1] == kNoValue) continue;
-    if (node.op != "conv2d" && node.op != "depthwise_conv2d" && node.op != "fully_connected") continue;
+    if (node.inputs.size() < 2 || node.inputs[0] == kNoValue || node.inputs[1] == kNoValue)
+      continue;
+    if (node.op != "conv2d" && node.op != "depthwise_conv2d" && node.op != "fully_connected")
+      continue;
     Value& w = g->value(node.inputs[1]);
-    if (g->value(node.inputs[0]).dtype != DType::kF32 || w.dtype != DType::kI8 || !w.is_constant() || !w.quant) continue;
+    if (g->value(node.inputs[0]).dtype != DType::kF32 || w.dtype != DType::kI8 ||
+        !w.is_constant() || !w.quant)
+      continue;
     const Quantization& q = *w.quant;
     int64_t inner = 1;
     for (size_t d = static_cast<size_t>(q.axis) + 1; d < w.shape.size(); ++d) inner *= w.shape[d];
     auto real = std::make_shared<Bytes>(static_cast<size_t>(w.elements()) * 4);
     for (int64_t k = 0; k < w.elements(); ++k) {
-      const size_t c = q.per_channel() ? static_cast<size_t>((k / inner) % w.shape[static_cast<size_t>(q.axis)]) : 0;
-      const float value = q.scale[c] * static_cast<float>(static_cast<int8_t>((*w.data)[static_cast<size_t>(k)]) - q.zero_point[c]);
+      const size_t c = q.per_channel()
+                           ? static_cast<size_t>((k / inner) % w.shape[static_cast<size_t>(q.axis)])
+                           : 0;
+      const float value =
+          q.scale[c] * static_cast<float>(static_cast<int8_t>((*w.data)[static_cast<size_t>(k)]) -
+                                          q.zero_point[c]);
       std::memcpy(real->data() + 4 * k, &value, 4);
     }
     w.dtype = DType::kF32;
@@ -260,12 +311,14 @@ std::optional<std::vector<int32_t>> OfflinePlan(const Reader& r) {
   for (const tflite::Metadata* m : *metadata) {
     if (Str(m->name()) != kOfflinePlanName) continue;
     Result<std::pair<const uint8_t*, size_t>> bytes = BufferBytes(r, m->buffer());
-    if (!bytes.ok() || bytes->first == nullptr || bytes->second % 4 != 0 || bytes->second < 12) return std::nullopt;
+    if (!bytes.ok() || bytes->first == nullptr || bytes->second % 4 != 0 || bytes->second < 12)
+      return std::nullopt;
     std::vector<int32_t> words(bytes->second / 4);
     std::memcpy(words.data(), bytes->first, bytes->second);
     const auto n = static_cast<size_t>(words[2] < 0 ? 0 : words[2]);
     if (words[0] != 0 || words.size() < 3 + n) return std::nullopt;
-    return std::vector<int32_t>(words.begin() + 3, words.begin() + 3 + static_cast<std::ptrdiff_t>(n));
+    return std::vector<int32_t>(words.begin() + 3,
+                                words.begin() + 3 + static_cast<std::ptrdiff_t>(n));
   }
   return std::nullopt;
 }
@@ -274,33 +327,43 @@ std::optional<std::vector<int32_t>> OfflinePlan(const Reader& r) {
 
 Result<TfliteModel> ParseTflite(Bytes file, const std::string& label) {
   const auto* base = reinterpret_cast<const uint8_t*>(file.data());
-  if (file.size() < 8) return Status::Error(label + ": too short to be a TFLite model (" + std::to_string(file.size()) + " bytes)");
+  if (file.size() < 8)
+    return Status::Error(label + ": too short to be a TFLite model (" +
+                         std::to_string(file.size()) + " bytes)");
   if (!flatbuffers::BufferHasIdentifier(base, kIdentifier)) {
     return Status::Error(label + ": not a TFLite model (file identifier is not TFL3)");
   }
   flatbuffers::Verifier verifier(base, file.size());
   if (!verifier.VerifyBuffer<tflite::Model>(kIdentifier)) {
-    return Status::Error(label + ": the flatbuffer verifier rejects the file (truncated or corrupted)");
+    return Status::Error(label +
+                         ": the flatbuffer verifier rejects the file (truncated or corrupted)");
   }
   Reader r{flatbuffers::GetRoot<tflite::Model>(base), base, file.size(), label};
   const auto* subgraphs = r.model->subgraphs();
   if (subgraphs == nullptr || subgraphs->size() == 0) return r.Error("has no subgraph");
   TfliteModel result;
   result.subgraphs = static_cast<int32_t>(subgraphs->size());
-  for (const tflite::SubGraph* sg : *subgraphs) result.total_tensors += sg->tensors() ? static_cast<int32_t>(sg->tensors()->size()) : 0;
+  for (const tflite::SubGraph* sg : *subgraphs)
+    result.total_tensors += sg->tensors() ? static_cast<int32_t>(sg->tensors()->size()) : 0;
   const tflite::SubGraph& sg = *subgraphs->Get(0);
   Graph& g = result.graph;
   g.name = label;
   const int32_t tensors = sg.tensors() ? static_cast<int32_t>(sg.tensors()->size()) : 0;
   for (int32_t t = 0; t < tensors; ++t) {
-    MF_ASSIGN_OR_RETURN(Value v, ConvertTensor(r, *sg.tensors()->Get(static_cast<flatbuffers::uoffset_t>(t)), t));
+    MF_ASSIGN_OR_RETURN(
+        Value v, ConvertTensor(r, *sg.tensors()->Get(static_cast<flatbuffers::uoffset_t>(t)), t));
     g.AddValue(std::move(v));
   }
-  MF_ASSIGN_OR_RETURN(g.inputs, TensorList(r, sg.inputs(), tensors, false, "the subgraph's input list"));
-  MF_ASSIGN_OR_RETURN(g.outputs, TensorList(r, sg.outputs(), tensors, false, "the subgraph's output list"));
-  if (g.outputs.empty()) return r.Error("has no outputs, so there is nothing to plan or run; export the model with its outputs");
+  MF_ASSIGN_OR_RETURN(g.inputs,
+                      TensorList(r, sg.inputs(), tensors, false, "the subgraph's input list"));
+  MF_ASSIGN_OR_RETURN(g.outputs,
+                      TensorList(r, sg.outputs(), tensors, false, "the subgraph's output list"));
+  if (g.outputs.empty())
+    return r.Error(
+        "has no outputs, so there is nothing to plan or run; export the model with its outputs");
   for (ValueId v : g.inputs) {
-    if (g.value(v).is_constant()) return r.Error("input tensor " + std::to_string(v) + " is a constant");
+    if (g.value(v).is_constant())
+      return r.Error("input tensor " + std::to_string(v) + " is a constant");
     g.value(v).role = Role::kInput;
   }
   for (ValueId v : g.outputs) {
@@ -308,10 +371,14 @@ Result<TfliteModel> ParseTflite(Bytes file, const std::string& label) {
   }
   const int32_t operators = sg.operators() ? static_cast<int32_t>(sg.operators()->size()) : 0;
   for (int32_t i = 0; i < operators; ++i) {
-    MF_ASSIGN_OR_RETURN(Node node, ConvertOperator(r, g, *sg.operators()->Get(static_cast<flatbuffers::uoffset_t>(i)), i));
+    MF_ASSIGN_OR_RETURN(
+        Node node,
+        ConvertOperator(r, g, *sg.operators()->Get(static_cast<flatbuffers::uoffset_t>(i)), i));
     for (ValueId out : node.outputs) {
-      if (g.value(out).producer != kNoNode || g.value(out).is_constant() || g.value(out).role == Role::kInput) {
-        return r.Error("operator " + std::to_string(i) + " writes tensor " + std::to_string(out) + ", which is already a constant, an input or another operator's output");
+      if (g.value(out).producer != kNoNode || g.value(out).is_constant() ||
+          g.value(out).role == Role::kInput) {
+        return r.Error("operator " + std::to_string(i) + " writes tensor " + std::to_string(out) +
+                       ", which is already a constant, an input or another operator's output");
       }
     }
     g.AddNode(std::move(node));
@@ -321,9 +388,12 @@ Result<TfliteModel> ParseTflite(Bytes file, const std::string& label) {
   result.offline_offsets = OfflinePlan(r);
   if (result.offline_offsets) {
     if (static_cast<int32_t>(result.offline_offsets->size()) != result.total_tensors) {
-      return r.Error("the OfflineMemoryAllocation metadata lists " + std::to_string(result.offline_offsets->size()) + " offsets for " + std::to_string(result.total_tensors) + " tensors");
+      return r.Error("the OfflineMemoryAllocation metadata lists " +
+                     std::to_string(result.offline_offsets->size()) + " offsets for " +
+                     std::to_string(result.total_tensors) + " tensors");
     }
-    g.offline_offsets.assign(result.offline_offsets->begin(), result.offline_offsets->begin() + tensors);
+    g.offline_offsets.assign(result.offline_offsets->begin(),
+                             result.offline_offsets->begin() + tensors);
   }
   result.file = std::move(file);
   return result;

@@ -18,15 +18,15 @@
 #include <string>
 #include <vector>
 
-#include "memfold/ir/graph.h"
 #include "memfold/base/status.h"
+#include "memfold/ir/graph.h"
 
 namespace memfold {
 
 struct TfliteModel {
   Graph graph;
-  Bytes file;                       // the file as read, for writers that patch it
-  int32_t total_tensors = 0;        // over all subgraphs (offline plans list them all)
+  Bytes file;                 // the file as read, for writers that patch it
+  int32_t total_tensors = 0;  // over all subgraphs (offline plans list them all)
   int32_t subgraphs = 0;
   // Offsets from an existing OfflineMemoryAllocation entry (one per tensor of all subgraphs,
   // -1 = plan online), if the file has one.

@@ -20,7 +20,9 @@ using flatbuffers::Vector;
 using flatbuffers::Verifier;
 
 // vtable offset of field `slot`.
-constexpr flatbuffers::voffset_t Slot(int slot) { return static_cast<flatbuffers::voffset_t>(4 + 2 * slot); }
+constexpr flatbuffers::voffset_t Slot(int slot) {
+  return static_cast<flatbuffers::voffset_t>(4 + 2 * slot);
+}
 
 struct Buffer : private Table {
   const Vector<uint8_t>* data() const { return GetPointer<const Vector<uint8_t>*>(Slot(0)); }
@@ -28,7 +30,8 @@ struct Buffer : private Table {
   uint64_t size() const { return GetField<uint64_t>(Slot(2), 0); }
   bool Verify(Verifier& v) const {
     return VerifyTableStart(v) && VerifyOffset(v, Slot(0)) && v.VerifyVector(data()) &&
-           VerifyField<uint64_t>(v, Slot(1), 8) && VerifyField<uint64_t>(v, Slot(2), 8) && v.EndTable();
+           VerifyField<uint64_t>(v, Slot(1), 8) && VerifyField<uint64_t>(v, Slot(2), 8) &&
+           v.EndTable();
   }
 };
 
@@ -51,7 +54,9 @@ struct Tensor : private Table {
   const Quantization* quantization() const { return GetPointer<const Quantization*>(Slot(4)); }
   bool is_variable() const { return GetField<uint8_t>(Slot(5), 0) != 0; }
   bool has_sparsity() const { return CheckField(Slot(6)); }
-  const Vector<int32_t>* shape_signature() const { return GetPointer<const Vector<int32_t>*>(Slot(7)); }
+  const Vector<int32_t>* shape_signature() const {
+    return GetPointer<const Vector<int32_t>*>(Slot(7));
+  }
   bool Verify(Verifier& v) const {
     return VerifyTableStart(v) && VerifyOffset(v, Slot(0)) && v.VerifyVector(shape()) &&
            VerifyField<int8_t>(v, Slot(1), 1) && VerifyField<uint32_t>(v, Slot(2), 4) &&
@@ -76,10 +81,11 @@ struct Options : private Table {
     int slot = 0;
     for (int width : widths) {
       const auto s = Slot(slot++);
-      const bool ok = width == 0   ? VerifyOffset(v, s) && v.VerifyVector(GetPointer<const Vector<int32_t>*>(s))
-                      : width == 1 ? VerifyField<uint8_t>(v, s, 1)
-                      : width == 4 ? VerifyField<uint32_t>(v, s, 4)
-                                   : VerifyField<uint64_t>(v, s, 8);
+      const bool ok =
+          width == 0   ? VerifyOffset(v, s) && v.VerifyVector(GetPointer<const Vector<int32_t>*>(s))
+          : width == 1 ? VerifyField<uint8_t>(v, s, 1)
+          : width == 4 ? VerifyField<uint32_t>(v, s, 4)
+                       : VerifyField<uint64_t>(v, s, 8);
       if (!ok) return false;
     }
     return v.EndTable();
@@ -93,12 +99,17 @@ struct Operator : private Table {
   uint8_t builtin_options_type() const { return GetField<uint8_t>(Slot(3), 0); }
   const Options* builtin_options() const { return GetPointer<const Options*>(Slot(4)); }
   bool has_builtin_options() const { return CheckField(Slot(4)); }
-  const Vector<uint8_t>* custom_options() const { return GetPointer<const Vector<uint8_t>*>(Slot(5)); }
-  const Vector<int32_t>* intermediates() const { return GetPointer<const Vector<int32_t>*>(Slot(8)); }
+  const Vector<uint8_t>* custom_options() const {
+    return GetPointer<const Vector<uint8_t>*>(Slot(5));
+  }
+  const Vector<int32_t>* intermediates() const {
+    return GetPointer<const Vector<int32_t>*>(Slot(8));
+  }
   bool Verify(Verifier& v) const {
-    return VerifyTableStart(v) && VerifyField<uint32_t>(v, Slot(0), 4) && VerifyOffset(v, Slot(1)) &&
-           v.VerifyVector(inputs()) && VerifyOffset(v, Slot(2)) && v.VerifyVector(outputs()) &&
-           VerifyField<uint8_t>(v, Slot(3), 1) && VerifyOffset(v, Slot(4)) &&  // options: see Options
+    return VerifyTableStart(v) && VerifyField<uint32_t>(v, Slot(0), 4) &&
+           VerifyOffset(v, Slot(1)) && v.VerifyVector(inputs()) && VerifyOffset(v, Slot(2)) &&
+           v.VerifyVector(outputs()) && VerifyField<uint8_t>(v, Slot(3), 1) &&
+           VerifyOffset(v, Slot(4)) &&  // options: see Options
            VerifyOffset(v, Slot(5)) && v.VerifyVector(custom_options()) &&
            VerifyOffset(v, Slot(8)) && v.VerifyVector(intermediates()) && v.EndTable();
   }
@@ -110,7 +121,9 @@ struct OperatorCode : private Table {
   int32_t version() const { return GetField<int32_t>(Slot(2), 1); }
   int32_t builtin_code() const { return GetField<int32_t>(Slot(3), 0); }
   // REFERENCE.md §3: the operator code is the larger of the two fields.
-  int32_t code() const { return builtin_code() > deprecated_builtin_code() ? builtin_code() : deprecated_builtin_code(); }
+  int32_t code() const {
+    return builtin_code() > deprecated_builtin_code() ? builtin_code() : deprecated_builtin_code();
+  }
   bool Verify(Verifier& v) const {
     return VerifyTableStart(v) && VerifyField<int8_t>(v, Slot(0), 1) && VerifyOffset(v, Slot(1)) &&
            v.VerifyString(custom_code()) && VerifyField<int32_t>(v, Slot(2), 4) &&
@@ -119,17 +132,22 @@ struct OperatorCode : private Table {
 };
 
 struct SubGraph : private Table {
-  const Vector<Offset<Tensor>>* tensors() const { return GetPointer<const Vector<Offset<Tensor>>*>(Slot(0)); }
+  const Vector<Offset<Tensor>>* tensors() const {
+    return GetPointer<const Vector<Offset<Tensor>>*>(Slot(0));
+  }
   const Vector<int32_t>* inputs() const { return GetPointer<const Vector<int32_t>*>(Slot(1)); }
   const Vector<int32_t>* outputs() const { return GetPointer<const Vector<int32_t>*>(Slot(2)); }
-  const Vector<Offset<Operator>>* operators() const { return GetPointer<const Vector<Offset<Operator>>*>(Slot(3)); }
+  const Vector<Offset<Operator>>* operators() const {
+    return GetPointer<const Vector<Offset<Operator>>*>(Slot(3));
+  }
   const String* name() const { return GetPointer<const String*>(Slot(4)); }
   bool Verify(Verifier& v) const {
     return VerifyTableStart(v) && VerifyOffset(v, Slot(0)) && v.VerifyVector(tensors()) &&
-           v.VerifyVectorOfTables(tensors()) && VerifyOffset(v, Slot(1)) && v.VerifyVector(inputs()) &&
-           VerifyOffset(v, Slot(2)) && v.VerifyVector(outputs()) && VerifyOffset(v, Slot(3)) &&
-           v.VerifyVector(operators()) && v.VerifyVectorOfTables(operators()) &&
-           VerifyOffset(v, Slot(4)) && v.VerifyString(name()) && v.EndTable();
+           v.VerifyVectorOfTables(tensors()) && VerifyOffset(v, Slot(1)) &&
+           v.VerifyVector(inputs()) && VerifyOffset(v, Slot(2)) && v.VerifyVector(outputs()) &&
+           VerifyOffset(v, Slot(3)) && v.VerifyVector(operators()) &&
+           v.VerifyVectorOfTables(operators()) && VerifyOffset(v, Slot(4)) &&
+           v.VerifyString(name()) && v.EndTable();
   }
 };
 
@@ -147,18 +165,28 @@ struct Model : private Table {
   uint32_t version() const { return GetField<uint32_t>(Slot(0), 0); }
   // Where offset field `slot` points (null if absent), for writers that rebuild the root.
   const uint8_t* Target(int slot) const { return GetPointer<const uint8_t*>(Slot(slot)); }
-  const Vector<Offset<OperatorCode>>* operator_codes() const { return GetPointer<const Vector<Offset<OperatorCode>>*>(Slot(1)); }
-  const Vector<Offset<SubGraph>>* subgraphs() const { return GetPointer<const Vector<Offset<SubGraph>>*>(Slot(2)); }
+  const Vector<Offset<OperatorCode>>* operator_codes() const {
+    return GetPointer<const Vector<Offset<OperatorCode>>*>(Slot(1));
+  }
+  const Vector<Offset<SubGraph>>* subgraphs() const {
+    return GetPointer<const Vector<Offset<SubGraph>>*>(Slot(2));
+  }
   const String* description() const { return GetPointer<const String*>(Slot(3)); }
-  const Vector<Offset<Buffer>>* buffers() const { return GetPointer<const Vector<Offset<Buffer>>*>(Slot(4)); }
-  const Vector<Offset<Metadata>>* metadata() const { return GetPointer<const Vector<Offset<Metadata>>*>(Slot(6)); }
+  const Vector<Offset<Buffer>>* buffers() const {
+    return GetPointer<const Vector<Offset<Buffer>>*>(Slot(4));
+  }
+  const Vector<Offset<Metadata>>* metadata() const {
+    return GetPointer<const Vector<Offset<Metadata>>*>(Slot(6));
+  }
   bool Verify(Verifier& v) const {
-    return VerifyTableStart(v) && VerifyField<uint32_t>(v, Slot(0), 4) && VerifyOffset(v, Slot(1)) &&
-           v.VerifyVector(operator_codes()) && v.VerifyVectorOfTables(operator_codes()) &&
-           VerifyOffset(v, Slot(2)) && v.VerifyVector(subgraphs()) && v.VerifyVectorOfTables(subgraphs()) &&
+    return VerifyTableStart(v) && VerifyField<uint32_t>(v, Slot(0), 4) &&
+           VerifyOffset(v, Slot(1)) && v.VerifyVector(operator_codes()) &&
+           v.VerifyVectorOfTables(operator_codes()) && VerifyOffset(v, Slot(2)) &&
+           v.VerifyVector(subgraphs()) && v.VerifyVectorOfTables(subgraphs()) &&
            VerifyOffset(v, Slot(3)) && v.VerifyString(description()) && VerifyOffset(v, Slot(4)) &&
-           v.VerifyVector(buffers()) && v.VerifyVectorOfTables(buffers()) && VerifyOffset(v, Slot(6)) &&
-           v.VerifyVector(metadata()) && v.VerifyVectorOfTables(metadata()) && v.EndTable();
+           v.VerifyVector(buffers()) && v.VerifyVectorOfTables(buffers()) &&
+           VerifyOffset(v, Slot(6)) && v.VerifyVector(metadata()) &&
+           v.VerifyVectorOfTables(metadata()) && v.EndTable();
   }
 };
 

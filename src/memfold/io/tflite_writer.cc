@@ -28,7 +28,9 @@ class Prefix {
     std::memcpy(bytes_.data() + at, &value, sizeof(T));
   }
   // Makes the uoffset field at `field` point to `target` (an absolute position > field).
-  void Link(size_t field, size_t target) { Patch<uint32_t>(field, static_cast<uint32_t>(target - field)); }
+  void Link(size_t field, size_t target) {
+    Patch<uint32_t>(field, static_cast<uint32_t>(target - field));
+  }
   Bytes& bytes() { return bytes_; }
 
  private:
@@ -39,12 +41,13 @@ class Prefix {
 // positions shift by the prefix size; both are resolved in a second pass.
 struct PendingLink {
   size_t field;
-  size_t target;    // absolute in the prefix, or in the old file
+  size_t target;  // absolute in the prefix, or in the old file
   bool old_file;
 };
 
 size_t OldPosition(const TfliteModel& model, const void* p) {
-  return static_cast<size_t>(static_cast<const uint8_t*>(p) - reinterpret_cast<const uint8_t*>(model.file.data()));
+  return static_cast<size_t>(static_cast<const uint8_t*>(p) -
+                             reinterpret_cast<const uint8_t*>(model.file.data()));
 }
 
 // A table with `fields` 4-byte slots: vtable then table; returns the table's field positions.
@@ -66,12 +69,16 @@ std::vector<size_t> PutTable(Prefix& out, int fields) {
 
 Result<Bytes> WithOfflinePlan(const TfliteModel& model, const std::vector<int32_t>& offsets) {
   if (static_cast<int32_t>(offsets.size()) != model.total_tensors) {
-    return Status::Error("an offline plan needs one offset per tensor (" + std::to_string(model.total_tensors) + "), got " + std::to_string(offsets.size()));
+    return Status::Error("an offline plan needs one offset per tensor (" +
+                         std::to_string(model.total_tensors) + "), got " +
+                         std::to_string(offsets.size()));
   }
   const auto* old = flatbuffers::GetRoot<tflite::Model>(model.file.data());
   const auto* buffers = old->buffers();
   for (flatbuffers::uoffset_t i = 0; buffers && i < buffers->size(); ++i) {
-    if (buffers->Get(i)->offset() > 1) return Status::Error("models whose buffers live outside the flatbuffer (> 2 GB) cannot be rewritten");
+    if (buffers->Get(i)->offset() > 1)
+      return Status::Error(
+          "models whose buffers live outside the flatbuffer (> 2 GB) cannot be rewritten");
   }
   std::vector<PendingLink> links;
   Prefix out;
@@ -83,14 +90,16 @@ Result<Bytes> WithOfflinePlan(const TfliteModel& model, const std::vector<int32_
   links[0].target = root_fields[0] - 4;  // the table starts at its soffset, just before field 0
   out.Patch<uint32_t>(root_fields[0], old->version());
   for (int slot : {1, 2, 3, 5, 7}) {
-    if (const uint8_t* target = old->Target(slot)) links.push_back({root_fields[static_cast<size_t>(slot)], OldPosition(model, target), true});
+    if (const uint8_t* target = old->Target(slot))
+      links.push_back({root_fields[static_cast<size_t>(slot)], OldPosition(model, target), true});
   }
   // buffers: the old ones, then the plan's.
   const uint32_t old_buffers = buffers ? buffers->size() : 0;
   out.Align(4);
   links.push_back({root_fields[4], out.size(), false});
   out.Put<uint32_t>(old_buffers + 1);
-  for (uint32_t i = 0; i < old_buffers; ++i) links.push_back({out.Put<uint32_t>(0), OldPosition(model, buffers->Get(i)), true});
+  for (uint32_t i = 0; i < old_buffers; ++i)
+    links.push_back({out.Put<uint32_t>(0), OldPosition(model, buffers->Get(i)), true});
   const size_t plan_buffer_element = out.Put<uint32_t>(0);
   // metadata: the old entries except a previous plan, then the new entry.
   std::vector<const tflite::Metadata*> kept;
@@ -101,7 +110,8 @@ Result<Bytes> WithOfflinePlan(const TfliteModel& model, const std::vector<int32_
   }
   links.push_back({root_fields[6], out.size(), false});
   out.Put<uint32_t>(static_cast<uint32_t>(kept.size() + 1));
-  for (const tflite::Metadata* m : kept) links.push_back({out.Put<uint32_t>(0), OldPosition(model, m), true});
+  for (const tflite::Metadata* m : kept)
+    links.push_back({out.Put<uint32_t>(0), OldPosition(model, m), true});
   const size_t plan_metadata_element = out.Put<uint32_t>(0);
   // The metadata entry: name and buffer index.
   const std::vector<size_t> entry = PutTable(out, 2);
@@ -124,7 +134,8 @@ Result<Bytes> WithOfflinePlan(const TfliteModel& model, const std::vector<int32_
   out.Align(16);
 
   const size_t shift = out.size();
-  for (const PendingLink& link : links) out.Link(link.field, link.old_file ? link.target + shift : link.target);
+  for (const PendingLink& link : links)
+    out.Link(link.field, link.old_file ? link.target + shift : link.target);
   Bytes result = std::move(out.bytes());
   result.insert(result.end(), model.file.begin(), model.file.end());
   return result;

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "memfold/io/tflite_reader.h"
 #include "memfold/base/status.h"
+#include "memfold/io/tflite_reader.h"
 
 namespace memfold {
 

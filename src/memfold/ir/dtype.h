@@ -27,14 +27,27 @@ int64_t StorageBytes(DType type, int64_t count);
 template <typename Visit>
 bool VisitElementType(DType type, Visit&& visit) {
   switch (type) {
-    case DType::kF32: visit(float{}); return true;
-    case DType::kI8: visit(int8_t{}); return true;
+    case DType::kF32:
+      visit(float{});
+      return true;
+    case DType::kI8:
+      visit(int8_t{});
+      return true;
     case DType::kU8:
-    case DType::kBool: visit(uint8_t{}); return true;
-    case DType::kI16: visit(int16_t{}); return true;
-    case DType::kI32: visit(int32_t{}); return true;
-    case DType::kI64: visit(int64_t{}); return true;
-    case DType::kBit: break;
+    case DType::kBool:
+      visit(uint8_t{});
+      return true;
+    case DType::kI16:
+      visit(int16_t{});
+      return true;
+    case DType::kI32:
+      visit(int32_t{});
+      return true;
+    case DType::kI64:
+      visit(int64_t{});
+      return true;
+    case DType::kBit:
+      break;
   }
   return false;
 }

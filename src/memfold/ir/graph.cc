@@ -24,21 +24,30 @@ std::string ShapeString(const Shape& shape) {
 
 std::string_view RoleName(Role role) {
   switch (role) {
-    case Role::kInput: return "input";
-    case Role::kWeight: return "weight";
-    case Role::kActivation: return "activation";
-    case Role::kOutput: return "output";
-    case Role::kGradient: return "gradient";
-    case Role::kOptimizerState: return "optimizer";
-    case Role::kWorkspace: return "workspace";
-    case Role::kState: return "state";
+    case Role::kInput:
+      return "input";
+    case Role::kWeight:
+      return "weight";
+    case Role::kActivation:
+      return "activation";
+    case Role::kOutput:
+      return "output";
+    case Role::kGradient:
+      return "gradient";
+    case Role::kOptimizerState:
+      return "optimizer";
+    case Role::kWorkspace:
+      return "workspace";
+    case Role::kState:
+      return "state";
   }
   return "?";
 }
 
 void Attrs::Set(std::string name, AttrValue value) {
-  auto it = std::lower_bound(items_.begin(), items_.end(), name,
-                             [](const auto& item, const std::string& key) { return item.first < key; });
+  auto it =
+      std::lower_bound(items_.begin(), items_.end(), name,
+                       [](const auto& item, const std::string& key) { return item.first < key; });
   if (it != items_.end() && it->first == name) {
     it->second = std::move(value);
   } else {
@@ -47,8 +56,9 @@ void Attrs::Set(std::string name, AttrValue value) {
 }
 
 const AttrValue* Attrs::Find(std::string_view name) const {
-  auto it = std::lower_bound(items_.begin(), items_.end(), name,
-                             [](const auto& item, std::string_view key) { return item.first < key; });
+  auto it =
+      std::lower_bound(items_.begin(), items_.end(), name,
+                       [](const auto& item, std::string_view key) { return item.first < key; });
   if (it == items_.end() || it->first != name) return nullptr;
   return &it->second;
 }

@@ -9,12 +9,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
-#include <initializer_list>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -29,7 +29,7 @@ inline constexpr ValueId kNoValue = -1;  // an absent optional input
 inline constexpr NodeId kNoNode = -1;
 
 using Shape = std::vector<int64_t>;
-int64_t NumElements(const Shape& shape);  // 1 for a scalar (rank 0)
+int64_t NumElements(const Shape& shape);      // 1 for a scalar (rank 0)
 std::string ShapeString(const Shape& shape);  // "1x224x224x3", "scalar"
 
 // What a value is for; planners and the memory profiler group bytes by it.
@@ -106,8 +106,8 @@ class Attrs {
 std::string AttrValueString(const AttrValue& value);
 
 struct Node {
-  std::string op;    // registry name, e.g. "conv2d"
-  std::string name;  // unique, human-readable
+  std::string op;               // registry name, e.g. "conv2d"
+  std::string name;             // unique, human-readable
   std::vector<ValueId> inputs;  // kNoValue for an absent optional input
   std::vector<ValueId> outputs;
   Attrs attrs;

@@ -59,7 +59,8 @@ Status CheckEdges(const Graph& g) {
   }
   for (ValueId v : g.inputs) {
     if (v < 0 || v >= g.num_values()) return Status::Error("graph input id out of range");
-    if (g.value(v).producer != kNoNode) return Status::Error(ValueLabel(g, v) + " is a graph input but is also produced by a node");
+    if (g.value(v).producer != kNoNode)
+      return Status::Error(ValueLabel(g, v) + " is a graph input but is also produced by a node");
   }
   for (ValueId v : g.outputs) {
     if (v < 0 || v >= g.num_values()) return Status::Error("graph output id out of range");
@@ -93,7 +94,8 @@ Status CheckSchedule(const Graph& g) {
   }
   std::vector<char> ready(static_cast<size_t>(g.num_values()), 0);
   for (ValueId v = 0; v < g.num_values(); ++v) {
-    if (g.value(v).is_constant() || g.value(v).producer == kNoNode) ready[static_cast<size_t>(v)] = 1;
+    if (g.value(v).is_constant() || g.value(v).producer == kNoNode)
+      ready[static_cast<size_t>(v)] = 1;
   }
   std::vector<char> seen(static_cast<size_t>(g.num_nodes()), 0);
   for (NodeId n : g.schedule) {
@@ -122,8 +124,9 @@ Status CheckSchedule(const Graph& g) {
   // file whose operator list was cut short returned its outputs' uninitialised memory).
   for (ValueId v : g.outputs) {
     if (fed[static_cast<size_t>(v)] || HasContents(g.value(v))) continue;
-    return Status::Error("graph output " + ValueLabel(g, v) +
-                         " is never produced: no operator writes it and it is no input or constant");
+    return Status::Error(
+        "graph output " + ValueLabel(g, v) +
+        " is never produced: no operator writes it and it is no input or constant");
   }
   return Status::Ok();
 }

@@ -7,8 +7,8 @@
 // Complexity O(V + E). Returns the first problem found, naming the node or value.
 #pragma once
 
-#include "memfold/ir/graph.h"
 #include "memfold/base/status.h"
+#include "memfold/ir/graph.h"
 
 namespace memfold {
 

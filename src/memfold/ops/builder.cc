@@ -9,9 +9,7 @@
 #include "memfold/ops/registry.h"
 
 namespace memfold {
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 GraphBuilder::GraphBuilder(std::string name, uint64_t seed) : seed_(seed) {
   graph_.name = std::move(name);
@@ -48,7 +46,8 @@ ValueId GraphBuilder::Weight(const std::string& name, Shape shape, float scale) 
 }
 
 ValueId GraphBuilder::LayerWeight(const std::string& name, Shape shape, int64_t fan_in) {
-  return Weight(name, std::move(shape), std::sqrt(3.0f / static_cast<float>(std::max<int64_t>(1, fan_in))));
+  return Weight(name, std::move(shape),
+                std::sqrt(3.0f / static_cast<float>(std::max<int64_t>(1, fan_in))));
 }
 
 ValueId GraphBuilder::Constant(const std::string& name, Shape shape, std::vector<float> values,
@@ -79,7 +78,8 @@ ValueId GraphBuilder::Op(const std::string& op, std::vector<ValueId> inputs, Att
   for (ValueId in : inputs) {
     if (in == kNoValue) return kNoValue;  // an earlier error; keep the first message
   }
-  Result<std::vector<ValueId>> outputs = AddOp(&graph_, op, std::move(inputs), std::move(attrs), name);
+  Result<std::vector<ValueId>> outputs =
+      AddOp(&graph_, op, std::move(inputs), std::move(attrs), name);
   if (!outputs.ok()) {
     status_ = outputs.status();
     return kNoValue;

@@ -43,8 +43,7 @@ Cost MatrixCost(const Graph& graph, const Node& node) {
 
 Cost PoolCost(const Graph& graph, const Node& node) {
   const auto& filter = node.attrs.Ints("filter");
-  return StepCost(graph, node, 1.0, graph.value(node.outputs[0]).elements(),
-                  filter[0] * filter[1]);
+  return StepCost(graph, node, 1.0, graph.value(node.outputs[0]).elements(), filter[0] * filter[1]);
 }
 
 Cost MoveCost(const Graph& graph, const Node& node) { return Traffic(graph, node); }

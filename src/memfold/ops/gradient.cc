@@ -1,6 +1,5 @@
 #include "memfold/ops/gradient.h"
 
-
 #include <cstring>
 #include <memory>
 
@@ -29,8 +28,9 @@ Attrs CopyAttrs(const Node& n, std::initializer_list<const char*> drop = {}) {
 Status RequireNoActivation(GradEmitter& e, const Node& n) {
   const AttrValue* act = n.attrs.Find("activation");
   if (act != nullptr && std::get<std::string>(*act) != "none") {
-    return Status::Error("node '" + n.name + "' (" + n.op + ") fuses activation '" + std::get<std::string>(*act) +
-                         "', which has no gradient; use a separate activation op in training graphs");
+    return Status::Error(
+        "node '" + n.name + "' (" + n.op + ") fuses activation '" + std::get<std::string>(*act) +
+        "', which has no gradient; use a separate activation op in training graphs");
   }
   return Status::Ok();
 }
@@ -38,8 +38,8 @@ Status RequireNoActivation(GradEmitter& e, const Node& n) {
 void Resize(const Node& n, std::vector<ValueId>* dx) { dx->assign(n.inputs.size(), kNoValue); }
 
 // dx = op(dy, y) for the element-wise activations whose gradient reads their output.
-Status FromOutput(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx,
-                  const char* op) {
+Status FromOutput(GradEmitter& e, const Node& n, std::span<const ValueId> dy,
+                  std::vector<ValueId>* dx, const char* op) {
   Resize(n, dx);
   (*dx)[0] = e.Op(op, {dy[0], n.outputs[0]});
   return e.status();
@@ -50,7 +50,8 @@ Status FromOutput(GradEmitter& e, const Node& n, std::span<const ValueId> dy, st
 GradEmitter::GradEmitter(Graph* graph, const Node& forward)
     : graph_(graph), name_(forward.name + "/grad"), layer_(forward.layer) {}
 
-std::vector<ValueId> GradEmitter::Emit(const std::string& op, std::vector<ValueId> inputs, Attrs attrs) {
+std::vector<ValueId> GradEmitter::Emit(const std::string& op, std::vector<ValueId> inputs,
+                                       Attrs attrs) {
   if (!status_.ok()) return {};
   for (ValueId v : inputs) {
     if (v == kNoValue) return {};
@@ -89,43 +90,52 @@ ValueId GradEmitter::ReduceTo(ValueId grad, const Shape& shape) {
   Ints axes;
   const size_t extra = from.size() - shape.size();
   for (size_t d = 0; d < from.size(); ++d) {
-    if (d < extra || (shape[d - extra] == 1 && from[d] != 1)) axes.push_back(static_cast<int64_t>(d));
+    if (d < extra || (shape[d - extra] == 1 && from[d] != 1))
+      axes.push_back(static_cast<int64_t>(d));
   }
   Attrs a = Ints1("axes", axes);
   a.Set("keepdims", int64_t{1});
   return Reshape(Op("reduce_sum", {grad}, a), shape);
 }
 
-Status GradRelu(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx) {
+Status GradRelu(GradEmitter& e, const Node& n, std::span<const ValueId> dy,
+                std::vector<ValueId>* dx) {
   return FromOutput(e, n, dy, dx, "relu_grad");
 }
-Status GradTanh(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx) {
+Status GradTanh(GradEmitter& e, const Node& n, std::span<const ValueId> dy,
+                std::vector<ValueId>* dx) {
   return FromOutput(e, n, dy, dx, "tanh_grad");
 }
-Status GradSigmoid(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx) {
+Status GradSigmoid(GradEmitter& e, const Node& n, std::span<const ValueId> dy,
+                   std::vector<ValueId>* dx) {
   return FromOutput(e, n, dy, dx, "sigmoid_grad");
 }
-Status GradSoftmax(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx) {
+Status GradSoftmax(GradEmitter& e, const Node& n, std::span<const ValueId> dy,
+                   std::vector<ValueId>* dx) {
   return FromOutput(e, n, dy, dx, "softmax_grad");
 }
-Status GradExp(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx) {
+Status GradExp(GradEmitter& e, const Node& n, std::span<const ValueId> dy,
+               std::vector<ValueId>* dx) {
   return FromOutput(e, n, dy, dx, "mul");
 }
 
-Status GradNeg(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx) {
+Status GradNeg(GradEmitter& e, const Node& n, std::span<const ValueId> dy,
+               std::vector<ValueId>* dx) {
   Resize(n, dx);
   (*dx)[0] = e.Op("neg", {dy[0]});
   return e.status();
 }
 
-Status GradAdd(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx) {
+Status GradAdd(GradEmitter& e, const Node& n, std::span<const ValueId> dy,
+               std::vector<ValueId>* dx) {
   MF_RETURN_IF_ERROR(RequireNoActivation(e, n));
   Resize(n, dx);
   for (size_t k = 0; k < 2; ++k) (*dx)[k] = e.ReduceTo(dy[0], e.shape(n.inputs[k]));
   return e.status();
 }
 
-Status GradSub(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx) {
+Status GradSub(GradEmitter& e, const Node& n, std::span<const ValueId> dy,
+               std::vector<ValueId>* dx) {
   MF_RETURN_IF_ERROR(RequireNoActivation(e, n));
   Resize(n, dx);
   (*dx)[0] = e.ReduceTo(dy[0], e.shape(n.inputs[0]));
@@ -133,7 +143,8 @@ Status GradSub(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::
   return e.status();
 }
 
-Status GradMul(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx) {
+Status GradMul(GradEmitter& e, const Node& n, std::span<const ValueId> dy,
+               std::vector<ValueId>* dx) {
   MF_RETURN_IF_ERROR(RequireNoActivation(e, n));
   Resize(n, dx);
   (*dx)[0] = e.ReduceTo(e.Op("mul", {dy[0], n.inputs[1]}), e.shape(n.inputs[0]));
@@ -141,7 +152,8 @@ Status GradMul(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::
   return e.status();
 }
 
-Status GradFullyConnected(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx) {
+Status GradFullyConnected(GradEmitter& e, const Node& n, std::span<const ValueId> dy,
+                          std::vector<ValueId>* dx) {
   MF_RETURN_IF_ERROR(RequireNoActivation(e, n));
   Resize(n, dx);
   const ValueId x = n.inputs[0], w = n.inputs[1];
@@ -160,7 +172,8 @@ Status GradFullyConnected(GradEmitter& e, const Node& n, std::span<const ValueId
 
 // Y = op(A) op(B) with op = transpose or not: each gradient is a product of dY with the other
 // operand, transposed as the four cases require.
-Status GradMatMul(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx) {
+Status GradMatMul(GradEmitter& e, const Node& n, std::span<const ValueId> dy,
+                  std::vector<ValueId>* dx) {
   Resize(n, dx);
   const bool ta = n.attrs.Int("transpose_a") != 0, tb = n.attrs.Int("transpose_b") != 0;
   const ValueId a = n.inputs[0], b = n.inputs[1], g = dy[0];
@@ -171,16 +184,26 @@ Status GradMatMul(GradEmitter& e, const Node& n, std::span<const ValueId> dy, st
     return e.Op(n.op, {l, r}, attrs);
   };
   ValueId da, db;
-  if (!ta && !tb) { da = product(g, b, false, true); db = product(a, g, true, false); }
-  else if (!ta && tb) { da = product(g, b, false, false); db = product(g, a, true, false); }
-  else if (ta && !tb) { da = product(b, g, false, true); db = product(a, g, false, false); }
-  else { da = product(b, g, true, true); db = product(g, a, true, true); }
+  if (!ta && !tb) {
+    da = product(g, b, false, true);
+    db = product(a, g, true, false);
+  } else if (!ta && tb) {
+    da = product(g, b, false, false);
+    db = product(g, a, true, false);
+  } else if (ta && !tb) {
+    da = product(b, g, false, true);
+    db = product(a, g, false, false);
+  } else {
+    da = product(b, g, true, true);
+    db = product(g, a, true, true);
+  }
   (*dx)[0] = e.ReduceTo(da, e.shape(a));
   (*dx)[1] = e.ReduceTo(db, e.shape(b));
   return e.status();
 }
 
-Status GradConv2D(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx) {
+Status GradConv2D(GradEmitter& e, const Node& n, std::span<const ValueId> dy,
+                  std::vector<ValueId>* dx) {
   MF_RETURN_IF_ERROR(RequireNoActivation(e, n));
   Resize(n, dx);
   Attrs in = CopyAttrs(n);
@@ -189,11 +212,13 @@ Status GradConv2D(GradEmitter& e, const Node& n, std::span<const ValueId> dy, st
   Attrs filter = CopyAttrs(n);
   filter.Set("filter_shape", e.shape(n.inputs[1]));
   (*dx)[1] = e.Op("conv2d_backprop_filter", {n.inputs[0], dy[0]}, filter);
-  if (n.inputs.size() > 2 && n.inputs[2] != kNoValue) (*dx)[2] = e.Op("reduce_sum", {dy[0]}, Ints1("axes", {0, 1, 2}));
+  if (n.inputs.size() > 2 && n.inputs[2] != kNoValue)
+    (*dx)[2] = e.Op("reduce_sum", {dy[0]}, Ints1("axes", {0, 1, 2}));
   return e.status();
 }
 
-Status GradDepthwise(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx) {
+Status GradDepthwise(GradEmitter& e, const Node& n, std::span<const ValueId> dy,
+                     std::vector<ValueId>* dx) {
   MF_RETURN_IF_ERROR(RequireNoActivation(e, n));
   Resize(n, dx);
   Attrs in = CopyAttrs(n, {"multiplier"});
@@ -202,18 +227,21 @@ Status GradDepthwise(GradEmitter& e, const Node& n, std::span<const ValueId> dy,
   Attrs filter = CopyAttrs(n, {"multiplier"});
   filter.Set("filter_shape", e.shape(n.inputs[1]));
   (*dx)[1] = e.Op("depthwise_conv2d_backprop_filter", {n.inputs[0], dy[0]}, filter);
-  if (n.inputs.size() > 2 && n.inputs[2] != kNoValue) (*dx)[2] = e.Op("reduce_sum", {dy[0]}, Ints1("axes", {0, 1, 2}));
+  if (n.inputs.size() > 2 && n.inputs[2] != kNoValue)
+    (*dx)[2] = e.Op("reduce_sum", {dy[0]}, Ints1("axes", {0, 1, 2}));
   return e.status();
 }
 
-Status GradMaxPool(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx) {
+Status GradMaxPool(GradEmitter& e, const Node& n, std::span<const ValueId> dy,
+                   std::vector<ValueId>* dx) {
   MF_RETURN_IF_ERROR(RequireNoActivation(e, n));
   Resize(n, dx);
   (*dx)[0] = e.Op("max_pool2d_grad", {dy[0], n.inputs[0]}, CopyAttrs(n));
   return e.status();
 }
 
-Status GradAvgPool(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx) {
+Status GradAvgPool(GradEmitter& e, const Node& n, std::span<const ValueId> dy,
+                   std::vector<ValueId>* dx) {
   MF_RETURN_IF_ERROR(RequireNoActivation(e, n));
   Resize(n, dx);
   Attrs a = CopyAttrs(n);
@@ -222,13 +250,15 @@ Status GradAvgPool(GradEmitter& e, const Node& n, std::span<const ValueId> dy, s
   return e.status();
 }
 
-Status GradReshape(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx) {
+Status GradReshape(GradEmitter& e, const Node& n, std::span<const ValueId> dy,
+                   std::vector<ValueId>* dx) {
   Resize(n, dx);
   (*dx)[0] = e.Op("reshape", {dy[0]}, Ints1("shape", e.shape(n.inputs[0])));
   return e.status();
 }
 
-Status GradConcat(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx) {
+Status GradConcat(GradEmitter& e, const Node& n, std::span<const ValueId> dy,
+                  std::vector<ValueId>* dx) {
   Resize(n, dx);
   const Shape& out = e.shape(n.outputs[0]);
   int64_t axis = n.attrs.Int("axis");
@@ -245,7 +275,8 @@ Status GradConcat(GradEmitter& e, const Node& n, std::span<const ValueId> dy, st
   return e.status();
 }
 
-Status GradSlice(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx) {
+Status GradSlice(GradEmitter& e, const Node& n, std::span<const ValueId> dy,
+                 std::vector<ValueId>* dx) {
   Resize(n, dx);
   const Shape& in = e.shape(n.inputs[0]);
   const Shape& out = e.shape(n.outputs[0]);
@@ -259,16 +290,19 @@ Status GradSlice(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std
   return e.status();
 }
 
-Status GradTranspose(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx) {
+Status GradTranspose(GradEmitter& e, const Node& n, std::span<const ValueId> dy,
+                     std::vector<ValueId>* dx) {
   Resize(n, dx);
   const auto& perm = n.attrs.Ints("perm");
   Ints inverse(perm.size());
-  for (size_t d = 0; d < perm.size(); ++d) inverse[static_cast<size_t>(perm[d])] = static_cast<int64_t>(d);
+  for (size_t d = 0; d < perm.size(); ++d)
+    inverse[static_cast<size_t>(perm[d])] = static_cast<int64_t>(d);
   (*dx)[0] = e.Op("transpose", {dy[0]}, Ints1("perm", inverse));
   return e.status();
 }
 
-Status GradPad(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx) {
+Status GradPad(GradEmitter& e, const Node& n, std::span<const ValueId> dy,
+               std::vector<ValueId>* dx) {
   Resize(n, dx);
   const auto& pads = n.attrs.Ints("paddings");
   Ints begin;
@@ -279,7 +313,8 @@ Status GradPad(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::
   return e.status();
 }
 
-Status GradBroadcastTo(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx) {
+Status GradBroadcastTo(GradEmitter& e, const Node& n, std::span<const ValueId> dy,
+                       std::vector<ValueId>* dx) {
   Resize(n, dx);
   (*dx)[0] = e.ReduceTo(dy[0], e.shape(n.inputs[0]));
   return e.status();
@@ -288,25 +323,31 @@ Status GradBroadcastTo(GradEmitter& e, const Node& n, std::span<const ValueId> d
 // The reduced axes' gradient: dy spread back over the input shape.
 ValueId SpreadOverReducedAxes(GradEmitter& e, const Node& n, ValueId dy) {
   Shape kept = e.shape(n.inputs[0]);
-  for (int64_t axis : n.attrs.Ints("axes")) kept[static_cast<size_t>(axis < 0 ? axis + static_cast<int64_t>(kept.size()) : axis)] = 1;
+  for (int64_t axis : n.attrs.Ints("axes"))
+    kept[static_cast<size_t>(axis < 0 ? axis + static_cast<int64_t>(kept.size()) : axis)] = 1;
   return e.Op("broadcast_to", {e.Reshape(dy, kept)}, Ints1("shape", e.shape(n.inputs[0])));
 }
 
-Status GradReduceSum(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx) {
+Status GradReduceSum(GradEmitter& e, const Node& n, std::span<const ValueId> dy,
+                     std::vector<ValueId>* dx) {
   Resize(n, dx);
   (*dx)[0] = SpreadOverReducedAxes(e, n, dy[0]);
   return e.status();
 }
 
-Status GradMean(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx) {
+Status GradMean(GradEmitter& e, const Node& n, std::span<const ValueId> dy,
+                std::vector<ValueId>* dx) {
   Resize(n, dx);
   const int64_t out = e.value(n.outputs[0]).elements();
-  const float scale = out == 0 ? 0.0f : static_cast<float>(out) / static_cast<float>(e.value(n.inputs[0]).elements());
+  const float scale =
+      out == 0 ? 0.0f
+               : static_cast<float>(out) / static_cast<float>(e.value(n.inputs[0]).elements());
   (*dx)[0] = e.Op("mul", {SpreadOverReducedAxes(e, n, dy[0]), e.Scalar(scale)});
   return e.status();
 }
 
-Status GradGather(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx) {
+Status GradGather(GradEmitter& e, const Node& n, std::span<const ValueId> dy,
+                  std::vector<ValueId>* dx) {
   Resize(n, dx);
   Attrs a;
   a.Set("rows", e.shape(n.inputs[0])[0]);
@@ -314,9 +355,11 @@ Status GradGather(GradEmitter& e, const Node& n, std::span<const ValueId> dy, st
   return e.status();
 }
 
-Status GradBatchNorm(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx) {
+Status GradBatchNorm(GradEmitter& e, const Node& n, std::span<const ValueId> dy,
+                     std::vector<ValueId>* dx) {
   Resize(n, dx);
-  const std::vector<ValueId> g = e.Emit("batch_norm_grad", {dy[0], n.inputs[0], n.inputs[1], n.outputs[1], n.outputs[2]});
+  const std::vector<ValueId> g =
+      e.Emit("batch_norm_grad", {dy[0], n.inputs[0], n.inputs[1], n.outputs[1], n.outputs[2]});
   if (g.size() == 3) {
     (*dx)[0] = g[0];
     (*dx)[1] = g[1];
@@ -325,9 +368,11 @@ Status GradBatchNorm(GradEmitter& e, const Node& n, std::span<const ValueId> dy,
   return e.status();
 }
 
-Status GradLayerNorm(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx) {
+Status GradLayerNorm(GradEmitter& e, const Node& n, std::span<const ValueId> dy,
+                     std::vector<ValueId>* dx) {
   Resize(n, dx);
-  const std::vector<ValueId> g = e.Emit("layer_norm_grad", {dy[0], n.inputs[0], n.inputs[1], n.outputs[1], n.outputs[2]});
+  const std::vector<ValueId> g =
+      e.Emit("layer_norm_grad", {dy[0], n.inputs[0], n.inputs[1], n.outputs[1], n.outputs[2]});
   if (g.size() == 3) {
     (*dx)[0] = g[0];
     (*dx)[1] = g[1];
@@ -336,19 +381,22 @@ Status GradLayerNorm(GradEmitter& e, const Node& n, std::span<const ValueId> dy,
   return e.status();
 }
 
-Status GradDropout(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx) {
+Status GradDropout(GradEmitter& e, const Node& n, std::span<const ValueId> dy,
+                   std::vector<ValueId>* dx) {
   Resize(n, dx);
   (*dx)[0] = e.Op("dropout_grad", {dy[0], n.outputs[1]});
   return e.status();
 }
 
-Status GradSoftmaxCrossEntropy(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx) {
+Status GradSoftmaxCrossEntropy(GradEmitter& e, const Node& n, std::span<const ValueId> dy,
+                               std::vector<ValueId>* dx) {
   Resize(n, dx);
   (*dx)[0] = e.Op("softmax_cross_entropy_grad", {dy[0], n.inputs[0], n.inputs[1]});
   return e.status();
 }
 
-Status GradMse(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx) {
+Status GradMse(GradEmitter& e, const Node& n, std::span<const ValueId> dy,
+               std::vector<ValueId>* dx) {
   Resize(n, dx);
   (*dx)[0] = e.Op("mse_loss_grad", {dy[0], n.inputs[0], n.inputs[1]});
   return e.status();

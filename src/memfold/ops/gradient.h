@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "memfold/ir/graph.h"
 #include "memfold/base/status.h"
+#include "memfold/ir/graph.h"
 #include "memfold/ops/registry.h"
 
 namespace memfold {
@@ -50,34 +50,63 @@ class GradEmitter {
 };
 
 // Builders (bits of grad_reads in op_table.cc must match what each reads).
-Status GradRelu(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx);
-Status GradTanh(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx);
-Status GradSigmoid(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx);
-Status GradExp(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx);
-Status GradNeg(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx);
-Status GradAdd(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx);
-Status GradSub(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx);
-Status GradMul(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx);
-Status GradFullyConnected(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx);
-Status GradMatMul(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx);
-Status GradConv2D(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx);
-Status GradDepthwise(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx);
-Status GradMaxPool(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx);
-Status GradAvgPool(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx);
-Status GradSoftmax(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx);
-Status GradReshape(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx);
-Status GradConcat(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx);
-Status GradSlice(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx);
-Status GradTranspose(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx);
-Status GradPad(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx);
-Status GradBroadcastTo(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx);
-Status GradReduceSum(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx);
-Status GradMean(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx);
-Status GradGather(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx);
-Status GradBatchNorm(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx);
-Status GradLayerNorm(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx);
-Status GradDropout(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx);
-Status GradSoftmaxCrossEntropy(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx);
-Status GradMse(GradEmitter& e, const Node& n, std::span<const ValueId> dy, std::vector<ValueId>* dx);
+Status GradRelu(GradEmitter& e, const Node& n, std::span<const ValueId> dy,
+                std::vector<ValueId>* dx);
+Status GradTanh(GradEmitter& e, const Node& n, std::span<const ValueId> dy,
+                std::vector<ValueId>* dx);
+Status GradSigmoid(GradEmitter& e, const Node& n, std::span<const ValueId> dy,
+                   std::vector<ValueId>* dx);
+Status GradExp(GradEmitter& e, const Node& n, std::span<const ValueId> dy,
+               std::vector<ValueId>* dx);
+Status GradNeg(GradEmitter& e, const Node& n, std::span<const ValueId> dy,
+               std::vector<ValueId>* dx);
+Status GradAdd(GradEmitter& e, const Node& n, std::span<const ValueId> dy,
+               std::vector<ValueId>* dx);
+Status GradSub(GradEmitter& e, const Node& n, std::span<const ValueId> dy,
+               std::vector<ValueId>* dx);
+Status GradMul(GradEmitter& e, const Node& n, std::span<const ValueId> dy,
+               std::vector<ValueId>* dx);
+Status GradFullyConnected(GradEmitter& e, const Node& n, std::span<const ValueId> dy,
+                          std::vector<ValueId>* dx);
+Status GradMatMul(GradEmitter& e, const Node& n, std::span<const ValueId> dy,
+                  std::vector<ValueId>* dx);
+Status GradConv2D(GradEmitter& e, const Node& n, std::span<const ValueId> dy,
+                  std::vector<ValueId>* dx);
+Status GradDepthwise(GradEmitter& e, const Node& n, std::span<const ValueId> dy,
+                     std::vector<ValueId>* dx);
+Status GradMaxPool(GradEmitter& e, const Node& n, std::span<const ValueId> dy,
+                   std::vector<ValueId>* dx);
+Status GradAvgPool(GradEmitter& e, const Node& n, std::span<const ValueId> dy,
+                   std::vector<ValueId>* dx);
+Status GradSoftmax(GradEmitter& e, const Node& n, std::span<const ValueId> dy,
+                   std::vector<ValueId>* dx);
+Status GradReshape(GradEmitter& e, const Node& n, std::span<const ValueId> dy,
+                   std::vector<ValueId>* dx);
+Status GradConcat(GradEmitter& e, const Node& n, std::span<const ValueId> dy,
+                  std::vector<ValueId>* dx);
+Status GradSlice(GradEmitter& e, const Node& n, std::span<const ValueId> dy,
+                 std::vector<ValueId>* dx);
+Status GradTranspose(GradEmitter& e, const Node& n, std::span<const ValueId> dy,
+                     std::vector<ValueId>* dx);
+Status GradPad(GradEmitter& e, const Node& n, std::span<const ValueId> dy,
+               std::vector<ValueId>* dx);
+Status GradBroadcastTo(GradEmitter& e, const Node& n, std::span<const ValueId> dy,
+                       std::vector<ValueId>* dx);
+Status GradReduceSum(GradEmitter& e, const Node& n, std::span<const ValueId> dy,
+                     std::vector<ValueId>* dx);
+Status GradMean(GradEmitter& e, const Node& n, std::span<const ValueId> dy,
+                std::vector<ValueId>* dx);
+Status GradGather(GradEmitter& e, const Node& n, std::span<const ValueId> dy,
+                  std::vector<ValueId>* dx);
+Status GradBatchNorm(GradEmitter& e, const Node& n, std::span<const ValueId> dy,
+                     std::vector<ValueId>* dx);
+Status GradLayerNorm(GradEmitter& e, const Node& n, std::span<const ValueId> dy,
+                     std::vector<ValueId>* dx);
+Status GradDropout(GradEmitter& e, const Node& n, std::span<const ValueId> dy,
+                   std::vector<ValueId>* dx);
+Status GradSoftmaxCrossEntropy(GradEmitter& e, const Node& n, std::span<const ValueId> dy,
+                               std::vector<ValueId>* dx);
+Status GradMse(GradEmitter& e, const Node& n, std::span<const ValueId> dy,
+               std::vector<ValueId>* dx);
 
 }  // namespace memfold

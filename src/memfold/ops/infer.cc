@@ -172,9 +172,9 @@ Status InferMatMul(const InferContext& ctx, std::vector<TensorType>* out) {
   MF_RETURN_IF_ERROR(RequireRank(ctx.in(0), 2, "input"));
   MF_RETURN_IF_ERROR(RequireRank(ctx.in(1), 2, "input"));
   MF_RETURN_IF_ERROR(RequireSameDType(ctx.in(0), ctx.in(1)));
-  MF_ASSIGN_OR_RETURN(auto mn, ProductDims(ctx.in(0).shape, ctx.in(1).shape,
-                                           ctx.node.attrs.Int("transpose_a") != 0,
-                                           ctx.node.attrs.Int("transpose_b") != 0));
+  MF_ASSIGN_OR_RETURN(
+      auto mn, ProductDims(ctx.in(0).shape, ctx.in(1).shape, ctx.node.attrs.Int("transpose_a") != 0,
+                           ctx.node.attrs.Int("transpose_b") != 0));
   out->push_back({ctx.in(0).dtype, {mn.first, mn.second}});
   return Status::Ok();
 }
@@ -188,8 +188,8 @@ Status InferBatchMatMul(const InferContext& ctx, std::vector<TensorType>* out) {
   MF_RETURN_IF_ERROR(RequireSameDType(ctx.in(0), ctx.in(1)));
   MF_ASSIGN_OR_RETURN(auto mn, ProductDims(a, b, ctx.node.attrs.Int("transpose_a") != 0,
                                            ctx.node.attrs.Int("transpose_b") != 0));
-  MF_ASSIGN_OR_RETURN(Shape shape, BroadcastShapes(Shape(a.begin(), a.end() - 2),
-                                                   Shape(b.begin(), b.end() - 2)));
+  MF_ASSIGN_OR_RETURN(
+      Shape shape, BroadcastShapes(Shape(a.begin(), a.end() - 2), Shape(b.begin(), b.end() - 2)));
   shape.push_back(mn.first);
   shape.push_back(mn.second);
   out->push_back({ctx.in(0).dtype, shape});
@@ -241,8 +241,10 @@ Status InferMean(const InferContext& ctx, std::vector<TensorType>* out) {
   const bool keep = ctx.node.attrs.Int("keepdims") != 0;
   Shape shape;
   for (size_t i = 0; i < in.size(); ++i) {
-    if (!reduced[i]) shape.push_back(in[i]);
-    else if (keep) shape.push_back(1);
+    if (!reduced[i])
+      shape.push_back(in[i]);
+    else if (keep)
+      shape.push_back(1);
   }
   out->push_back({ctx.in(0).dtype, shape});
   return Status::Ok();
@@ -271,7 +273,8 @@ Status InferSoftmax(const InferContext& ctx, std::vector<TensorType>* out) {
 Status InferBroadcastTo(const InferContext& ctx, std::vector<TensorType>* out) {
   const Shape& target = ctx.node.attrs.Ints("shape");
   MF_ASSIGN_OR_RETURN(Shape shape, BroadcastShapes(ctx.in(0).shape, target));
-  if (shape != target) return Status::Error(Dims(ctx.in(0).shape) + " does not broadcast to " + Dims(target));
+  if (shape != target)
+    return Status::Error(Dims(ctx.in(0).shape) + " does not broadcast to " + Dims(target));
   out->push_back({ctx.in(0).dtype, target});
   return Status::Ok();
 }
@@ -291,10 +294,13 @@ Status InferConvertType(const InferContext& ctx, std::vector<TensorType>* out) {
   MF_ASSIGN_OR_RETURN(DType dtype, OutputDType(ctx, "dtype"));
   // The kernels: quantize writes an integer type, dequantize float32 (found by the fuzzer: a
   // quantize declared to produce float32 left most of its output unwritten).
-  const bool integer = dtype == DType::kI8 || dtype == DType::kU8 || dtype == DType::kI16 || dtype == DType::kI32;
+  const bool integer =
+      dtype == DType::kI8 || dtype == DType::kU8 || dtype == DType::kI16 || dtype == DType::kI32;
   if (ctx.node.op == "quantize" ? !integer : dtype != DType::kF32) {
     return Status::Error(ctx.node.op + " cannot produce " + std::string(DTypeName(dtype)) +
-                         (ctx.node.op == "quantize" ? " (it gives i8, u8, i16 or i32; dequantize gives f32)" : " (it gives f32)"));
+                         (ctx.node.op == "quantize"
+                              ? " (it gives i8, u8, i16 or i32; dequantize gives f32)"
+                              : " (it gives f32)"));
   }
   out->push_back({dtype, ctx.in(0).shape});
   return Status::Ok();
@@ -336,12 +342,12 @@ Status InferSvdf(const InferContext& ctx, std::vector<TensorType>* out) {
       (x.dtype == DType::kF32 && time.dtype != DType::kF32) ||
       (x.dtype == DType::kI8 && time.dtype != DType::kI8 && time.dtype != DType::kI16) ||
       (x.dtype != DType::kF32 && x.dtype != DType::kI8)) {
-    return Status::Error("svdf takes float32 throughout, or int8 input and weights_feature with "
-                         "int8 or int16 weights_time and state; has input " +
-                         std::string(DTypeName(x.dtype)) + ", weights_feature " +
-                         std::string(DTypeName(feature.dtype)) + ", weights_time " +
-                         std::string(DTypeName(time.dtype)) + ", state " +
-                         std::string(DTypeName(state.dtype)));
+    return Status::Error(
+        "svdf takes float32 throughout, or int8 input and weights_feature with "
+        "int8 or int16 weights_time and state; has input " +
+        std::string(DTypeName(x.dtype)) + ", weights_feature " +
+        std::string(DTypeName(feature.dtype)) + ", weights_time " +
+        std::string(DTypeName(time.dtype)) + ", state " + std::string(DTypeName(state.dtype)));
   }
   out->push_back({x.dtype, {batch, filters / rank}});
   return Status::Ok();

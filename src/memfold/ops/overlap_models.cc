@@ -13,13 +13,15 @@ namespace {
 struct Pair {
   const Value& in;
   const Value& out;
-  int64_t ei;  // input element bytes
-  int64_t eo;  // output element bytes
+  int64_t ei;     // input element bytes
+  int64_t eo;     // output element bytes
   int64_t n_out;  // output bytes
 };
 
 std::optional<Pair> PairOf(const Graph& g, const Node& n, int input) {
-  if (input < 0 || static_cast<size_t>(input) >= n.inputs.size() || n.inputs[static_cast<size_t>(input)] == kNoValue) return std::nullopt;
+  if (input < 0 || static_cast<size_t>(input) >= n.inputs.size() ||
+      n.inputs[static_cast<size_t>(input)] == kNoValue)
+    return std::nullopt;
   const Value& in = g.value(n.inputs[static_cast<size_t>(input)]);
   const Value& out = g.value(n.outputs[0]);
   return Pair{in, out, ElementBytes(in.dtype), ElementBytes(out.dtype), out.bytes()};
@@ -105,7 +107,8 @@ Window2D WindowOf(const Pair& p, const Node& n, int64_t k_h, int64_t k_w) {
 
 // min over integer o in [0, last] of coef_read * max(0, o*stride - pad) - coef_write * o:
 // convex piecewise linear, so an end point or a point beside the kink.
-int64_t MinPaddedTerm(int64_t last, int64_t stride, int64_t pad, int64_t coef_read, int64_t coef_write) {
+int64_t MinPaddedTerm(int64_t last, int64_t stride, int64_t pad, int64_t coef_read,
+                      int64_t coef_write) {
   int64_t best = 0;
   const int64_t kink = pad / stride;
   for (int64_t o : {int64_t{0}, last, kink, kink + 1}) {
@@ -158,7 +161,8 @@ std::optional<int64_t> AlgorithmicPool(const Graph& g, const Node& n, int input)
   if (!p || input != 0) return std::nullopt;
   const auto& filter = n.attrs.Ints("filter");
   const int64_t c = p->in.shape[3];
-  return ReplayWindow(*p, WindowOf(*p, n, filter[0], filter[1]), c, c, [](int64_t ch) { return ch; });
+  return ReplayWindow(*p, WindowOf(*p, n, filter[0], filter[1]), c, c,
+                      [](int64_t ch) { return ch; });
 }
 
 std::optional<int64_t> AlgorithmicFullyConnected(const Graph& g, const Node& n, int input) {
@@ -197,7 +201,9 @@ std::optional<int64_t> AlgorithmicSoftmax(const Graph& g, const Node& n, int inp
 bool IsMeanOverHeightWidth(const Node& n, const Value& input) {
   const Shape& in = input.shape;
   const auto& axes = n.attrs.Ints("axes");
-  if (input.dtype != DType::kF32 || in.size() != 4 || axes.size() != 2 || n.attrs.Int("keepdims") == 0) return false;
+  if (input.dtype != DType::kF32 || in.size() != 4 || axes.size() != 2 ||
+      n.attrs.Int("keepdims") == 0)
+    return false;
   auto norm = [](int64_t a) { return a < 0 ? a + 4 : a; };
   return std::min(norm(axes[0]), norm(axes[1])) == 1 && std::max(norm(axes[0]), norm(axes[1])) == 2;
 }
@@ -335,7 +341,8 @@ std::optional<int64_t> AnalyticFullyConnected(const Graph& g, const Node& n, int
   const int64_t out_c = w[0], depth = w[1], batches = depth == 0 ? 0 : p->in.elements() / depth;
   if (batches == 0 || out_c == 0) return 0;
   // Step (b, oc) reads from b * depth after writing b * out_c + oc outputs: last oc binds.
-  return Clamp(*p, p->n_out + MinLinear(batches - 1, depth * p->ei - out_c * p->eo) - (out_c - 1) * p->eo);
+  return Clamp(
+      *p, p->n_out + MinLinear(batches - 1, depth * p->ei - out_c * p->eo) - (out_c - 1) * p->eo);
 }
 
 std::optional<int64_t> AnalyticMean(const Graph& g, const Node& n, int input) {
@@ -358,8 +365,10 @@ std::optional<int64_t> AnalyticConcat(const Graph& g, const Node& n, int input) 
   int64_t outer = 1, inner = 1, prefix = 0;
   for (int64_t d = 0; d < axis; ++d) outer *= out[static_cast<size_t>(d)];
   for (size_t d = static_cast<size_t>(axis) + 1; d < out.size(); ++d) inner *= out[d];
-  for (int j = 0; j < input; ++j) prefix += g.value(n.inputs[static_cast<size_t>(j)]).shape[static_cast<size_t>(axis)] * inner;
-  const int64_t row_in = p->in.shape[static_cast<size_t>(axis)] * inner, row_out = out[static_cast<size_t>(axis)] * inner;
+  for (int j = 0; j < input; ++j)
+    prefix += g.value(n.inputs[static_cast<size_t>(j)]).shape[static_cast<size_t>(axis)] * inner;
+  const int64_t row_in = p->in.shape[static_cast<size_t>(axis)] * inner,
+                row_out = out[static_cast<size_t>(axis)] * inner;
   // The input's last element binds: it lands furthest behind its own position.
   const int64_t last_o = (outer - 1) * row_out + prefix + row_in - 1, last_i = p->in.elements() - 1;
   return Clamp(*p, p->n_out - last_o * p->eo + last_i * p->ei);
@@ -379,7 +388,8 @@ std::optional<int64_t> AnalyticPad(const Graph& g, const Node& n, int input) {
   const auto& pads = n.attrs.Ints("paddings");
   const std::vector<int64_t> out_stride = RowMajorStrides(p->out.shape);
   int64_t last_o = 0;
-  for (size_t d = 0; d < p->in.shape.size(); ++d) last_o += (p->in.shape[d] - 1 + pads[2 * d]) * out_stride[d];
+  for (size_t d = 0; d < p->in.shape.size(); ++d)
+    last_o += (p->in.shape[d] - 1 + pads[2 * d]) * out_stride[d];
   return Clamp(*p, p->n_out - last_o * p->eo + (p->in.elements() - 1) * p->ei);
 }
 

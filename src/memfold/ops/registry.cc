@@ -36,7 +36,6 @@ KernelFn OpDef::FindKernel(DType dtype) const {
   return entry ? entry->run : nullptr;
 }
 
-
 const OpDef* FindOp(std::string_view name) {
   const auto& table = Table();
   auto it = std::lower_bound(table.begin(), table.end(), name,
@@ -48,10 +47,10 @@ const OpDef* FindOp(std::string_view name) {
 Status CheckAndFillAttrs(const OpDef& def, Node* node) {
   const int arity = static_cast<int>(node->inputs.size());
   if (arity < def.min_inputs || arity > def.max_inputs) {
-    return Status::Error(NodeLabel(*node) + " has " + std::to_string(arity) +
-                         " inputs; the op takes " + std::to_string(def.min_inputs) +
-                         (def.max_inputs == kVariadic ? " or more"
-                                                      : " to " + std::to_string(def.max_inputs)));
+    return Status::Error(
+        NodeLabel(*node) + " has " + std::to_string(arity) + " inputs; the op takes " +
+        std::to_string(def.min_inputs) +
+        (def.max_inputs == kVariadic ? " or more" : " to " + std::to_string(def.max_inputs)));
   }
   for (const auto& [name, value] : node->attrs.items()) {
     auto spec = std::find_if(def.attrs.begin(), def.attrs.end(),

@@ -23,8 +23,8 @@
 #include <string_view>
 #include <vector>
 
-#include "memfold/ir/graph.h"
 #include "memfold/base/status.h"
+#include "memfold/ir/graph.h"
 
 namespace memfold {
 
@@ -84,9 +84,10 @@ struct KernelEntry {
   KernelFn traced = nullptr;  // the same kernel recording its accesses (safe-overlap trace)
 };
 // Both instantiations of a kernel template.
-#define MF_KERNEL(dtype, kernel) ::memfold::KernelEntry{dtype, &kernel<Direct>, &kernel<Traced>}
+#define MF_KERNEL(dtype, kernel) \
+  ::memfold::KernelEntry { dtype, &kernel<Direct>, &kernel<Traced> }
 #define MF_KERNEL_T(dtype, kernel, T) \
-  ::memfold::KernelEntry{dtype, &kernel<Direct, T>, &kernel<Traced, T>}
+  ::memfold::KernelEntry { dtype, &kernel<Direct, T>, &kernel<Traced, T> }
 
 // The safe overlap O_s, in bytes, of output 0 over input `input` (diagonal memory
 // optimisation, REFERENCE.md §1), or nullopt when the method has no model of this op.

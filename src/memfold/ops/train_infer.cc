@@ -72,8 +72,8 @@ Status CheckConvGeometry(const InferContext& ctx, const Shape& input, int64_t kh
   if (dy.shape != expected) {
     return Status::Error("gradient " + Quoted(dy) + " has shape " + Dims(dy.shape) +
                          " but the forward op with input " + Dims(input) + " and a " +
-                         std::to_string(kh) + "x" + std::to_string(kw) +
-                         " window produces " + Dims(expected));
+                         std::to_string(kh) + "x" + std::to_string(kw) + " window produces " +
+                         Dims(expected));
   }
   return Status::Ok();
 }
@@ -138,7 +138,8 @@ Status InferUnaryGrad(const InferContext& ctx, std::vector<TensorType>* out) {
 }
 
 Status InferSoftmaxGrad(const InferContext& ctx, std::vector<TensorType>* out) {
-  if (ctx.in(0).shape.empty()) return Status::Error("softmax_grad needs rank >= 1 (softmax runs over the last axis)");
+  if (ctx.in(0).shape.empty())
+    return Status::Error("softmax_grad needs rank >= 1 (softmax runs over the last axis)");
   return InferUnaryGrad(ctx, out);
 }
 
@@ -149,7 +150,9 @@ Status InferSoftmaxCrossEntropy(const InferContext& ctx, std::vector<TensorType>
   MF_RETURN_IF_ERROR(RequireRank(logits, 2, "logits [N, C]"));
   MF_RETURN_IF_ERROR(RequireI32(labels, "labels"));
   MF_RETURN_IF_ERROR(RequireShape(labels, {logits.shape[0]}, "labels"));
-  if (logits.shape[1] < 1) return Status::Error("logits " + Quoted(logits) + " need at least one class, have " + Dims(logits.shape));
+  if (logits.shape[1] < 1)
+    return Status::Error("logits " + Quoted(logits) + " need at least one class, have " +
+                         Dims(logits.shape));
   out->push_back({DType::kF32, {}});
   return Status::Ok();
 }
@@ -215,8 +218,8 @@ Status InferConv2DBackpropFilter(const InferContext& ctx, std::vector<TensorType
   MF_ASSIGN_OR_RETURN(Shape filter, ShapeAttr(ctx, "filter_shape"));
   if (filter[3] != x.shape[3]) {
     return Status::Error("filter_shape " + Dims(filter) + " has " + std::to_string(filter[3]) +
-                         " input channels but input " + Quoted(x) + " " + Dims(x.shape) +
-                         " has " + std::to_string(x.shape[3]) + "; only groups = 1 is supported");
+                         " input channels but input " + Quoted(x) + " " + Dims(x.shape) + " has " +
+                         std::to_string(x.shape[3]) + "; only groups = 1 is supported");
   }
   MF_RETURN_IF_ERROR(CheckConvGeometry(ctx, x.shape, filter[1], filter[2], dy, filter[0]));
   out->push_back({DType::kF32, filter});
@@ -281,7 +284,9 @@ Status InferGather(const InferContext& ctx, std::vector<TensorType>* out) {
   MF_RETURN_IF_ERROR(RequireF32(table, "table"));
   MF_RETURN_IF_ERROR(RequireRank(table, 2, "table [V, D]"));
   MF_RETURN_IF_ERROR(RequireI32(ids, "ids"));
-  if (table.shape[0] < 1) return Status::Error("table " + Quoted(table) + " needs at least one row, has " + Dims(table.shape));
+  if (table.shape[0] < 1)
+    return Status::Error("table " + Quoted(table) + " needs at least one row, has " +
+                         Dims(table.shape));
   Shape shape = ids.shape;
   shape.push_back(table.shape[1]);
   out->push_back({DType::kF32, shape});
@@ -299,7 +304,8 @@ Status InferScatterAdd(const InferContext& ctx, std::vector<TensorType>* out) {
                          " must be the ids' shape " + Dims(ids.shape) + " plus a row dimension");
   }
   const int64_t rows = ctx.node.attrs.Int("rows");
-  if (rows < 1) return Status::Error("attribute 'rows' must be at least 1, is " + std::to_string(rows));
+  if (rows < 1)
+    return Status::Error("attribute 'rows' must be at least 1, is " + std::to_string(rows));
   out->push_back({DType::kF32, {rows, dy.shape.back()}});
   return Status::Ok();
 }
@@ -307,7 +313,8 @@ Status InferScatterAdd(const InferContext& ctx, std::vector<TensorType>* out) {
 Status InferBatchNormTrain(const InferContext& ctx, std::vector<TensorType>* out) {
   const Value& x = ctx.in(0);
   MF_RETURN_IF_ERROR(RequireF32(x, "input"));
-  if (x.shape.empty()) return Status::Error("batch_norm_train needs input of rank >= 1 (channels last)");
+  if (x.shape.empty())
+    return Status::Error("batch_norm_train needs input of rank >= 1 (channels last)");
   const int64_t c = Channels(x.shape);
   MF_RETURN_IF_ERROR(RequireVectors(ctx, 1, 4, c, "per-channel input"));
   out->push_back({DType::kF32, x.shape});
@@ -321,7 +328,8 @@ Status InferBatchNormGrad(const InferContext& ctx, std::vector<TensorType>* out)
   MF_RETURN_IF_ERROR(RequireF32(x, "input"));
   MF_RETURN_IF_ERROR(RequireF32(ctx.in(0), "gradient"));
   MF_RETURN_IF_ERROR(RequireShape(ctx.in(0), x.shape, "gradient"));
-  if (x.shape.empty()) return Status::Error("batch_norm_grad needs input of rank >= 1 (channels last)");
+  if (x.shape.empty())
+    return Status::Error("batch_norm_grad needs input of rank >= 1 (channels last)");
   const int64_t c = Channels(x.shape);
   MF_RETURN_IF_ERROR(RequireVectors(ctx, 2, 4, c, "per-channel input"));
   out->push_back({DType::kF32, x.shape});
@@ -333,7 +341,8 @@ Status InferBatchNormGrad(const InferContext& ctx, std::vector<TensorType>* out)
 Status InferLayerNorm(const InferContext& ctx, std::vector<TensorType>* out) {
   const Value& x = ctx.in(0);
   MF_RETURN_IF_ERROR(RequireF32(x, "input"));
-  if (x.shape.empty()) return Status::Error("layer_norm needs input of rank >= 1 (normalises the last axis)");
+  if (x.shape.empty())
+    return Status::Error("layer_norm needs input of rank >= 1 (normalises the last axis)");
   const int64_t d = Channels(x.shape);
   MF_RETURN_IF_ERROR(RequireVectors(ctx, 1, 2, d, "scale/offset"));
   const int64_t rows = d == 0 ? 0 : x.elements() / d;
@@ -394,16 +403,15 @@ Cost ConvBackpropCost(const Graph& graph, const Node& node) {
   // dy is input 0 of the *_backprop_input ops and input 1 of the *_backprop_filter ops.
   const bool filter_grad = node.op.ends_with("_filter");
   const Value& dy = graph.value(node.inputs[filter_grad ? 1 : 0]);
-  const Shape& filter = filter_grad ? graph.value(node.outputs[0]).shape
-                                    : graph.value(node.inputs[1]).shape;
+  const Shape& filter =
+      filter_grad ? graph.value(node.outputs[0]).shape : graph.value(node.inputs[1]).shape;
   return StepCost(graph, node, 2.0, dy.elements(),
                   ConvMacsPerOutput(filter, node.op.starts_with("depthwise")));
 }
 
 Cost PoolGradCost(const Graph& graph, const Node& node) {
   const auto& filter = node.attrs.Ints("filter");
-  return StepCost(graph, node, 1.0, graph.value(node.inputs[0]).elements(),
-                  filter[0] * filter[1]);
+  return StepCost(graph, node, 1.0, graph.value(node.inputs[0]).elements(), filter[0] * filter[1]);
 }
 
 Cost ScatterAddCost(const Graph& graph, const Node& node) {
@@ -418,7 +426,7 @@ Cost OptimizerCost(const Graph& graph, const Node& node) {
 }
 
 std::vector<int64_t> Conv2DBackpropFilterScratch(const Graph& graph, const Node& node) {
-  const Shape& dy = graph.value(node.inputs[1]).shape;  // [N, OH, OW, OC]
+  const Shape& dy = graph.value(node.inputs[1]).shape;   // [N, OH, OW, OC]
   const auto& filter = node.attrs.Ints("filter_shape");  // [OC, KH, KW, IC], checked
   const int64_t rows = dy[1] * dy[2];  // one image's im2col matrix (the kernel loops over images)
   return {rows * filter[1] * filter[2] * filter[3] * static_cast<int64_t>(sizeof(float))};

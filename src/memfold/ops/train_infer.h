@@ -83,10 +83,10 @@ Cost PoolGradCost(const Graph& graph, const Node& node);
 Cost ScatterAddCost(const Graph& graph, const Node& node);
 // reduce_sum, losses, norms, dropout, optimizers: a small constant number of FLOPs per
 // element of the largest input.
-Cost ReduceSumCost(const Graph& graph, const Node& node);     // 1 per input element
-Cost LossCost(const Graph& graph, const Node& node);          // 4 per input element
-Cost NormCost(const Graph& graph, const Node& node);          // 8 per input element
-Cost OptimizerCost(const Graph& graph, const Node& node);     // 4 (sgd) or 12 (adam) per parameter
+Cost ReduceSumCost(const Graph& graph, const Node& node);  // 1 per input element
+Cost LossCost(const Graph& graph, const Node& node);       // 4 per input element
+Cost NormCost(const Graph& graph, const Node& node);       // 8 per input element
+Cost OptimizerCost(const Graph& graph, const Node& node);  // 4 (sgd) or 12 (adam) per parameter
 
 // conv2d_backprop_filter's im2col workspace: one image's OH*OW*KH*KW*IC floats.
 std::vector<int64_t> Conv2DBackpropFilterScratch(const Graph& graph, const Node& node);

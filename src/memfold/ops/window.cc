@@ -11,8 +11,10 @@ Result<int64_t> PairAttr(const Attrs& attrs, const char* name, int index) {
   const AttrValue* value = attrs.Find(name);
   if (value == nullptr) return int64_t{1};
   const auto& pair = std::get<std::vector<int64_t>>(*value);
-  if (pair.size() != 2) return Status::Error(std::string("attribute '") + name + "' needs 2 values [h, w]");
-  if (pair[static_cast<size_t>(index)] < 1) return Status::Error(std::string("attribute '") + name + "' must be positive");
+  if (pair.size() != 2)
+    return Status::Error(std::string("attribute '") + name + "' needs 2 values [h, w]");
+  if (pair[static_cast<size_t>(index)] < 1)
+    return Status::Error(std::string("attribute '") + name + "' must be positive");
   return pair[static_cast<size_t>(index)];
 }
 

@@ -36,12 +36,12 @@ std::string ConcatDetail(const Graph& graph, const Liveness& live, int concats) 
     copy_free += live.copy_free[static_cast<size_t>(id)];
     const int32_t out = live.buffer_of[static_cast<size_t>(node.outputs[0])];
     for (ValueId in : node.inputs) {
-      in_place += out != kNoBuffer && in != kNoValue && live.buffer_of[static_cast<size_t>(in)] == out;
+      in_place +=
+          out != kNoBuffer && in != kNoValue && live.buffer_of[static_cast<size_t>(in)] == out;
     }
   }
   return std::to_string(copy_free) + " of " + std::to_string(concats) +
-         " concatenations copy-free, " + std::to_string(in_place) +
-         " inputs written in place";
+         " concatenations copy-free, " + std::to_string(in_place) + " inputs written in place";
 }
 
 // A graph the pipeline may end with, and its verified plan.
@@ -90,7 +90,8 @@ Result<BestPlan> PlanBest(const Graph& graph, const BestOptions& options) {
   best.steps.push_back(
       {"diagonal", plain.plan.arena_bytes, MsSince(start),
        "the smallest of greedy, greedy_stable, diagonal, the file's offline plan and a search "
-       "over placement orders: " + plain.plan.planner});
+       "over placement orders: " +
+           plain.plan.planner});
 
   start = std::chrono::steady_clock::now();
   MF_ASSIGN_OR_RETURN(ScheduledPlan ordered, PlanWithBestSchedule(graph, {}, "smallest"));
@@ -115,15 +116,13 @@ Result<BestPlan> PlanBest(const Graph& graph, const BestOptions& options) {
   Graph viewed = ordered.graph;
   std::string concat_detail = "no concatenations";
   if (const int concats = MarkConcatViews(&viewed); concats > 0) {
-    MF_ASSIGN_OR_RETURN(GraphPlan plan,
-                        PlanGraph(viewed, "smallest", {.refine = true}));
+    MF_ASSIGN_OR_RETURN(GraphPlan plan, PlanGraph(viewed, "smallest", {.refine = true}));
     concat_detail = ConcatDetail(viewed, plan.liveness, concats);
     candidates.push_back({std::move(viewed), std::move(plan), true});
     if (!candidates[Smallest(candidates)].concat) concat_detail += ": no smaller before splitting";
   }
-  best.steps.push_back(
-      {"concat", candidates[Smallest(candidates)].plan.plan.arena_bytes, MsSince(start),
-       concat_detail});
+  best.steps.push_back({"concat", candidates[Smallest(candidates)].plan.plan.arena_bytes,
+                        MsSince(start), concat_detail});
 
   start = std::chrono::steady_clock::now();
   SplitOptions split_options;
@@ -132,8 +131,7 @@ Result<BestPlan> PlanBest(const Graph& graph, const BestOptions& options) {
   for (size_t k = 0, unsplit = candidates.size(); k < unsplit; ++k) {
     MF_ASSIGN_OR_RETURN(SplitResult split, SplitForMemory(candidates[k].graph, split_options));
     if (split.stages.empty()) continue;
-    MF_ASSIGN_OR_RETURN(GraphPlan plan,
-                        PlanGraph(split.graph, "smallest", {.refine = true}));
+    MF_ASSIGN_OR_RETURN(GraphPlan plan, PlanGraph(split.graph, "smallest", {.refine = true}));
     candidates.push_back({std::move(split.graph), std::move(plan), candidates[k].concat, true,
                           split.recompute_fraction(), SplitDetail(split)});
   }

@@ -10,16 +10,16 @@
 //   split      operation splitting into row bands with copy-free band views (passes/split),
 //              within a recompute budget
 //
-// The result's graph is the input graph, possibly re-ordered, with view concats, and split: same inputs and
-// outputs (value ids and order), outputs bit-identical by construction (the tests execute it).
-// Cost: the sum of the passes' (re-ordering < 1 s, splitting < 5 s on zoo models).
+// The result's graph is the input graph, possibly re-ordered, with view concats, and split: same
+// inputs and outputs (value ids and order), outputs bit-identical by construction (the tests
+// execute it). Cost: the sum of the passes' (re-ordering < 1 s, splitting < 5 s on zoo models).
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "memfold/ir/graph.h"
 #include "memfold/base/status.h"
+#include "memfold/ir/graph.h"
 #include "memfold/plan/plan_graph.h"
 
 namespace memfold {

@@ -8,16 +8,17 @@ namespace memfold {
 namespace {
 
 struct Encoding {
-  NodeId forward;            // the node producing the mask
-  ValueId mask;              // the float mask it produces
-  double value;              // what a set bit decodes to
+  NodeId forward;               // the node producing the mask
+  ValueId mask;                 // the float mask it produces
+  double value;                 // what a set bit decodes to
   std::vector<NodeId> readers;  // backward readers, in schedule order
 };
 
 // The encodable mask of a forward node, if it has one and only backward `gradient` nodes read
 // it at input `slot` in the backward pass.
-bool Encodable(const Graph& g, const std::vector<std::vector<NodeId>>& readers, const std::vector<char>& backward,
-               ValueId mask, const char* gradient, size_t slot, std::vector<NodeId>* backward_readers) {
+bool Encodable(const Graph& g, const std::vector<std::vector<NodeId>>& readers,
+               const std::vector<char>& backward, ValueId mask, const char* gradient, size_t slot,
+               std::vector<NodeId>* backward_readers) {
   for (NodeId r : readers[static_cast<size_t>(mask)]) {
     if (!backward[static_cast<size_t>(r)]) continue;
     const Node& n = g.node(r);
@@ -33,7 +34,8 @@ bool Encodable(const Graph& g, const std::vector<std::vector<NodeId>>& readers, 
 std::vector<Encoding> FindEncodings(const Graph& g, const TrainingGraph& t) {
   const std::vector<std::vector<NodeId>> readers = g.Consumers();
   std::vector<char> backward(static_cast<size_t>(g.num_nodes()), 0);
-  for (size_t pos = t.forward_nodes; pos < g.schedule.size(); ++pos) backward[static_cast<size_t>(g.schedule[pos])] = 1;
+  for (size_t pos = t.forward_nodes; pos < g.schedule.size(); ++pos)
+    backward[static_cast<size_t>(g.schedule[pos])] = 1;
   std::vector<Encoding> found;
   for (size_t pos = 0; pos < t.forward_nodes; ++pos) {
     const NodeId id = g.schedule[pos];
@@ -41,8 +43,10 @@ std::vector<Encoding> FindEncodings(const Graph& g, const TrainingGraph& t) {
     Encoding e{id, kNoValue, 1.0, {}};
     if (n.op == "dropout") {
       e.mask = n.outputs[1];
-      e.value = static_cast<float>(1.0 / (1.0 - n.attrs.Float("rate")));  // the kernel's float scale
-      if (Encodable(g, readers, backward, e.mask, "dropout_grad", 1, &e.readers)) found.push_back(e);
+      e.value =
+          static_cast<float>(1.0 / (1.0 - n.attrs.Float("rate")));  // the kernel's float scale
+      if (Encodable(g, readers, backward, e.mask, "dropout_grad", 1, &e.readers))
+        found.push_back(e);
     } else if (n.op == "relu") {
       e.mask = n.outputs[0];
       if (Encodable(g, readers, backward, e.mask, "relu_grad", 1, &e.readers)) found.push_back(e);
@@ -64,7 +68,8 @@ int BinarizeMasks(Graph* g, TrainingGraph* t) {
     encode_after[e.forward] = g->num_nodes() - 1;
     Attrs attrs;
     attrs.Set("value", e.value);
-    Result<std::vector<ValueId>> mask = AddOp(g, "mask_decode", {bits->front()}, attrs, name + "/decode");
+    Result<std::vector<ValueId>> mask =
+        AddOp(g, "mask_decode", {bits->front()}, attrs, name + "/decode");
     g->node(g->num_nodes() - 1).layer = g->node(e.forward).layer;
     g->value(mask->front()).role = Role::kGradient;
     decode_before[e.readers.front()] = g->num_nodes() - 1;

@@ -11,18 +11,24 @@ namespace {
 // The stash accounting of a recomputation set R over the whole training graph.
 class StashModel {
  public:
-  StashModel(const Graph& g, const TrainingGraph& t) : g_(g), readers_(g.Consumers()), forward_(static_cast<size_t>(g.num_nodes()), 0) {
-    for (size_t pos = 0; pos < t.forward_nodes; ++pos) forward_[static_cast<size_t>(g.schedule[pos])] = 1;
+  StashModel(const Graph& g, const TrainingGraph& t)
+      : g_(g), readers_(g.Consumers()), forward_(static_cast<size_t>(g.num_nodes()), 0) {
+    for (size_t pos = 0; pos < t.forward_nodes; ++pos)
+      forward_[static_cast<size_t>(g.schedule[pos])] = 1;
   }
 
   // Whether value v must be kept until the backward pass when `in_set` nodes are recomputed:
   // a backward node reads it, or a recomputed node does, and it is not itself recomputed.
   bool Kept(ValueId v, const std::vector<char>& in_set) const {
     const NodeId producer = g_.value(v).producer;
-    if (producer != kNoNode && in_set[static_cast<size_t>(producer)] && RecomputesOutput(g_.node(producer), OutputIndex(producer, v))) return false;
-    if (g_.value(v).is_constant() || g_.value(v).role == Role::kWeight) return false;  // never in the arena
+    if (producer != kNoNode && in_set[static_cast<size_t>(producer)] &&
+        RecomputesOutput(g_.node(producer), OutputIndex(producer, v)))
+      return false;
+    if (g_.value(v).is_constant() || g_.value(v).role == Role::kWeight)
+      return false;  // never in the arena
     for (NodeId reader : readers_[static_cast<size_t>(v)]) {
-      if (!forward_[static_cast<size_t>(reader)] || in_set[static_cast<size_t>(reader)]) return true;
+      if (!forward_[static_cast<size_t>(reader)] || in_set[static_cast<size_t>(reader)])
+        return true;
     }
     return false;
   }
@@ -77,7 +83,8 @@ Chain Join(const std::vector<const Chain*>& inputs, const std::vector<size_t>& p
       NodeId& latest = joined.signature[kept - 1].second;
       if (latest == source) continue;
       crosses = true;
-      if (position[static_cast<size_t>(source)] > position[static_cast<size_t>(latest)]) latest = source;
+      if (position[static_cast<size_t>(source)] > position[static_cast<size_t>(latest)])
+        latest = source;
       continue;
     }
     joined.signature[kept++] = {param, source};
@@ -104,7 +111,8 @@ Chain SourceChain(const Graph& g, NodeId heavy) {
 std::vector<char> Candidates(const Graph& g, const TrainingGraph& t) {
   std::vector<char> candidate(static_cast<size_t>(g.num_nodes()), 0);
   std::vector<size_t> position(static_cast<size_t>(g.num_nodes()), 0);
-  for (size_t pos = 0; pos < g.schedule.size(); ++pos) position[static_cast<size_t>(g.schedule[pos])] = pos;
+  for (size_t pos = 0; pos < g.schedule.size(); ++pos)
+    position[static_cast<size_t>(g.schedule[pos])] = pos;
   std::vector<Chain> chain(static_cast<size_t>(g.num_values()));  // empty: a stashed or given value
   for (size_t pos = 0; pos < t.forward_nodes; ++pos) {
     const NodeId id = g.schedule[pos];
@@ -115,7 +123,8 @@ std::vector<char> Candidates(const Graph& g, const TrainingGraph& t) {
       if (in != kNoValue) inputs.push_back(&chain[static_cast<size_t>(in)]);
     }
     Chain joined = heavy ? Chain() : Join(inputs, position);
-    const bool ok = !heavy && !MustNotRecompute(g, n) && joined.nodes <= kMaxRecomputeChain && joined.steps <= kMaxRecurrentSteps;
+    const bool ok = !heavy && !MustNotRecompute(g, n) && joined.nodes <= kMaxRecomputeChain &&
+                    joined.steps <= kMaxRecurrentSteps;
     candidate[static_cast<size_t>(id)] = ok;
     if (!ok) joined = heavy ? SourceChain(g, id) : Chain();
     for (ValueId out : n.outputs) chain[static_cast<size_t>(out)] = joined;
@@ -125,14 +134,17 @@ std::vector<char> Candidates(const Graph& g, const TrainingGraph& t) {
 
 // The candidate nodes that must decide together with `id`: all candidates reading an input of
 // `id` that no candidate produces (they can only stash it together).
-std::vector<NodeId> Group(const Graph& g, const StashModel& model, const std::vector<char>& set, NodeId id) {
+std::vector<NodeId> Group(const Graph& g, const StashModel& model, const std::vector<char>& set,
+                          NodeId id) {
   std::vector<NodeId> group = {id};
   for (ValueId in : g.node(id).inputs) {
     if (in == kNoValue || g.value(in).is_constant()) continue;
     const NodeId producer = g.value(in).producer;
     if (producer != kNoNode && set[static_cast<size_t>(producer)]) continue;
     for (NodeId reader : model.readers(in)) {
-      if (set[static_cast<size_t>(reader)] && std::find(group.begin(), group.end(), reader) == group.end()) group.push_back(reader);
+      if (set[static_cast<size_t>(reader)] &&
+          std::find(group.begin(), group.end(), reader) == group.end())
+        group.push_back(reader);
     }
   }
   return group;
@@ -154,14 +166,19 @@ std::set<ValueId> Affected(const Graph& g, const std::vector<NodeId>& group) {
 // a node that cannot be recomputed (compute-heavy, forbidden, or where a chain bound cuts)
 // stops it and becomes the root of a later subgraph. Subgraphs are disjoint; each is returned
 // in schedule order.
-std::vector<std::vector<NodeId>> Partition(const Graph& g, const TrainingGraph& t, const std::vector<char>& candidate) {
-  std::vector<size_t> position(static_cast<size_t>(g.num_nodes()), t.forward_nodes);  // backward: >= forward_nodes
-  for (size_t pos = 0; pos < t.forward_nodes; ++pos) position[static_cast<size_t>(g.schedule[pos])] = pos;
+std::vector<std::vector<NodeId>> Partition(const Graph& g, const TrainingGraph& t,
+                                           const std::vector<char>& candidate) {
+  std::vector<size_t> position(static_cast<size_t>(g.num_nodes()),
+                               t.forward_nodes);  // backward: >= forward_nodes
+  for (size_t pos = 0; pos < t.forward_nodes; ++pos)
+    position[static_cast<size_t>(g.schedule[pos])] = pos;
   std::vector<char> reached(static_cast<size_t>(g.num_nodes()), 0);
   auto push_producers = [&](NodeId id, std::vector<NodeId>* work) {
     for (ValueId in : g.node(id).inputs) {
       const NodeId p = in == kNoValue ? kNoNode : g.value(in).producer;
-      if (p != kNoNode && position[static_cast<size_t>(p)] < t.forward_nodes && !reached[static_cast<size_t>(p)]) work->push_back(p);
+      if (p != kNoNode && position[static_cast<size_t>(p)] < t.forward_nodes &&
+          !reached[static_cast<size_t>(p)])
+        work->push_back(p);
     }
   };
   std::vector<std::vector<NodeId>> parts;
@@ -186,7 +203,9 @@ std::vector<std::vector<NodeId>> Partition(const Graph& g, const TrainingGraph& 
       push_producers(w, &work);
     }
     if (part.empty()) continue;
-    std::sort(part.begin(), part.end(), [&](NodeId a, NodeId b) { return position[static_cast<size_t>(a)] < position[static_cast<size_t>(b)]; });
+    std::sort(part.begin(), part.end(), [&](NodeId a, NodeId b) {
+      return position[static_cast<size_t>(a)] < position[static_cast<size_t>(b)];
+    });
     parts.push_back(std::move(part));
   }
   return parts;

@@ -15,9 +15,9 @@
 //    read their inputs, not their outputs).
 //  * Footprint estimate with reuse: a value costs its bytes once, however many nodes read it
 //    (use references over the whole forward + backward graph). Walking each subgraph in
-//    topological order (Algorithm 1, forward), a node — together with every candidate that shares an input with it,
-//    since they can only stash that input together — leaves the recomputation set when the
-//    bytes kept without it are not more than with it.
+//    topological order (Algorithm 1, forward), a node — together with every candidate that shares
+//    an input with it, since they can only stash that input together — leaves the recomputation set
+//    when the bytes kept without it are not more than with it.
 // The caller plans both graphs and keeps the baseline when Echo's plan is not smaller.
 // O((V + E) * average readers) plus the groups' local re-evaluation.
 #pragma once

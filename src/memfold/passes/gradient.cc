@@ -29,7 +29,8 @@ std::vector<char> RequiresGrad(const Graph& g, const std::vector<ValueId>& param
   for (NodeId id : g.schedule) {
     const Node& n = g.node(id);
     bool any = false;
-    for (ValueId in : n.inputs) any = any || (in != kNoValue && needs_grad[static_cast<size_t>(in)]);
+    for (ValueId in : n.inputs)
+      any = any || (in != kNoValue && needs_grad[static_cast<size_t>(in)]);
     for (ValueId out : n.outputs) needs_grad[static_cast<size_t>(out)] = any;
   }
   return needs_grad;
@@ -45,14 +46,16 @@ std::vector<ValueId> TrainableParams(const Graph& g) {
   std::vector<ValueId> params;
   for (ValueId v = 0; v < g.num_values(); ++v) {
     const Value& value = g.value(v);
-    if (value.role == Role::kWeight && value.dtype == DType::kF32 && read[static_cast<size_t>(v)] && !value.shape.empty()) {
+    if (value.role == Role::kWeight && value.dtype == DType::kF32 && read[static_cast<size_t>(v)] &&
+        !value.shape.empty()) {
       params.push_back(v);
     }
   }
   return params;
 }
 
-Status AppendBackward(Graph* g, ValueId loss, const std::vector<char>& needs_grad, std::vector<ValueId>* grad) {
+Status AppendBackward(Graph* g, ValueId loss, const std::vector<char>& needs_grad,
+                      std::vector<ValueId>* grad) {
   (*grad)[static_cast<size_t>(loss)] = AddConstant(g, "loss/grad_seed", {}, Role::kWeight, 1.0f);
   const std::vector<NodeId> forward = g->schedule;
   for (size_t pos = forward.size(); pos-- > 0;) {
@@ -63,11 +66,14 @@ Status AppendBackward(Graph* g, ValueId loss, const std::vector<char>& needs_gra
       dy.push_back((*grad)[static_cast<size_t>(out)]);
       any_dy = any_dy || dy.back() != kNoValue;
     }
-    for (ValueId in : node.inputs) any_input = any_input || (in != kNoValue && needs_grad[static_cast<size_t>(in)]);
+    for (ValueId in : node.inputs)
+      any_input = any_input || (in != kNoValue && needs_grad[static_cast<size_t>(in)]);
     if (!any_dy || !any_input) continue;
     const OpDef* def = FindOp(node.op);
     if (def == nullptr || def->gradient == nullptr) {
-      return Status::Error("node '" + node.name + "' (" + node.op + ") has no gradient; training needs one for every op between the weights and the loss");
+      return Status::Error(
+          "node '" + node.name + "' (" + node.op +
+          ") has no gradient; training needs one for every op between the weights and the loss");
     }
     GradEmitter emit(g, node);
     std::vector<ValueId> dx;
@@ -92,12 +98,15 @@ Status AppendUpdates(Graph* g, const TrainingConfig& config, TrainingGraph* t) {
     attrs.Set("lr", config.learning_rate);
     const int states = config.optimizer == "adam" ? 2 : 1;
     for (int s = 0; s < states; ++s) {
-      inputs.push_back(AddConstant(g, param.name + (s == 0 ? "/m" : "/v"), param.shape, Role::kOptimizerState, 0.0f));
+      inputs.push_back(AddConstant(g, param.name + (s == 0 ? "/m" : "/v"), param.shape,
+                                   Role::kOptimizerState, 0.0f));
     }
-    Result<std::vector<ValueId>> out = AddOp(g, config.optimizer, inputs, attrs, param.name + "/update");
+    Result<std::vector<ValueId>> out =
+        AddOp(g, config.optimizer, inputs, attrs, param.name + "/update");
     if (!out.ok()) return out.status();
     g->node(g->num_nodes() - 1).layer = "optimizer";
-    for (size_t o = 0; o < out->size(); ++o) g->value((*out)[o]).role = g->value(inputs[o == 0 ? 0 : o + 1]).role;
+    for (size_t o = 0; o < out->size(); ++o)
+      g->value((*out)[o]).role = g->value(inputs[o == 0 ? 0 : o + 1]).role;
   }
   return Status::Ok();
 }
@@ -108,7 +117,8 @@ Result<TrainingGraph> BuildTrainingGraph(Graph* g, const TrainingConfig& config)
   if (config.optimizer != "sgd_momentum" && config.optimizer != "adam") {
     return Status::Error("optimizer must be sgd_momentum or adam, not '" + config.optimizer + "'");
   }
-  if (g->outputs.empty() || g->value(g->outputs[0]).elements() != 1 || g->value(g->outputs[0]).dtype != DType::kF32) {
+  if (g->outputs.empty() || g->value(g->outputs[0]).elements() != 1 ||
+      g->value(g->outputs[0]).dtype != DType::kF32) {
     return Status::Error("training needs a graph whose first output is a float32 scalar loss");
   }
   TrainingGraph t;

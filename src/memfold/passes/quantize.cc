@@ -12,8 +12,8 @@
 #include <string_view>
 
 #include "memfold/base/splitmix.h"
-#include "memfold/ir/verify.h"
 #include "memfold/exec/executor.h"
+#include "memfold/ir/verify.h"
 #include "memfold/ops/registry.h"
 #include "memfold/plan/plan_graph.h"
 
@@ -95,7 +95,8 @@ class RangeRecorder final : public RunMonitor {
   RangeRecorder(const Graph& g, Calibration* ranges) : g_(g), ranges_(ranges) {}
 
   Status Started(const std::vector<std::byte*>& where, const std::byte*) override {
-    for (ValueId v : g_.inputs) MF_RETURN_IF_ERROR(Observe(g_, v, where[static_cast<size_t>(v)], ranges_));
+    for (ValueId v : g_.inputs)
+      MF_RETURN_IF_ERROR(Observe(g_, v, where[static_cast<size_t>(v)], ranges_));
     return Status::Ok();
   }
   Result<AccessWatch*> Before(size_t, const Node&, const NodeArgs&) override {

@@ -31,8 +31,8 @@
 
 #include <vector>
 
-#include "memfold/ir/graph.h"
 #include "memfold/base/status.h"
+#include "memfold/ir/graph.h"
 
 namespace memfold {
 

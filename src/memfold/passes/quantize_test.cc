@@ -6,8 +6,8 @@
 #include <cstring>
 
 #include "memfold/exec/executor.h"
-#include "memfold/ops/kernels/quant_math.h"
 #include "memfold/ops/builder.h"
+#include "memfold/ops/kernels/quant_math.h"
 
 namespace memfold {
 namespace {

@@ -14,14 +14,18 @@ namespace {
 // inputs, the one behind the longest chain of clones is placed first (Sethi-Ullman order), so
 // short chains run last and their results wait the least: a residual block's batch-norm clone
 // runs just before the add that reads it, not before the whole chain of earlier blocks.
-std::vector<NodeId> LateSchedule(const Graph& g, size_t forward_nodes, const std::vector<NodeId>& backward,
+std::vector<NodeId> LateSchedule(const Graph& g, size_t forward_nodes,
+                                 const std::vector<NodeId>& backward,
                                  const std::vector<NodeId>& clone_of_value) {
-  std::vector<NodeId> order(g.schedule.begin(), g.schedule.begin() + static_cast<std::ptrdiff_t>(forward_nodes));
-  std::vector<int> depth(static_cast<size_t>(g.num_nodes()), 0);  // longest clone chain, 0 = unknown
+  std::vector<NodeId> order(g.schedule.begin(),
+                            g.schedule.begin() + static_cast<std::ptrdiff_t>(forward_nodes));
+  std::vector<int> depth(static_cast<size_t>(g.num_nodes()),
+                         0);  // longest clone chain, 0 = unknown
   auto clone_inputs = [&](NodeId id) {
     std::vector<NodeId> clones;
     for (ValueId in : g.node(id).inputs) {
-      if (in != kNoValue && clone_of_value[static_cast<size_t>(in)] != kNoNode) clones.push_back(clone_of_value[static_cast<size_t>(in)]);
+      if (in != kNoValue && clone_of_value[static_cast<size_t>(in)] != kNoNode)
+        clones.push_back(clone_of_value[static_cast<size_t>(in)]);
     }
     return clones;
   };
@@ -38,7 +42,8 @@ std::vector<NodeId> LateSchedule(const Graph& g, size_t forward_nodes, const std
     if (placed[static_cast<size_t>(id)]) return;
     placed[static_cast<size_t>(id)] = 1;
     std::vector<NodeId> clones = clone_inputs(id);
-    std::stable_sort(clones.begin(), clones.end(), [&](NodeId a, NodeId b) { return chain(a) > chain(b); });
+    std::stable_sort(clones.begin(), clones.end(),
+                     [&](NodeId a, NodeId b) { return chain(a) > chain(b); });
     for (NodeId c : clones) place(c);
     order.push_back(id);
   };
@@ -56,7 +61,8 @@ bool IsComputeHeavy(const Graph& graph, const Node& node) {
   // so they do not make a layer cheaper to recompute.
   double bytes = 0;
   for (ValueId in : node.inputs) {
-    if (in != kNoValue && !graph.value(in).is_constant() && graph.value(in).role != Role::kWeight) bytes += static_cast<double>(graph.value(in).bytes());
+    if (in != kNoValue && !graph.value(in).is_constant() && graph.value(in).role != Role::kWeight)
+      bytes += static_cast<double>(graph.value(in).bytes());
   }
   for (ValueId out : node.outputs) bytes += static_cast<double>(graph.value(out).bytes());
   return bytes > 0 && NodeCost(graph, node).flops / bytes >= kComputeHeavyIntensity;
@@ -64,14 +70,16 @@ bool IsComputeHeavy(const Graph& graph, const Node& node) {
 
 constexpr char kBatchNorm[] = "batch_norm_train";
 
-bool RecomputesOutput(const Node& node, size_t output) { return node.op != kBatchNorm || output == 0; }
+bool RecomputesOutput(const Node& node, size_t output) {
+  return node.op != kBatchNorm || output == 0;
+}
 
 bool MustNotRecompute(const Graph& graph, const Node& node) {
   const OpDef* def = FindOp(node.op);
   if (def == nullptr || (def->kernels.empty() && !def->alias)) return true;
   if (!def->updates_input.empty()) return true;
   if (node.op == kBatchNorm) return false;  // re-run as batch_norm_apply
-  for (ValueId in : node.inputs) {  // reads state it may update
+  for (ValueId in : node.inputs) {          // reads state it may update
     if (in != kNoValue && graph.value(in).role == Role::kState) return true;
   }
   return node.op == "dropout" || node.layer == "loss";
@@ -81,13 +89,16 @@ std::vector<char> MirrorChoice(const Graph& g, const TrainingGraph& t) {
   std::vector<char> choice(static_cast<size_t>(g.num_nodes()), 0);
   for (size_t pos = 0; pos < t.forward_nodes; ++pos) {
     const Node& n = g.node(g.schedule[pos]);
-    choice[static_cast<size_t>(g.schedule[pos])] = !IsComputeHeavy(g, n) && !MustNotRecompute(g, n) && n.op != "concat";
+    choice[static_cast<size_t>(g.schedule[pos])] =
+        !IsComputeHeavy(g, n) && !MustNotRecompute(g, n) && n.op != "concat";
   }
   return choice;
 }
 
-Result<RecomputeResult> ApplyRecomputation(Graph* g, const TrainingGraph& t, const std::vector<char>& recompute) {
-  const std::vector<NodeId> backward(g->schedule.begin() + static_cast<std::ptrdiff_t>(t.forward_nodes), g->schedule.end());
+Result<RecomputeResult> ApplyRecomputation(Graph* g, const TrainingGraph& t,
+                                           const std::vector<char>& recompute) {
+  const std::vector<NodeId> backward(
+      g->schedule.begin() + static_cast<std::ptrdiff_t>(t.forward_nodes), g->schedule.end());
   // Values the backward pass reads, to decide which recomputed nodes are worth cloning.
   std::vector<char> read_backward(static_cast<size_t>(g->num_values()), 0);
   for (NodeId id : backward) {
@@ -105,7 +116,8 @@ Result<RecomputeResult> ApplyRecomputation(Graph* g, const TrainingGraph& t, con
     if (!recompute[static_cast<size_t>(id)]) continue;
     const Node& n = g->node(id);
     bool wanted = false;
-    for (size_t k = 0; k < n.outputs.size(); ++k) wanted = wanted || (RecomputesOutput(n, k) && needed[static_cast<size_t>(n.outputs[k])]);
+    for (size_t k = 0; k < n.outputs.size(); ++k)
+      wanted = wanted || (RecomputesOutput(n, k) && needed[static_cast<size_t>(n.outputs[k])]);
     if (!wanted) continue;
     for (ValueId in : n.inputs) {
       if (in != kNoValue) needed[static_cast<size_t>(in)] = 1;
@@ -116,17 +128,21 @@ Result<RecomputeResult> ApplyRecomputation(Graph* g, const TrainingGraph& t, con
     const Node original = g->node(id);
     if (!recompute[static_cast<size_t>(id)]) continue;
     bool wanted = false;
-    for (size_t k = 0; k < original.outputs.size(); ++k) wanted = wanted || (RecomputesOutput(original, k) && needed[static_cast<size_t>(original.outputs[k])]);
+    for (size_t k = 0; k < original.outputs.size(); ++k)
+      wanted = wanted ||
+               (RecomputesOutput(original, k) && needed[static_cast<size_t>(original.outputs[k])]);
     if (!wanted) continue;
     Node copy = original;
     copy.name += "/recompute";
     if (original.op == kBatchNorm) {  // x, gamma, beta and the statistics the node saved
       copy.op = "batch_norm_apply";
       copy.attrs = Attrs();
-      copy.inputs = {original.inputs[0], original.inputs[1], original.inputs[2], original.outputs[1], original.outputs[2]};
+      copy.inputs = {original.inputs[0], original.inputs[1], original.inputs[2],
+                     original.outputs[1], original.outputs[2]};
     }
     for (ValueId& in : copy.inputs) {
-      if (in != kNoValue && clone[static_cast<size_t>(in)] != kNoValue) in = clone[static_cast<size_t>(in)];
+      if (in != kNoValue && clone[static_cast<size_t>(in)] != kNoValue)
+        in = clone[static_cast<size_t>(in)];
     }
     copy.outputs.clear();
     for (size_t k = 0; k < original.outputs.size(); ++k) {
@@ -148,7 +164,8 @@ Result<RecomputeResult> ApplyRecomputation(Graph* g, const TrainingGraph& t, con
   }
   for (NodeId id : backward) {  // the backward pass reads the clones
     for (ValueId& in : g->node(id).inputs) {
-      if (in != kNoValue && clone[static_cast<size_t>(in)] != kNoValue) in = clone[static_cast<size_t>(in)];
+      if (in != kNoValue && clone[static_cast<size_t>(in)] != kNoValue)
+        in = clone[static_cast<size_t>(in)];
     }
   }
   g->schedule = LateSchedule(*g, t.forward_nodes, backward, clone_node);

@@ -12,8 +12,8 @@
 
 #include <vector>
 
-#include "memfold/ir/graph.h"
 #include "memfold/base/status.h"
+#include "memfold/ir/graph.h"
 #include "memfold/passes/gradient.h"
 
 namespace memfold {

@@ -1,11 +1,11 @@
 #include "memfold/passes/schedule.h"
 
 #include <algorithm>
-#include <map>
 #include <cassert>
 #include <chrono>
 #include <cstdlib>
 #include <limits>
+#include <map>
 #include <memory>
 #include <numeric>
 #include <optional>
@@ -16,9 +16,9 @@
 
 #include "memfold/ir/verify.h"
 #include "memfold/ops/registry.h"
+#include "memfold/placement/lower_bound.h"
 #include "memfold/plan/liveness.h"
 #include "memfold/plan/shared_storage.h"
-#include "memfold/placement/lower_bound.h"
 
 namespace memfold {
 namespace {
@@ -883,7 +883,8 @@ Result<ScheduledPlan> PlanWithBestSchedule(const Graph& graph, const ScheduleOpt
   if (search.schedule != graph.schedule) {
     Graph reordered = graph;
     reordered.schedule = search.schedule;
-    MF_ASSIGN_OR_RETURN(GraphPlan searched, PlanGraph(reordered, planner, {.overlaps = options.overlap}));
+    MF_ASSIGN_OR_RETURN(GraphPlan searched,
+                        PlanGraph(reordered, planner, {.overlaps = options.overlap}));
     result.searched_arena = searched.plan.arena_bytes;
     if (result.searched_arena < result.original_arena) {
       result.graph = std::move(reordered);

@@ -46,8 +46,8 @@
 #include <string_view>
 #include <vector>
 
-#include "memfold/ir/graph.h"
 #include "memfold/base/status.h"
+#include "memfold/ir/graph.h"
 #include "memfold/plan/overlap_allowances.h"
 #include "memfold/plan/plan_graph.h"
 

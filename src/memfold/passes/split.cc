@@ -407,8 +407,8 @@ Result<std::vector<Candidate>> BestSplits(const Graph& graph, int32_t peak_posit
         SplitStats stats;
         Result<Graph> graph_split = SplitChain(graph, split, &stats);
         if (!graph_split.ok() || stats.extra_flops > flops_left) break;
-        MF_ASSIGN_OR_RETURN(GraphPlan plan,
-                            PlanGraph(*graph_split, options.planner, {.overlaps = options.search_overlaps}));
+        MF_ASSIGN_OR_RETURN(GraphPlan plan, PlanGraph(*graph_split, options.planner,
+                                                      {.overlaps = options.search_overlaps}));
         ++*planned;
         const int64_t arena = SearchKey(plan, ranking);
         tiles_best = std::min(tiles_best, arena);
@@ -428,7 +428,6 @@ Result<std::vector<Candidate>> BestSplits(const Graph& graph, int32_t peak_posit
   return best;
 }
 
-
 // Rounds of splitting around the moving peak, candidates ranked by `ranking`; `plan` is the
 // input graph's refined plan.
 Result<SplitResult> SplitRounds(const Graph& graph, const GraphPlan& plan,
@@ -445,10 +444,9 @@ Result<SplitResult> SplitRounds(const Graph& graph, const GraphPlan& plan,
   const bool refined_peaks = peaks == PeakSource::kRefined;
   int32_t peak_position = std::max(0, (refined_peaks ? plan : search_plan).peak_time - 1);
   for (int32_t round = 0; round < options.max_rounds; ++round) {
-    MF_ASSIGN_OR_RETURN(
-        std::vector<Candidate> finalists,
-        BestSplits(result.graph, peak_position, bar, budget - result.extra_flops, options,
-                   ranking, &result.candidates_planned));
+    MF_ASSIGN_OR_RETURN(std::vector<Candidate> finalists,
+                        BestSplits(result.graph, peak_position, bar, budget - result.extra_flops,
+                                   options, ranking, &result.candidates_planned));
     // The first finalist whose refined plan with exact overlaps is smaller too wins the round.
     std::optional<Candidate> best;
     int32_t best_peak_time = 0;
@@ -463,8 +461,8 @@ Result<SplitResult> SplitRounds(const Graph& graph, const GraphPlan& plan,
       }
     }
     if (!best) break;
-    MF_ASSIGN_OR_RETURN(GraphPlan searched,
-                        PlanGraph(best->graph, options.planner, {.overlaps = options.search_overlaps}));
+    MF_ASSIGN_OR_RETURN(GraphPlan searched, PlanGraph(best->graph, options.planner,
+                                                      {.overlaps = options.search_overlaps}));
     result.arena_after = best->stage.arena_bytes;
     bar = SearchKey(searched, ranking);
     peak_position = std::max(0, (refined_peaks ? best_peak_time : searched.peak_time) - 1);
@@ -480,8 +478,7 @@ Result<SplitResult> SplitRounds(const Graph& graph, const GraphPlan& plan,
 
 Result<SplitResult> SplitForMemory(const Graph& graph, const SplitOptions& options) {
   const auto start = std::chrono::steady_clock::now();
-  MF_ASSIGN_OR_RETURN(GraphPlan plan,
-                      PlanGraph(graph, options.planner, {.refine = true}));
+  MF_ASSIGN_OR_RETURN(GraphPlan plan, PlanGraph(graph, options.planner, {.refine = true}));
   // A small portfolio of round strategies; none finds the better sequence of splits every
   // time, the smallest result (then the fewest extra FLOPs) is kept.
   std::optional<SplitResult> best;

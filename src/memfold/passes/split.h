@@ -33,8 +33,8 @@
 #include <string>
 #include <vector>
 
-#include "memfold/ir/graph.h"
 #include "memfold/base/status.h"
+#include "memfold/ir/graph.h"
 #include "memfold/plan/plan_graph.h"
 
 namespace memfold {

@@ -19,8 +19,8 @@ Result<PlannedTraining> Finish(PlannedTraining p, const std::string& planner) {
 
 }  // namespace
 
-Result<PlannedTraining> PlanTraining(Graph forward, const std::string& strategy, const TrainingConfig& config,
-                                     const std::string& planner) {
+Result<PlannedTraining> PlanTraining(Graph forward, const std::string& strategy,
+                                     const TrainingConfig& config, const std::string& planner) {
   if (strategy != "none" && strategy != "mirror" && strategy != "echo") {
     return Status::Error("strategy must be none, mirror or echo, not '" + strategy + "'");
   }
@@ -51,14 +51,17 @@ Result<PlannedTraining> PlanTraining(Graph forward, const std::string& strategy,
     // Echo's choice with 1-bit masks, checked by planning against the baseline (the paper's
     // guarantee) and against Mirror's blanket choice: the smallest plan is kept.
     PlannedTraining echo = base;
-    MF_ASSIGN_OR_RETURN(RecomputeResult r, ApplyRecomputation(&echo.graph, echo.training, EchoChoice(base.graph, base.training)));
+    MF_ASSIGN_OR_RETURN(
+        RecomputeResult r,
+        ApplyRecomputation(&echo.graph, echo.training, EchoChoice(base.graph, base.training)));
     echo.recomputed_nodes = r.recomputed_nodes;
     echo.recompute_flops = r.recompute_flops;
     BinarizeMasks(&echo.graph, &echo.training);
     MF_ASSIGN_OR_RETURN(chosen, Finish(std::move(echo), planner));
     chosen.chosen_strategy = "echo";
     const int64_t echo_own = chosen.profile.breakdown.total();
-    MF_ASSIGN_OR_RETURN(PlannedTraining mirror, with_recomputation(MirrorChoice(base.graph, base.training)));
+    MF_ASSIGN_OR_RETURN(PlannedTraining mirror,
+                        with_recomputation(MirrorChoice(base.graph, base.training)));
     if (mirror.profile.breakdown.total() < chosen.profile.breakdown.total()) {
       chosen = std::move(mirror);
       chosen.chosen_strategy = "mirror";
@@ -72,7 +75,8 @@ Result<PlannedTraining> PlanTraining(Graph forward, const std::string& strategy,
     chosen.strategy = strategy;
     chosen.echo_own_bytes = echo_own;
   }
-  chosen.plan_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  chosen.plan_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return chosen;
 }
 

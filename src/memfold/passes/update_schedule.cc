@@ -16,7 +16,8 @@ bool UpdatesInPlace(const Node& node) {
 std::vector<ValueId> Overwritten(const Node& node) {
   std::vector<ValueId> values;
   for (int k : FindOp(node.op)->updates_input) {
-    if (k >= 0 && static_cast<size_t>(k) < node.inputs.size() && node.inputs[static_cast<size_t>(k)] != kNoValue) {
+    if (k >= 0 && static_cast<size_t>(k) < node.inputs.size() &&
+        node.inputs[static_cast<size_t>(k)] != kNoValue) {
       values.push_back(node.inputs[static_cast<size_t>(k)]);
     }
   }
@@ -30,16 +31,19 @@ void ScheduleUpdatesEarly(Graph* g) {
   for (NodeId id : g->schedule) (UpdatesInPlace(g->node(id)) ? updates : others).push_back(id);
   if (updates.empty()) return;
   std::vector<int64_t> position(static_cast<size_t>(g->num_nodes()), -1);  // in `others`
-  for (size_t k = 0; k < others.size(); ++k) position[static_cast<size_t>(others[k])] = static_cast<int64_t>(k);
+  for (size_t k = 0; k < others.size(); ++k)
+    position[static_cast<size_t>(others[k])] = static_cast<int64_t>(k);
   const std::vector<std::vector<NodeId>> readers = g->Consumers();
   std::vector<std::vector<NodeId>> after(others.size() + 1);  // updates to run after others[k - 1]
   for (NodeId u : updates) {
     int64_t last = -1;
     for (ValueId in : g->node(u).inputs) {
-      if (in != kNoValue && g->value(in).producer != kNoNode) last = std::max(last, position[static_cast<size_t>(g->value(in).producer)]);
+      if (in != kNoValue && g->value(in).producer != kNoNode)
+        last = std::max(last, position[static_cast<size_t>(g->value(in).producer)]);
     }
     for (ValueId v : Overwritten(g->node(u))) {
-      for (NodeId r : readers[static_cast<size_t>(v)]) last = std::max(last, position[static_cast<size_t>(r)]);
+      for (NodeId r : readers[static_cast<size_t>(v)])
+        last = std::max(last, position[static_cast<size_t>(r)]);
     }
     after[static_cast<size_t>(last + 1)].push_back(u);
   }

@@ -17,7 +17,8 @@ int64_t Allowance(const BufferRequest& output, int32_t input) {
 
 // For each buffer, the most bytes live at any step of its lifetime. O(n log n + sum of
 // lifetimes) with a sweep over dense steps.
-std::vector<int64_t> BusiestStep(std::span<const BufferRequest> requests, const std::vector<int64_t>& sizes) {
+std::vector<int64_t> BusiestStep(std::span<const BufferRequest> requests,
+                                 const std::vector<int64_t>& sizes) {
   int32_t end = 0;
   for (const BufferRequest& r : requests) end = std::max(end, r.last);
   std::vector<int64_t> live(static_cast<size_t>(end) + 2, 0);
@@ -34,7 +35,8 @@ std::vector<int64_t> BusiestStep(std::span<const BufferRequest> requests, const 
 }
 
 std::vector<int32_t> PlacementOrder(std::span<const BufferRequest> requests,
-                                    const std::vector<int64_t>& sizes, DiagonalPlanner::Order order) {
+                                    const std::vector<int64_t>& sizes,
+                                    DiagonalPlanner::Order order) {
   std::vector<int32_t> ids(requests.size());
   std::iota(ids.rbegin(), ids.rend(), 0);  // reverse request order, as TFLM breaks ties
   auto larger = [&](int32_t a, int32_t b) { return sizes[a] > sizes[b]; };
@@ -43,12 +45,14 @@ std::vector<int32_t> PlacementOrder(std::span<const BufferRequest> requests,
       std::stable_sort(ids.begin(), ids.end(), larger);
       break;
     case DiagonalPlanner::Order::kReverseExecution:
-      std::stable_sort(ids.begin(), ids.end(), [&](int32_t a, int32_t b) { return requests[a].first > requests[b].first; });
+      std::stable_sort(ids.begin(), ids.end(),
+                       [&](int32_t a, int32_t b) { return requests[a].first > requests[b].first; });
       break;
     case DiagonalPlanner::Order::kPeakFirst: {
       const std::vector<int64_t> busiest = BusiestStep(requests, sizes);
       std::stable_sort(ids.begin(), ids.end(), larger);
-      std::stable_sort(ids.begin(), ids.end(), [&](int32_t a, int32_t b) { return busiest[a] > busiest[b]; });
+      std::stable_sort(ids.begin(), ids.end(),
+                       [&](int32_t a, int32_t b) { return busiest[a] > busiest[b]; });
       break;
     }
   }
@@ -93,7 +97,8 @@ Plan PlaceDiagonalInOrder(std::span<const BufferRequest> requests, std::span<con
         ranges.push_back(Forbidden(b, sizes[id], other, plan.offsets[e], sizes[e]));
       }
     }
-    std::sort(ranges.begin(), ranges.end(), [](const Range& x, const Range& y) { return x.lo < y.lo; });
+    std::sort(ranges.begin(), ranges.end(),
+              [](const Range& x, const Range& y) { return x.lo < y.lo; });
     int64_t offset = 0;
     for (const Range& r : ranges) {
       if (r.lo >= offset) break;  // sorted by lo: no later range can contain `offset` either
@@ -131,7 +136,8 @@ Plan SearchPlacementOrder(std::span<const BufferRequest> requests, std::vector<i
 Plan DiagonalPlanner::Place(std::span<const BufferRequest> requests) const {
   std::vector<int64_t> sizes;
   for (const BufferRequest& r : requests) sizes.push_back(AlignUp(r.bytes, r.alignment));
-  return PlaceDiagonalInOrder(requests, PlacementOrder(requests, sizes, order_), std::string(name()));
+  return PlaceDiagonalInOrder(requests, PlacementOrder(requests, sizes, order_),
+                              std::string(name()));
 }
 
 }  // namespace memfold

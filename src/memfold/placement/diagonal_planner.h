@@ -32,9 +32,12 @@ class DiagonalPlanner final : public Planner {
   explicit DiagonalPlanner(Order order) : order_(order) {}
   std::string_view name() const override {
     switch (order_) {
-      case Order::kLargestFirst: return "diagonal_greedy";
-      case Order::kReverseExecution: return "diagonal_reverse";
-      case Order::kPeakFirst: return "diagonal_peak";
+      case Order::kLargestFirst:
+        return "diagonal_greedy";
+      case Order::kReverseExecution:
+        return "diagonal_reverse";
+      case Order::kPeakFirst:
+        return "diagonal_peak";
     }
     return "diagonal";
   }

@@ -40,7 +40,9 @@ std::vector<Event> LifetimeEvents(std::span<const BufferRequest> requests) {
 
 }  // namespace
 
-int64_t LowerBound(std::span<const BufferRequest> requests) { return PeakOf(LifetimeEvents(requests)); }
+int64_t LowerBound(std::span<const BufferRequest> requests) {
+  return PeakOf(LifetimeEvents(requests));
+}
 
 int64_t LowerBoundWithOverlaps(std::span<const BufferRequest> requests) {
   std::vector<Event> events = LifetimeEvents(requests);
@@ -56,7 +58,8 @@ int64_t LowerBoundWithOverlaps(std::span<const BufferRequest> requests) {
       // Dying inputs are disjoint, so an output may lie over several of them at once (a
       // concat over both its inputs, found by the fuzzer): their savings add up, to at most
       // the output's own size.
-      if (in.last == out.first) saving += std::min({overlap, out_size, AlignUp(in.bytes, in.alignment)});
+      if (in.last == out.first)
+        saving += std::min({overlap, out_size, AlignUp(in.bytes, in.alignment)});
     }
     saving = std::min(saving, out_size);
     if (saving == 0) continue;

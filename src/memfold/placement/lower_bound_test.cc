@@ -1,13 +1,13 @@
 // Golden cases for LowerBound, the peak of live occupied bytes over time.
 
 #include "memfold/placement/lower_bound.h"
-#include "memfold/placement/verify_plan.h"
 
 #include <gtest/gtest.h>
 
 #include <vector>
 
 #include "memfold/placement/plan_test_util.h"
+#include "memfold/placement/verify_plan.h"
 
 namespace memfold {
 namespace {

@@ -231,7 +231,8 @@ Liveness ComputeLiveness(const Graph& graph) {
   }
   for (ValueId v = 0; v < graph.num_values(); ++v) {
     const auto r = static_cast<size_t>(root[static_cast<size_t>(v)]);
-    if (root[static_cast<size_t>(v)] != v) live.buffer_of[static_cast<size_t>(v)] = live.buffer_of[r];
+    if (root[static_cast<size_t>(v)] != v)
+      live.buffer_of[static_cast<size_t>(v)] = live.buffer_of[r];
   }
   AddScratchRequests(graph, &live);
   live.view_offset = std::move(storage.offset);

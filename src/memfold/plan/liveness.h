@@ -19,11 +19,11 @@
 // no graph input or output, and is the only output of a node that writes it (no alias, view
 // slice or in-place update; a nested view concat is fine, unless it lies in rows itself: rows
 // of rows are not modelled, that concat copies into its rows); the concat's output must be no
-// graph output and read by no in-place update. Inputs that do not qualify are copied by the concat as usual (the others are
-// already in place). A view slice qualifies only if its input is in the arena and its output
-// is no graph output. Values in rows get no diagonal overlap (O_s models contiguous outputs).
-// Requests are created in value-id order (TFLM adds them in tensor-index order), then the
-// kernels' scratch buffers in schedule order, each live only at its node's time.
+// graph output and read by no in-place update. Inputs that do not qualify are copied by the concat
+// as usual (the others are already in place). A view slice qualifies only if its input is in the
+// arena and its output is no graph output. Values in rows get no diagonal overlap (O_s models
+// contiguous outputs). Requests are created in value-id order (TFLM adds them in tensor-index
+// order), then the kernels' scratch buffers in schedule order, each live only at its node's time.
 //
 // Complexity O(V + E).
 #pragma once
@@ -51,8 +51,8 @@ struct Liveness {
   // means all zero.
   std::vector<int64_t> view_offset;
   std::vector<RowLayout> view_rows;  // per value; empty means all contiguous
-  std::vector<char> copy_free;  // per node: a view concat/slice the planned executor skips
-  int32_t end_time = 0;            // when the caller reads the outputs: number of nodes + 1
+  std::vector<char> copy_free;       // per node: a view concat/slice the planned executor skips
+  int32_t end_time = 0;              // when the caller reads the outputs: number of nodes + 1
 };
 
 inline constexpr int32_t kNoBuffer = -1;

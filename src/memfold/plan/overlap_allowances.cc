@@ -14,7 +14,8 @@ void AddOverlapAllowances(const Graph& graph, OverlapSource source, Liveness* li
     const OpDef* def = FindOp(node.op);
     if (def == nullptr || def->alias || node.outputs.empty()) continue;
     const int32_t out = live->buffer_of[static_cast<size_t>(node.outputs[0])];
-    if (out == kNoBuffer || live->requests[static_cast<size_t>(out)].first != NodeTime(pos)) continue;
+    if (out == kNoBuffer || live->requests[static_cast<size_t>(out)].first != NodeTime(pos))
+      continue;
     // O_s models contiguous outputs: one written in rows of a concat overlaps nothing.
     if (ViewRows(*live, node.outputs[0]).row_bytes != 0) continue;
     const int64_t elements = graph.value(node.outputs[0]).elements();
@@ -28,7 +29,9 @@ void AddOverlapAllowances(const Graph& graph, OverlapSource source, Liveness* li
     for (size_t k = 0; k < node.inputs.size(); ++k) {
       const ValueId v = node.inputs[k];
       const int32_t in = v == kNoValue ? kNoBuffer : live->buffer_of[static_cast<size_t>(v)];
-      if (in == kNoBuffer || in == out || live->requests[static_cast<size_t>(in)].last != NodeTime(pos)) continue;
+      if (in == kNoBuffer || in == out ||
+          live->requests[static_cast<size_t>(in)].last != NodeTime(pos))
+        continue;
       const std::optional<int64_t> os = model(graph, node, static_cast<int>(k));
       const int64_t bytes = os ? std::max<int64_t>(*os, 0) : 0;
       auto [it, fresh] = allowance.emplace(in, bytes);

@@ -23,7 +23,9 @@ int32_t PeakTime(const Liveness& live, const Plan& plan) {
     ending[static_cast<size_t>(r.last) + 1].push_back(r.id);
   }
   std::multiset<int64_t> ends;
-  auto end_of = [&](int32_t id) { return plan.offsets[static_cast<size_t>(id)] + live.requests[static_cast<size_t>(id)].bytes; };
+  auto end_of = [&](int32_t id) {
+    return plan.offsets[static_cast<size_t>(id)] + live.requests[static_cast<size_t>(id)].bytes;
+  };
   int64_t highest = -1, peak_bytes = -1;
   size_t peak = 0;
   for (size_t t = 0; t < steps; ++t) {
@@ -48,13 +50,14 @@ int64_t OverlapBytes(const GraphPlan& gp, int32_t id) {
   for (const OverlapAllowance& a : out.may_overlap) {
     const int64_t end = gp.plan.offsets[static_cast<size_t>(id)] + out.bytes;
     const int64_t start = gp.plan.offsets[static_cast<size_t>(a.input)];
-    if (start >= gp.plan.offsets[static_cast<size_t>(id)] && start < end) overlap = std::max(overlap, end - start);
+    if (start >= gp.plan.offsets[static_cast<size_t>(id)] && start < end)
+      overlap = std::max(overlap, end - start);
   }
   return overlap;
 }
 
 Status RefinePlan(const Graph& graph, GraphPlan* gp) {
-  constexpr double kWork = 2e7;    // neighbour checks per refinement
+  constexpr double kWork = 2e7;     // neighbour checks per refinement
   constexpr int32_t kMoves = 1000;  // enough to reach the bound on every zoo model's split graph
   const std::string& planner = gp->plan.planner;
   if (planner.rfind("greedy", 0) != 0 && planner.rfind("diagonal", 0) != 0) return Status::Ok();
@@ -70,11 +73,14 @@ Status RefinePlan(const Graph& graph, GraphPlan* gp) {
   std::iota(order.begin(), order.end(), 0);
   const std::vector<int64_t>& at = gp->plan.offsets;
   std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return at[a] < at[b]; });
-  Plan searched = SearchPlacementOrder(live.requests, std::move(order), floor, moves, "diagonal_search");
+  Plan searched =
+      SearchPlacementOrder(live.requests, std::move(order), floor, moves, "diagonal_search");
   if (searched.arena_bytes >= gp->plan.arena_bytes) return Status::Ok();
   if (Status verified = VerifyPlan(live.requests, searched); !verified.ok()) {
-    return Status::Error("the placement-order search produced an invalid plan (a memfold bug, "
-                         "please report): " + verified.message());
+    return Status::Error(
+        "the placement-order search produced an invalid plan (a memfold bug, "
+        "please report): " +
+        verified.message());
   }
   gp->plan = std::move(searched);
   gp->lower_bound = LowerBoundWithOverlaps(live.requests);

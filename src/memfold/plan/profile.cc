@@ -15,7 +15,8 @@ std::vector<std::string> ReaderLayers(const Graph& g) {
   std::vector<std::string> layer(static_cast<size_t>(g.num_values()));
   for (NodeId id : g.schedule) {
     for (ValueId in : g.node(id).inputs) {
-      if (in != kNoValue && layer[static_cast<size_t>(in)].empty()) layer[static_cast<size_t>(in)] = LayerOf(g, id);
+      if (in != kNoValue && layer[static_cast<size_t>(in)].empty())
+        layer[static_cast<size_t>(in)] = LayerOf(g, id);
     }
   }
   for (std::string& l : layer) l = l.empty() ? "other" : l;
@@ -26,16 +27,20 @@ enum class ArenaKind { kFeatureMap, kGradient, kWorkspace };
 
 // Scratch is workspace; values the forward pass produced (graph inputs included) are feature
 // maps; values the backward pass produced are gradients.
-ArenaKind KindOf(const Graph& g, const Liveness& live, const std::vector<char>& forward, int32_t request) {
+ArenaKind KindOf(const Graph& g, const Liveness& live, const std::vector<char>& forward,
+                 int32_t request) {
   const ValueId v = live.value_of[static_cast<size_t>(request)];
   if (v == kNoValue) return ArenaKind::kWorkspace;
   const NodeId producer = g.value(v).producer;
-  return producer == kNoNode || forward[static_cast<size_t>(producer)] ? ArenaKind::kFeatureMap : ArenaKind::kGradient;
+  return producer == kNoNode || forward[static_cast<size_t>(producer)] ? ArenaKind::kFeatureMap
+                                                                       : ArenaKind::kGradient;
 }
 
 // The live bytes of each kind at every step: a difference array per kind and its prefix sums.
-void LiveBytesByKind(const Graph& g, const Liveness& live, const std::vector<char>& forward, MemoryProfile* profile) {
-  std::vector<int64_t>* curves[] = {&profile->live_feature_maps, &profile->live_gradients, &profile->live_workspace};
+void LiveBytesByKind(const Graph& g, const Liveness& live, const std::vector<char>& forward,
+                     MemoryProfile* profile) {
+  std::vector<int64_t>* curves[] = {&profile->live_feature_maps, &profile->live_gradients,
+                                    &profile->live_workspace};
   const size_t steps = profile->live_bytes.size();
   for (std::vector<int64_t>* curve : curves) curve->assign(steps + 1, 0);
   for (const BufferRequest& r : live.requests) {
@@ -55,16 +60,21 @@ MemoryProfile ProfileMemory(const Graph& g, size_t forward_nodes, const GraphPla
   MemoryProfile profile;
   const Liveness& live = gp.liveness;
   std::vector<char> forward(static_cast<size_t>(g.num_nodes()), 0);
-  for (size_t pos = 0; pos < forward_nodes && pos < g.schedule.size(); ++pos) forward[static_cast<size_t>(g.schedule[pos])] = 1;
+  for (size_t pos = 0; pos < forward_nodes && pos < g.schedule.size(); ++pos)
+    forward[static_cast<size_t>(g.schedule[pos])] = 1;
   profile.live_bytes = LiveBytesPerStep(live);
-  profile.peak_time = static_cast<int32_t>(std::max_element(profile.live_bytes.begin(), profile.live_bytes.end()) - profile.live_bytes.begin());
+  profile.peak_time =
+      static_cast<int32_t>(std::max_element(profile.live_bytes.begin(), profile.live_bytes.end()) -
+                           profile.live_bytes.begin());
   const std::vector<std::string> reader_layer = ReaderLayers(g);
   // Bytes an output shares with its dying input at the peak step count once, for the output.
   std::vector<int64_t> shared(live.requests.size(), 0);
   for (const BufferRequest& r : live.requests) {
     if (r.first != profile.peak_time) continue;
     const int64_t overlap = OverlapBytes(gp, r.id);
-    for (const OverlapAllowance& a : r.may_overlap) shared[static_cast<size_t>(a.input)] = std::max(shared[static_cast<size_t>(a.input)], overlap);
+    for (const OverlapAllowance& a : r.may_overlap)
+      shared[static_cast<size_t>(a.input)] =
+          std::max(shared[static_cast<size_t>(a.input)], overlap);
   }
   MemoryBreakdown& b = profile.breakdown;
   int64_t occupied = 0;
@@ -74,9 +84,15 @@ MemoryProfile ProfileMemory(const Graph& g, size_t forward_nodes, const GraphPla
     occupied += bytes;
     const ValueId v = live.value_of[static_cast<size_t>(r.id)];
     switch (KindOf(g, live, forward, r.id)) {
-      case ArenaKind::kFeatureMap: b.feature_maps += bytes; break;
-      case ArenaKind::kGradient: b.gradients += bytes; break;
-      case ArenaKind::kWorkspace: b.workspace += bytes; break;
+      case ArenaKind::kFeatureMap:
+        b.feature_maps += bytes;
+        break;
+      case ArenaKind::kGradient:
+        b.gradients += bytes;
+        break;
+      case ArenaKind::kWorkspace:
+        b.workspace += bytes;
+        break;
     }
     std::string layer = "workspace";
     if (v != kNoValue) {

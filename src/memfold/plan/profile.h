@@ -27,7 +27,9 @@ struct MemoryBreakdown {
   int64_t optimizer = 0;
   int64_t workspace = 0;
   int64_t fragmentation = 0;
-  int64_t total() const { return feature_maps + weights + gradients + optimizer + workspace + fragmentation; }
+  int64_t total() const {
+    return feature_maps + weights + gradients + optimizer + workspace + fragmentation;
+  }
 };
 
 struct MemoryProfile {

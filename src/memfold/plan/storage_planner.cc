@@ -40,7 +40,9 @@ class StorageAllocator {
 StoragePlan PlanWithRange(const Graph& graph, const Liveness& live, int64_t range) {
   const size_t n = live.requests.size();
   std::vector<int32_t> refs(n, 0);
-  auto buffer = [&](ValueId v) { return v == kNoValue ? kNoBuffer : live.buffer_of[static_cast<size_t>(v)]; };
+  auto buffer = [&](ValueId v) {
+    return v == kNoValue ? kNoBuffer : live.buffer_of[static_cast<size_t>(v)];
+  };
   for (NodeId id : graph.schedule) {
     for (ValueId in : graph.node(id).inputs) {
       if (buffer(in) != kNoBuffer) ++refs[static_cast<size_t>(buffer(in))];
@@ -54,10 +56,13 @@ StoragePlan PlanWithRange(const Graph& graph, const Liveness& live, int64_t rang
   plan.match_range = static_cast<int>(range);
   StorageAllocator alloc(range);
   auto release_if_dead = [&](int32_t b) {
-    if (refs[static_cast<size_t>(b)] == 0 && plan.storage_of[static_cast<size_t>(b)] >= 0) alloc.Release(plan.storage_of[static_cast<size_t>(b)]);
+    if (refs[static_cast<size_t>(b)] == 0 && plan.storage_of[static_cast<size_t>(b)] >= 0)
+      alloc.Release(plan.storage_of[static_cast<size_t>(b)]);
   };
   for (ValueId v : graph.inputs) {  // fed before the first node
-    if (buffer(v) != kNoBuffer) plan.storage_of[static_cast<size_t>(buffer(v))] = alloc.Request(live.requests[static_cast<size_t>(buffer(v))].bytes);
+    if (buffer(v) != kNoBuffer)
+      plan.storage_of[static_cast<size_t>(buffer(v))] =
+          alloc.Request(live.requests[static_cast<size_t>(buffer(v))].bytes);
   }
   for (size_t pos = 0; pos < graph.schedule.size(); ++pos) {
     const Node& node = graph.node(graph.schedule[pos]);
@@ -65,11 +70,17 @@ StoragePlan PlanWithRange(const Graph& graph, const Liveness& live, int64_t rang
     std::vector<std::pair<int64_t, int32_t>> fresh;  // (bytes, request), largest first
     for (size_t k = 0; k < node.outputs.size(); ++k) {
       const int32_t out = buffer(node.outputs[k]);
-      if (out == kNoBuffer || plan.storage_of[static_cast<size_t>(out)] >= 0) continue;  // views keep theirs
-      const int32_t in = k == 0 && def != nullptr && def->inplace_input >= 0 && static_cast<size_t>(def->inplace_input) < node.inputs.size()
-                             ? buffer(node.inputs[static_cast<size_t>(def->inplace_input)]) : kNoBuffer;
-      if (in != kNoBuffer && refs[static_cast<size_t>(in)] == 1 && live.requests[static_cast<size_t>(in)].bytes == live.requests[static_cast<size_t>(out)].bytes &&
-          graph.value(node.inputs[static_cast<size_t>(def->inplace_input)]).dtype == graph.value(node.outputs[k]).dtype) {
+      if (out == kNoBuffer || plan.storage_of[static_cast<size_t>(out)] >= 0)
+        continue;  // views keep theirs
+      const int32_t in = k == 0 && def != nullptr && def->inplace_input >= 0 &&
+                                 static_cast<size_t>(def->inplace_input) < node.inputs.size()
+                             ? buffer(node.inputs[static_cast<size_t>(def->inplace_input)])
+                             : kNoBuffer;
+      if (in != kNoBuffer && refs[static_cast<size_t>(in)] == 1 &&
+          live.requests[static_cast<size_t>(in)].bytes ==
+              live.requests[static_cast<size_t>(out)].bytes &&
+          graph.value(node.inputs[static_cast<size_t>(def->inplace_input)]).dtype ==
+              graph.value(node.outputs[k]).dtype) {
         plan.storage_of[static_cast<size_t>(out)] = plan.storage_of[static_cast<size_t>(in)];
         plan.in_place.emplace_back(out, in);
         refs[static_cast<size_t>(in)] = -1;  // handed over: never released on its own
@@ -77,13 +88,18 @@ StoragePlan PlanWithRange(const Graph& graph, const Liveness& live, int64_t rang
       }
       fresh.emplace_back(live.requests[static_cast<size_t>(out)].bytes, out);
     }
-    for (int32_t r : live.scratch_of[static_cast<size_t>(graph.schedule[pos])]) fresh.emplace_back(live.requests[static_cast<size_t>(r)].bytes, r);
-    std::stable_sort(fresh.begin(), fresh.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
-    for (const auto& [bytes, r] : fresh) plan.storage_of[static_cast<size_t>(r)] = alloc.Request(bytes);
-    for (int32_t r : live.scratch_of[static_cast<size_t>(graph.schedule[pos])]) alloc.Release(plan.storage_of[static_cast<size_t>(r)]);
+    for (int32_t r : live.scratch_of[static_cast<size_t>(graph.schedule[pos])])
+      fresh.emplace_back(live.requests[static_cast<size_t>(r)].bytes, r);
+    std::stable_sort(fresh.begin(), fresh.end(),
+                     [](const auto& a, const auto& b) { return a.first > b.first; });
+    for (const auto& [bytes, r] : fresh)
+      plan.storage_of[static_cast<size_t>(r)] = alloc.Request(bytes);
+    for (int32_t r : live.scratch_of[static_cast<size_t>(graph.schedule[pos])])
+      alloc.Release(plan.storage_of[static_cast<size_t>(r)]);
     for (ValueId in : node.inputs) {
       const int32_t b = buffer(in);
-      if (b != kNoBuffer && refs[static_cast<size_t>(b)] > 0 && --refs[static_cast<size_t>(b)] == 0) release_if_dead(b);
+      if (b != kNoBuffer && refs[static_cast<size_t>(b)] > 0 && --refs[static_cast<size_t>(b)] == 0)
+        release_if_dead(b);
     }
     for (ValueId out : node.outputs) {  // outputs nobody reads are released at once
       const int32_t b = buffer(out);

@@ -19,10 +19,10 @@
 namespace memfold {
 
 struct StoragePlan {
-  std::vector<int32_t> storage_of;     // per liveness request: its storage id
-  std::vector<int64_t> storage_bytes;  // per storage id: the largest buffer it holds
+  std::vector<int32_t> storage_of;                    // per liveness request: its storage id
+  std::vector<int64_t> storage_bytes;                 // per storage id: the largest buffer it holds
   std::vector<std::pair<int32_t, int32_t>> in_place;  // (output request, input request) pairs
-  int64_t total_bytes = 0;             // sum of storage sizes: what MXNet would allocate
+  int64_t total_bytes = 0;  // sum of storage sizes: what MXNet would allocate
   int match_range = 0;
 };
 

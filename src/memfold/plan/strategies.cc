@@ -15,9 +15,9 @@ namespace {
 Result<Plan> Verified(Plan plan, std::span<const BufferRequest> requests) {
   Status verified = VerifyPlan(requests, plan);
   if (!verified.ok()) {
-    return Status::Error("planner '" + plan.planner +
-                         "' produced an invalid plan (a memfold bug, please report): " +
-                         verified.message());
+    return Status::Error(
+        "planner '" + plan.planner +
+        "' produced an invalid plan (a memfold bug, please report): " + verified.message());
   }
   return plan;
 }
@@ -43,7 +43,8 @@ Result<Placement> DiagonalLargestFirst(const PlanningInput& in) {
   return Placed(in, true, [] { return DiagonalPlanner(DiagonalPlanner::Order::kLargestFirst); });
 }
 Result<Placement> DiagonalReverse(const PlanningInput& in) {
-  return Placed(in, true, [] { return DiagonalPlanner(DiagonalPlanner::Order::kReverseExecution); });
+  return Placed(in, true,
+                [] { return DiagonalPlanner(DiagonalPlanner::Order::kReverseExecution); });
 }
 Result<Placement> DiagonalPeakFirst(const PlanningInput& in) {
   return Placed(in, true, [] { return DiagonalPlanner(DiagonalPlanner::Order::kPeakFirst); });
@@ -64,7 +65,8 @@ Result<Placement> SmallestOf(const PlanningInput& in, std::initializer_list<Memb
       if (member.optional) continue;
       return placed.status();
     }
-    if (!best || placed->plan.arena_bytes < best->plan.arena_bytes) best = std::move(placed).value();
+    if (!best || placed->plan.arena_bytes < best->plan.arena_bytes)
+      best = std::move(placed).value();
   }
   return std::move(best).value();
 }
@@ -73,8 +75,11 @@ Result<Placement> SmallestOf(const PlanningInput& in, std::initializer_list<Memb
 // greedy plans; reported against the overlapping requests whichever wins (a plain plan is valid
 // under them too).
 Result<Placement> Diagonal(const PlanningInput& in) {
-  MF_ASSIGN_OR_RETURN(Placement p, SmallestOf(in, {{"diagonal_greedy"}, {"diagonal_reverse"},
-                                                   {"diagonal_peak"}, {"greedy"}, {"greedy_stable"}}));
+  MF_ASSIGN_OR_RETURN(Placement p, SmallestOf(in, {{"diagonal_greedy"},
+                                                   {"diagonal_reverse"},
+                                                   {"diagonal_peak"},
+                                                   {"greedy"},
+                                                   {"greedy_stable"}}));
   p.liveness = in.overlapping();
   p.overlapping = true;
   return p;
@@ -101,7 +106,8 @@ Result<Placement> Offline(const PlanningInput& in) {
   Plan plan = GreedyPlanner().Place(requests);
   plan.planner = "offline";
   Status verified = VerifyPlan(requests, plan);
-  if (!verified.ok()) return Status::Error("the model's offline plan is unsafe: " + verified.message());
+  if (!verified.ok())
+    return Status::Error("the model's offline plan is unsafe: " + verified.message());
   return Placement{std::move(plan), live, true};
 }
 
@@ -119,14 +125,16 @@ Result<Placement> Mxnet(const PlanningInput& in) {
     blocks[s].last = -1;
   }
   for (const BufferRequest& r : live.requests) {
-    BufferRequest& block = blocks[static_cast<size_t>(storage.storage_of[static_cast<size_t>(r.id)])];
+    BufferRequest& block =
+        blocks[static_cast<size_t>(storage.storage_of[static_cast<size_t>(r.id)])];
     block.first = std::min(block.first, r.first);
     block.last = std::max(block.last, r.last);
   }
   MF_ASSIGN_OR_RETURN(Plan placed, Verified(GreedyPlanner().Place(blocks), blocks));
   Plan plan{.planner = "mxnet", .arena_bytes = placed.arena_bytes, .offsets = {}};
   for (const BufferRequest& r : live.requests) {
-    plan.offsets.push_back(placed.offsets[static_cast<size_t>(storage.storage_of[static_cast<size_t>(r.id)])]);
+    plan.offsets.push_back(
+        placed.offsets[static_cast<size_t>(storage.storage_of[static_cast<size_t>(r.id)])]);
   }
   for (const auto& [out, input] : storage.in_place) {
     BufferRequest& request = live.requests[static_cast<size_t>(out)];
@@ -137,8 +145,8 @@ Result<Placement> Mxnet(const PlanningInput& in) {
 }
 
 Result<Placement> Smallest(const PlanningInput& in) {
-  return SmallestOf(in, {{"diagonal"}, {"naive"}, {"greedy"}, {"greedy_stable"},
-                         {"offline", true}});
+  return SmallestOf(in,
+                    {{"diagonal"}, {"naive"}, {"greedy"}, {"greedy_stable"}, {"offline", true}});
 }
 
 Result<Placement> MxnetOrGreedy(const PlanningInput& in) {
@@ -155,7 +163,8 @@ constexpr Strategy kStrategies[] = {
      &DiagonalReverse},
     {"diagonal_peak", "diagonal overlaps, the buffers of the busiest steps first",
      &DiagonalPeakFirst},
-    {"diagonal", "the smallest of the three diagonal orders and both greedy plans", &Diagonal, true},
+    {"diagonal", "the smallest of the three diagonal orders and both greedy plans", &Diagonal,
+     true},
     {"mxnet", "MXNet's PlanMemory storages, placed by greedy (Echo's baseline)", &Mxnet},
     {"offline", "the model file's own offline plan, verified", &Offline},
     {"smallest", "the smallest verified plan of diagonal, naive, both greedies and offline",

@@ -49,7 +49,8 @@ int64_t V1Depth(int64_t depth, double alpha) {
 
 // MobileNet v2 channel rule (_make_divisible): nearest multiple of 8, never 10 % below.
 int64_t MakeDivisible(double value, int64_t divisor = 8) {
-  int64_t rounded = std::max<int64_t>(divisor, static_cast<int64_t>(value + static_cast<double>(divisor) / 2) / divisor * divisor);
+  int64_t rounded = std::max<int64_t>(
+      divisor, static_cast<int64_t>(value + static_cast<double>(divisor) / 2) / divisor * divisor);
   if (static_cast<double>(rounded) < 0.9 * value) rounded += divisor;
   return rounded;
 }
@@ -62,9 +63,11 @@ Result<Graph> BuildMobileNetV1(const ZooArgs& args) {
   GraphBuilder b("mobilenet_v1");
   ValueId x = b.Input("input", {args.Int("batch"), res, res, 3});
   x = Conv(b, x, V1Depth(32, alpha), 3, 2, "relu6", "Conv2d_0");
-  struct Block { int64_t depth, stride; };
-  constexpr Block kBlocks[] = {{64, 1},  {128, 2}, {128, 1}, {256, 2}, {256, 1},
-                               {512, 2}, {512, 1}, {512, 1}, {512, 1}, {512, 1},
+  struct Block {
+    int64_t depth, stride;
+  };
+  constexpr Block kBlocks[] = {{64, 1},  {128, 2},  {128, 1}, {256, 2}, {256, 1},
+                               {512, 2}, {512, 1},  {512, 1}, {512, 1}, {512, 1},
                                {512, 1}, {1024, 2}, {1024, 1}};
   int index = 1;
   for (const Block& block : kBlocks) {
@@ -82,14 +85,17 @@ Result<Graph> BuildMobileNetV2(const ZooArgs& args) {
   ValueId x = b.Input("input", {args.Int("batch"), res, res, 3});
   x = Conv(b, x, MakeDivisible(32 * alpha), 3, 2, "relu6", "Conv");
   // Inverted residual settings: expansion t, channels c, repeats n, first stride s.
-  struct Stage { int64_t t, c, n, s; };
-  constexpr Stage kStages[] = {{1, 16, 1, 1},  {6, 24, 2, 2},  {6, 32, 3, 2}, {6, 64, 4, 2},
-                               {6, 96, 3, 1},  {6, 160, 3, 2}, {6, 320, 1, 1}};
+  struct Stage {
+    int64_t t, c, n, s;
+  };
+  constexpr Stage kStages[] = {{1, 16, 1, 1}, {6, 24, 2, 2},  {6, 32, 3, 2}, {6, 64, 4, 2},
+                               {6, 96, 3, 1}, {6, 160, 3, 2}, {6, 320, 1, 1}};
   int index = 0;
   for (const Stage& stage : kStages) {
     const int64_t out_c = MakeDivisible(static_cast<double>(stage.c) * alpha);
     for (int64_t r = 0; r < stage.n; ++r) {
-      const std::string name = index == 0 ? "expanded_conv" : "expanded_conv_" + std::to_string(index);
+      const std::string name =
+          index == 0 ? "expanded_conv" : "expanded_conv_" + std::to_string(index);
       ++index;
       const int64_t stride = r == 0 ? stage.s : 1;
       const int64_t in_c = b.shape(x)[3];

@@ -61,7 +61,8 @@ class Net {
   }
   // y = x w^T + bias (bias may be kNoValue), no fused activation. Flattens x to rows of w's
   // depth unless keep_dims, which keeps x's leading dimensions.
-  ValueId Fc(ValueId x, ValueId w, ValueId bias, const std::string& name = "", bool keep_dims = false) {
+  ValueId Fc(ValueId x, ValueId w, ValueId bias, const std::string& name = "",
+             bool keep_dims = false) {
     Attrs attrs;
     attrs.Set("keep_num_dims", int64_t{keep_dims});
     std::vector<ValueId> inputs{x, w};
@@ -175,10 +176,12 @@ LstmState LstmStep(Net& net, const Lstm& w, ValueId x, LstmState prev, const std
   const int64_t batch = net.b.shape(x)[0], h = w.hidden;
   ValueId gates = net.Fc(x, w.i2h, w.bias, name + "/i2h");
   if (prev.h != kNoValue) {
-    gates = net.Op("add", {gates, net.Fc(prev.h, w.h2h, kNoValue, name + "/h2h")}, {}, name + "/gates");
+    gates =
+        net.Op("add", {gates, net.Fc(prev.h, w.h2h, kNoValue, name + "/h2h")}, {}, name + "/gates");
   }
   auto gate = [&](int64_t k, const char* activation, const char* gate_name) {
-    return net.Op(activation, {net.Slice(gates, {0, k * h}, {batch, h})}, {}, name + "/" + gate_name);
+    return net.Op(activation, {net.Slice(gates, {0, k * h}, {batch, h})}, {},
+                  name + "/" + gate_name);
   };
   const ValueId in = gate(0, "sigmoid", "in");
   const ValueId transform = gate(2, "tanh", "transform");
@@ -267,7 +270,8 @@ Result<Graph> BuildNmt(const ZooArgs& args) {
   const int64_t layers = args.Int("layers");
   const double rate = args.Float("dropout");
   if (hidden % 2 != 0) {
-    return Status::Error("hidden=" + Str(hidden) + " must be even: each direction of the "
+    return Status::Error("hidden=" + Str(hidden) +
+                         " must be even: each direction of the "
                          "bidirectional first encoder layer has hidden / 2 units");
   }
   Net net("nmt");
@@ -278,7 +282,8 @@ Result<Graph> BuildNmt(const ZooArgs& args) {
 
   // Encoder.
   const ValueId source_table = b.Weight("source_embed/weight", {vocab, hidden}, 0.1f);
-  std::vector<ValueId> steps = SplitSteps(net, Embed(net, source, source_table, rate, "source_embed"));
+  std::vector<ValueId> steps =
+      SplitSteps(net, Embed(net, source, source_table, rate, "source_embed"));
   steps = RunBidirectional(net, steps, hidden, hidden / 2, true, "encoder/l0");
   for (int64_t l = 1; l < layers; ++l) {
     const std::string name = "encoder/l" + Str(l);
@@ -311,14 +316,17 @@ Result<Graph> BuildNmt(const ZooArgs& args) {
   const ValueId source_proj = b.LayerWeight("attention/source_weight", {hidden, hidden}, hidden);
   const ValueId query_proj = b.LayerWeight("attention/query_weight", {hidden, hidden}, hidden);
   const ValueId score_proj = b.LayerWeight("attention/score_weight", {1, hidden}, hidden);
-  const ValueId hidden_proj = b.LayerWeight("attention/hidden_weight", {hidden, 2 * hidden}, 2 * hidden);
+  const ValueId hidden_proj =
+      b.LayerWeight("attention/hidden_weight", {hidden, 2 * hidden}, 2 * hidden);
   const ValueId hidden_bias = b.Weight("attention/hidden_bias", {hidden}, 0.01f);
-  const ValueId source_hidden = net.Fc(keys, source_proj, kNoValue, "attention/source_hidden", true);
+  const ValueId source_hidden =
+      net.Fc(keys, source_proj, kNoValue, "attention/source_hidden", true);
   const ValueId out_proj = b.LayerWeight("output/weight", {tvocab, hidden}, hidden);
   const ValueId out_bias = b.Weight("output/bias", {tvocab}, 0.01f);
 
   const ValueId target_table = b.Weight("target_embed/weight", {tvocab, hidden}, 0.1f);
-  const std::vector<ValueId> words = SplitSteps(net, Embed(net, target, target_table, rate, "target_embed"));
+  const std::vector<ValueId> words =
+      SplitSteps(net, Embed(net, target, target_table, rate, "target_embed"));
   ValueId previous = b.Constant("decoder/initial_hidden", {batch, hidden}, {0.0f}, Role::kState);
   std::vector<ValueId> logits;
   for (int64_t t = 0; t < seq; ++t) {
@@ -333,13 +341,15 @@ Result<Graph> BuildNmt(const ZooArgs& args) {
     }
     net.layer = "attention";
     const ValueId query = net.Reshape(net.Fc(x, query_proj, kNoValue), {batch, 1, hidden});
-    const ValueId mixed = net.Op("tanh", {net.Op("add", {query, source_hidden}, {}, step + "/att_add")});
+    const ValueId mixed =
+        net.Op("tanh", {net.Op("add", {query, source_hidden}, {}, step + "/att_add")});
     const ValueId scores = net.Reshape(net.Fc(mixed, score_proj, kNoValue, "", true), {batch, seq});
     const ValueId alpha = net.Op("softmax", {scores}, {}, step + "/att_probs");
     const ValueId context = net.Reshape(
         net.Op("batch_matmul", {net.Reshape(alpha, {batch, 1, seq}), keys}), {batch, hidden});
     const ValueId joined = net.Concat({x, context}, 1);
-    previous = net.Dropout(net.Op("tanh", {net.Fc(joined, hidden_proj, hidden_bias)}, {}, step + "/att_hidden"), rate);
+    previous = net.Dropout(
+        net.Op("tanh", {net.Fc(joined, hidden_proj, hidden_bias)}, {}, step + "/att_hidden"), rate);
     net.layer = "output";
     logits.push_back(net.Fc(previous, out_proj, out_bias, step + "/logits"));
   }
@@ -380,7 +390,8 @@ ValueId Attend(Net& net, const MultiHead& w, ValueId query, ValueId memory, Valu
     return net.Transpose(net.Reshape(x, {batch, len, heads, dk}), {0, 2, 1, 3});
   };
   const ValueId scale = net.Scalar(name + "/scale", 1.0f / std::sqrt(static_cast<float>(dk)));
-  const ValueId q = net.Op("mul", {split(net.Fc(query, w.wq, w.bq, name + "/query", true), lq), scale});
+  const ValueId q =
+      net.Op("mul", {split(net.Fc(query, w.wq, w.bq, name + "/query", true), lq), scale});
   const ValueId k = split(net.Fc(memory, w.wk, w.bk, name + "/key", true), lk);
   const ValueId v = split(net.Fc(memory, w.wv, w.bv, name + "/value", true), lk);
   Attrs transpose_b;
@@ -416,9 +427,11 @@ std::vector<float> PositionalEncoding(int64_t len, int64_t d) {
   std::vector<float> pe(static_cast<size_t>(len * d));
   for (int64_t pos = 0; pos < len; ++pos) {
     for (int64_t i = 0; i < d; ++i) {
-      const double angle = static_cast<double>(pos) /
-                           std::pow(10000.0, static_cast<double>(i - i % 2) / static_cast<double>(d));
-      pe[static_cast<size_t>(pos * d + i)] = static_cast<float>(i % 2 == 0 ? std::sin(angle) : std::cos(angle));
+      const double angle =
+          static_cast<double>(pos) /
+          std::pow(10000.0, static_cast<double>(i - i % 2) / static_cast<double>(d));
+      pe[static_cast<size_t>(pos * d + i)] =
+          static_cast<float>(i % 2 == 0 ? std::sin(angle) : std::cos(angle));
     }
   }
   return pe;
@@ -458,8 +471,10 @@ Result<Graph> BuildTransformer(const ZooArgs& args) {
   const ValueId target = b.Input("target", {batch, seq}, DType::kI32);
   const ValueId labels = b.Input("labels", {batch * seq}, DType::kI32);
 
-  const ValueId table = b.Weight("embedding/weight", {vocab, d}, 1.0f / std::sqrt(static_cast<float>(d)));
-  const ValueId position = b.Constant("embedding/positional_encoding", {seq, d}, PositionalEncoding(seq, d), Role::kState);
+  const ValueId table =
+      b.Weight("embedding/weight", {vocab, d}, 1.0f / std::sqrt(static_cast<float>(d)));
+  const ValueId position = b.Constant("embedding/positional_encoding", {seq, d},
+                                      PositionalEncoding(seq, d), Role::kState);
   const ValueId embed_scale = net.Scalar("embedding/scale", std::sqrt(static_cast<float>(d)));
   auto embed = [&](ValueId ids, const std::string& name) {
     net.layer = "embedding";
@@ -471,7 +486,8 @@ Result<Graph> BuildTransformer(const ZooArgs& args) {
   for (int64_t l = 0; l < layers; ++l) {
     const std::string name = "encoder/l" + Str(l);
     const MultiHead self = MakeMultiHead(net, d, name + "/self_attention");
-    memory = Residual(net, memory, Attend(net, self, memory, memory, kNoValue, heads, name + "/self_attention"),
+    memory = Residual(net, memory,
+                      Attend(net, self, memory, memory, kNoValue, heads, name + "/self_attention"),
                       rate, "attention", name + "/self_attention");
     memory = Residual(net, memory, FeedForward(net, memory, ffn, name), rate, "ffn", name + "/ffn");
   }
@@ -480,7 +496,8 @@ Result<Graph> BuildTransformer(const ZooArgs& args) {
   for (int64_t q = 0; q < seq; ++q) {
     for (int64_t k = q + 1; k < seq; ++k) causal[static_cast<size_t>(q * seq + k)] = -1e9f;
   }
-  const ValueId mask = b.Constant("decoder/causal_mask", {seq, seq}, std::move(causal), Role::kState);
+  const ValueId mask =
+      b.Constant("decoder/causal_mask", {seq, seq}, std::move(causal), Role::kState);
   ValueId x = embed(target, "decoder/embed");
   for (int64_t l = 0; l < layers; ++l) {
     const std::string name = "decoder/l" + Str(l);
@@ -505,8 +522,8 @@ namespace {
 // Convolutional layers.
 
 // conv2d without bias (filter [out, kh, kw, in]), batch norm, optional relu.
-ValueId ConvBn(Net& net, ValueId x, int64_t out_c, int64_t kh, int64_t kw, Ints stride,
-               bool relu, const std::string& name) {
+ValueId ConvBn(Net& net, ValueId x, int64_t out_c, int64_t kh, int64_t kw, Ints stride, bool relu,
+               const std::string& name) {
   net.layer = "conv";
   const int64_t in_c = net.b.shape(x)[3];
   const ValueId w = net.b.LayerWeight(name + "/weight", {out_c, kh, kw, in_c}, kh * kw * in_c);
@@ -531,7 +548,7 @@ struct ResNetSpec {
 };
 
 constexpr ResNetSpec kResNets[] = {
-    {18, false, {2, 2, 2, 2}}, {34, false, {3, 4, 6, 3}},   {50, true, {3, 4, 6, 3}},
+    {18, false, {2, 2, 2, 2}},  {34, false, {3, 4, 6, 3}},  {50, true, {3, 4, 6, 3}},
     {101, true, {3, 4, 23, 3}}, {152, true, {3, 8, 36, 3}}, {200, true, {3, 24, 36, 3}},
 };
 
@@ -585,14 +602,16 @@ Result<Graph> BuildResNet(const ZooArgs& args) {
         y = ConvBn(net, y, planes, 3, 1, false, name + "/conv2");
       }
       const bool project = stride != 1 || b.shape(x)[3] != out_c;
-      const ValueId shortcut = project ? ConvBn(net, x, out_c, 1, stride, false, name + "/downsample") : x;
+      const ValueId shortcut =
+          project ? ConvBn(net, x, out_c, 1, stride, false, name + "/downsample") : x;
       net.layer = "conv";
       x = net.Op("relu", {net.Op("add", {y, shortcut}, {}, name + "/add")}, {}, name + "/relu");
     }
   }
   net.layer = "output";
   const Shape s = b.shape(x);
-  x = net.Reshape(net.Op("avg_pool2d", {x}, PoolAttrs(s[1], s[2], 1, "valid"), "avgpool"), {s[0], s[3]});
+  x = net.Reshape(net.Op("avg_pool2d", {x}, PoolAttrs(s[1], s[2], 1, "valid"), "avgpool"),
+                  {s[0], s[3]});
   const ValueId w = b.LayerWeight("fc/weight", {classes, s[3]}, s[3]);
   const ValueId bias = b.Weight("fc/bias", {classes}, 0.01f);
   return net.FinishWithLoss(net.Fc(x, w, bias, "fc"), labels);
@@ -619,7 +638,8 @@ Result<Graph> BuildResNet(const ZooArgs& args) {
 Result<Graph> BuildDeepSpeech2(const ZooArgs& args) {
   constexpr int64_t kCharacters = 29;
   const Config cfg(args);
-  const int64_t batch = cfg.Int("batch", 2), frames = cfg.Int("seq", 8), hidden = cfg.Int("hidden", 8);
+  const int64_t batch = cfg.Int("batch", 2), frames = cfg.Int("seq", 8),
+                hidden = cfg.Int("hidden", 8);
   const int64_t freq = cfg.Int("freq", 33), channels = cfg.Int("channels", 2);
   const int64_t layers = args.Int("layers");
 
@@ -632,7 +652,8 @@ Result<Graph> BuildDeepSpeech2(const ZooArgs& args) {
   const int64_t steps = s[1];
   const ValueId labels = b.Input("labels", {batch * steps}, DType::kI32);
   net.layer = "rnn";
-  std::vector<ValueId> inputs = SplitSteps(net, net.Reshape(x, {batch, steps, s[2] * s[3]}, "features"));
+  std::vector<ValueId> inputs =
+      SplitSteps(net, net.Reshape(x, {batch, steps, s[2] * s[3]}, "features"));
   for (int64_t l = 0; l < layers; ++l) {
     const std::string name = "rnn/l" + Str(l);
     inputs = RunBidirectional(net, inputs, b.shape(inputs.front())[1], hidden, false, name);

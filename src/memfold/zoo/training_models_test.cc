@@ -60,17 +60,19 @@ void ExpectWellFormed(const Graph& g, const std::string& spec) {
   const Value& loss = g.value(g.outputs[0]);
   EXPECT_EQ(loss.dtype, DType::kF32) << spec;
   EXPECT_TRUE(loss.shape.empty()) << spec << " loss is " << ShapeString(loss.shape);
-  const std::set<std::string> allowed = {"embedding", "rnn", "attention", "output",
-                                         "conv", "norm", "ffn", "loss"};
+  const std::set<std::string> allowed = {"embedding", "rnn",  "attention", "output",
+                                         "conv",      "norm", "ffn",       "loss"};
   for (const Node& n : g.nodes()) {
-    EXPECT_TRUE(allowed.contains(n.layer)) << spec << ": node " << n.name << " (" << n.op
-                                           << ") has layer tag '" << n.layer << "'";
+    EXPECT_TRUE(allowed.contains(n.layer))
+        << spec << ": node " << n.name << " (" << n.op << ") has layer tag '" << n.layer << "'";
     if (n.op == "fully_connected" || n.op == "conv2d") {
-      EXPECT_EQ(n.attrs.Str("activation"), "none") << spec << ": " << n.name << " fuses an activation";
+      EXPECT_EQ(n.attrs.Str("activation"), "none")
+          << spec << ": " << n.name << " fuses an activation";
     }
   }
   int64_t labels = 0;
-  for (ValueId v : g.inputs) labels += g.value(v).name == "labels" && g.value(v).dtype == DType::kI32;
+  for (ValueId v : g.inputs)
+    labels += g.value(v).name == "labels" && g.value(v).dtype == DType::kI32;
   EXPECT_EQ(labels, 1) << spec << " needs one i32 input named labels";
 }
 
@@ -81,7 +83,8 @@ float Loss(const RunOutputs& out) {
 }
 
 double MillisecondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
 }
 
 // Parameters of Sockeye's IWSLT15 En-Vi model at hidden 512, layers 2:2:
@@ -141,7 +144,8 @@ TEST(TrainingModelNmt, KeysReshapeTheGraph) {
   EXPECT_NE(Output(g, "decoder/l2/t49/h"), nullptr);
   Result<Graph> odd = BuildZooModel("nmt,hidden=511");
   ASSERT_FALSE(odd.ok());
-  EXPECT_NE(odd.status().message().find("hidden=511 must be even"), std::string::npos) << odd.status().message();
+  EXPECT_NE(odd.status().message().find("hidden=511 must be even"), std::string::npos)
+      << odd.status().message();
 }
 
 // Transformer base with a shared 32,000-token vocabulary and tied embeddings:
@@ -175,14 +179,18 @@ TEST(TrainingModelTransformer, BaseConfiguration) {
   EXPECT_EQ(Parameters(deep), 16384000 + 11 * (3152384 + 4204032) + 32000);
   Result<Graph> bad = BuildZooModel("transformer,hidden=510");
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find("hidden=510 is not divisible by heads=8"), std::string::npos)
+  EXPECT_NE(bad.status().message().find("hidden=510 is not divisible by heads=8"),
+            std::string::npos)
       << bad.status().message();
 }
 
 // Trainable parameters equal torchvision's published counts (conv weights, batch-norm gamma and
 // beta, classifier weights and bias; running statistics are state, not parameters).
 TEST(TrainingModelResNet, ParameterCountsMatchTorchvision) {
-  struct Case { int depth; int64_t params; };
+  struct Case {
+    int depth;
+    int64_t params;
+  };
   for (const Case c : {Case{18, 11689512}, Case{34, 21797672}, Case{50, 25557032},
                        Case{101, 44549160}, Case{152, 60192808}}) {
     const std::string spec = "resnet,depth=" + std::to_string(c.depth) + ",batch=1";
@@ -219,7 +227,8 @@ TEST(TrainingModelResNet, LayerShapesAndStructure) {
   EXPECT_EQ(bias_free, 53);
   Result<Graph> bad = BuildZooModel("resnet,depth=42");
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find("depth=42 is not one of 18, 34, 50, 101, 152, 200"), std::string::npos)
+  EXPECT_NE(bad.status().message().find("depth=42 is not one of 18, 34, 50, 101, 152, 200"),
+            std::string::npos)
       << bad.status().message();
 }
 
@@ -288,7 +297,10 @@ TEST(TrainingModelTiny, BuildsAndRunsForward) {
 // for bit (Trainer checks) and the loss on a fixed batch falls.
 // (SGD with momentum; batch-2 ResNet-50 needs a small step, its batch norm sees two rows.)
 TEST(TrainingModelTiny, TrainsAndTheLossFalls) {
-  struct Case { const char* name; double learning_rate; };
+  struct Case {
+    const char* name;
+    double learning_rate;
+  };
   for (const Case c : {Case{"nmt", 0.2}, Case{"transformer", 0.05}, Case{"resnet", 0.01},
                        Case{"deepspeech2", 0.2}}) {
     const std::string spec = std::string(c.name) + ",size=tiny";

@@ -12,20 +12,30 @@ namespace memfold {
 namespace {
 
 constexpr ZooKey kBatch{"batch", "1", KeyKind::kInt, 1, 4096, "batch size"};
-constexpr ZooKey kDType{"dtype", "f32", KeyKind::kChoice, 0, 0,
+constexpr ZooKey kDType{"dtype",
+                        "f32",
+                        KeyKind::kChoice,
+                        0,
+                        0,
                         "f32: the float model; i8: its full-integer post-training quantisation "
                         "(int8 activations and weights, int32 biases, as TFLite's converter makes)",
                         "f32,i8"};
 
-constexpr ZooKey kHead{"head", "auto", KeyKind::kChoice, 0, 0,
-                       "what the model ends with: softmax probabilities, or the logits before "
-                       "them; auto: softmax for f32, logits for i8 (an int8 softmax over 1,000 "
-                       "near-equal logits of random weights is -128 everywhere, whatever the input)",
-                       "auto,softmax,logits"};
+constexpr ZooKey kHead{
+    "head",
+    "auto",
+    KeyKind::kChoice,
+    0,
+    0,
+    "what the model ends with: softmax probabilities, or the logits before "
+    "them; auto: softmax for f32, logits for i8 (an int8 softmax over 1,000 "
+    "near-equal logits of random weights is -128 everywhere, whatever the input)",
+    "auto,softmax,logits"};
 
 // Ends the graph at the input of its final softmax: the logits become the output.
 Status EndAtLogits(Graph* graph) {
-  const NodeId last = graph->outputs.size() == 1 ? graph->value(graph->outputs[0]).producer : kNoNode;
+  const NodeId last =
+      graph->outputs.size() == 1 ? graph->value(graph->outputs[0]).producer : kNoNode;
   if (last == kNoNode || graph->node(last).op != "softmax") {
     return Status::Error("zoo: head=logits needs a model that ends in one softmax");
   }
@@ -49,66 +59,83 @@ Result<Graph> WithDType(const ZooArgs& args) {
   return graph;
 }
 
-constexpr ZooKey kSize{"size", "full", KeyKind::kChoice, 0, 0,
-                       "full: the paper's shapes; tiny: the same architecture small enough to train "
-                       "in well under a second (keys given explicitly still apply)",
-                       "full,tiny"};
+constexpr ZooKey kSize{
+    "size",
+    "full",
+    KeyKind::kChoice,
+    0,
+    0,
+    "full: the paper's shapes; tiny: the same architecture small enough to train "
+    "in well under a second (keys given explicitly still apply)",
+    "full,tiny"};
 
 const std::vector<ZooModel>& Models() {
   static const std::vector<ZooModel> models = {
-      {"mobilenet_v1", "MobileNet v1 (Howard et al. 2017), laid out like TFLite's hosted float model",
+      {"mobilenet_v1",
+       "MobileNet v1 (Howard et al. 2017), laid out like TFLite's hosted float model",
        {kBatch,
         {"alpha", "1.0", KeyKind::kFloat, 0.05, 4.0, "width multiplier"},
         {"res", "224", KeyKind::kInt, 32, 1024, "input resolution"},
-        kDType, kHead},
+        kDType,
+        kHead},
        WithDType<BuildMobileNetV1>},
-      {"mobilenet_v2", "MobileNet v2 (Sandler et al. 2018), laid out like TFLite's hosted float model",
+      {"mobilenet_v2",
+       "MobileNet v2 (Sandler et al. 2018), laid out like TFLite's hosted float model",
        {kBatch,
         {"alpha", "1.0", KeyKind::kFloat, 0.05, 4.0, "width multiplier"},
         {"res", "224", KeyKind::kInt, 32, 1024, "input resolution"},
-        kDType, kHead},
+        kDType,
+        kHead},
        WithDType<BuildMobileNetV2>},
-      {"mlp", "a small multi-layer perceptron: fully-connected + relu layers, softmax",
+      {"mlp",
+       "a small multi-layer perceptron: fully-connected + relu layers, softmax",
        {kBatch,
         {"in", "64", KeyKind::kInt, 1, 1 << 20, "input features"},
         {"hidden", "128", KeyKind::kInt, 1, 1 << 16, "hidden units"},
         {"layers", "3", KeyKind::kInt, 1, 1000, "hidden layers"},
         {"classes", "10", KeyKind::kInt, 1, 1 << 16, "output classes"},
-        kDType, kHead},
+        kDType,
+        kHead},
        WithDType<BuildMlp>},
-      {"cnn", "a small CNN with a two-branch concat block, pooling and a classifier",
+      {"cnn",
+       "a small CNN with a two-branch concat block, pooling and a classifier",
        {kBatch,
         {"res", "32", KeyKind::kInt, 8, 1024, "input resolution"},
         {"channels", "16", KeyKind::kInt, 1, 4096, "channels of the first convolution"},
         {"classes", "10", KeyKind::kInt, 1, 1 << 16, "output classes"},
-        kDType, kHead},
+        kDType,
+        kHead},
        WithDType<BuildSmallCnn>},
-      {"squeezenet", "SqueezeNet 1.1 (Iandola et al. 2016; torchvision squeezenet1_1)",
-       {kBatch,
-        {"res", "224", KeyKind::kInt, 32, 1024, "input resolution"},
-        kDType, kHead},
+      {"squeezenet",
+       "SqueezeNet 1.1 (Iandola et al. 2016; torchvision squeezenet1_1)",
+       {kBatch, {"res", "224", KeyKind::kInt, 32, 1024, "input resolution"}, kDType, kHead},
        WithDType<BuildSqueezeNet>},
-      {"densenet121", "DenseNet-121 (Huang et al. 2017; torchvision densenet121), norms as mul+add",
-       {kBatch,
-        {"res", "224", KeyKind::kInt, 32, 1024, "input resolution"},
-        kDType, kHead},
+      {"densenet121",
+       "DenseNet-121 (Huang et al. 2017; torchvision densenet121), norms as mul+add",
+       {kBatch, {"res", "224", KeyKind::kInt, 32, 1024, "input resolution"}, kDType, kHead},
        WithDType<BuildDenseNet121>},
-      {"inception_v3", "Inception v3 (Szegedy et al. 2016; Keras InceptionV3, no auxiliary head)",
-       {kBatch,
-        {"res", "299", KeyKind::kInt, 75, 1024, "input resolution"},
-        kDType, kHead},
+      {"inception_v3",
+       "Inception v3 (Szegedy et al. 2016; Keras InceptionV3, no auxiliary head)",
+       {kBatch, {"res", "299", KeyKind::kInt, 75, 1024, "input resolution"}, kDType, kHead},
        WithDType<BuildInceptionV3>},
-      {"nmt", "Sockeye LSTM encoder-decoder with MLP attention, unrolled in time (IWSLT15 En-Vi); training loss",
+      {"nmt",
+       "Sockeye LSTM encoder-decoder with MLP attention, unrolled in time (IWSLT15 En-Vi); "
+       "training loss",
        {kSize,
         {"batch", "128", KeyKind::kInt, 1, 4096, "batch size (sentences)"},
-        {"seq", "100", KeyKind::kInt, 1, 1000, "source and target length (Sockeye's --max-seq-len bucket)"},
-        {"hidden", "512", KeyKind::kInt, 2, 1 << 14, "LSTM units = embedding size = attention units (even)"},
-        {"layers", "2", KeyKind::kInt, 1, 64, "encoder layers (the first bidirectional) and decoder layers"},
+        {"seq", "100", KeyKind::kInt, 1, 1000,
+         "source and target length (Sockeye's --max-seq-len bucket)"},
+        {"hidden", "512", KeyKind::kInt, 2, 1 << 14,
+         "LSTM units = embedding size = attention units (even)"},
+        {"layers", "2", KeyKind::kInt, 1, 64,
+         "encoder layers (the first bidirectional) and decoder layers"},
         {"vocab", "17191", KeyKind::kInt, 1, 1 << 20, "source vocabulary"},
         {"tvocab", "7709", KeyKind::kInt, 1, 1 << 20, "target vocabulary"},
         {"dropout", "0.2", KeyKind::kFloat, 0, 0.95, "dropout rate"}},
        BuildNmt},
-      {"transformer", "Transformer base (Vaswani et al. 2017), shared vocabulary and tied embeddings; training loss",
+      {"transformer",
+       "Transformer base (Vaswani et al. 2017), shared vocabulary and tied embeddings; training "
+       "loss",
        {kSize,
         {"batch", "64", KeyKind::kInt, 1, 4096, "batch size (sentences)"},
         {"seq", "50", KeyKind::kInt, 1, 4096, "source and target length"},
@@ -119,7 +146,8 @@ const std::vector<ZooModel>& Models() {
         {"vocab", "32000", KeyKind::kInt, 1, 1 << 20, "shared vocabulary"},
         {"dropout", "0.1", KeyKind::kFloat, 0, 0.95, "dropout rate"}},
        BuildTransformer},
-      {"resnet", "ResNet (He et al. 2016) for ImageNet with batch norm; training loss",
+      {"resnet",
+       "ResNet (He et al. 2016) for ImageNet with batch norm; training loss",
        {kSize,
         {"depth", "50", KeyKind::kInt, 1, 1000, "18, 34, 50, 101, 152 or 200"},
         {"batch", "32", KeyKind::kInt, 1, 4096, "batch size"},
@@ -127,7 +155,9 @@ const std::vector<ZooModel>& Models() {
         {"classes", "1000", KeyKind::kInt, 1, 1 << 20, "output classes"},
         {"width", "64", KeyKind::kInt, 1, 4096, "channels of the first stage"}},
        BuildResNet},
-      {"deepspeech2", "DeepSpeech2: 2 conv + bidirectional LSTM layers, frame-wise cross entropy (no CTC); training loss",
+      {"deepspeech2",
+       "DeepSpeech2: 2 conv + bidirectional LSTM layers, frame-wise cross entropy (no CTC); "
+       "training loss",
        {kSize,
         {"batch", "32", KeyKind::kInt, 1, 4096, "batch size (utterances)"},
         {"seq", "300", KeyKind::kInt, 1, 100000, "spectrogram frames (10 ms each)"},
@@ -167,7 +197,8 @@ Result<double> ParseNumber(const ZooKey& key, std::string_view text, const std::
     std::ostringstream msg;
     msg << "zoo:" << model << ": " << key.name << "=" << text << " is not "
         << (key.kind == KeyKind::kInt ? "an integer" : "a number") << " in ["
-        << NumberText(key.min_value) << ", " << NumberText(key.max_value) << "] (" << key.help << ")";
+        << NumberText(key.min_value) << ", " << NumberText(key.max_value) << "] (" << key.help
+        << ")";
     return Status::Error(msg.str());
   }
   return value;
@@ -194,7 +225,9 @@ int64_t ZooArgs::Int(std::string_view key) const {
   return static_cast<int64_t>(values_.find(key)->second);
 }
 double ZooArgs::Float(std::string_view key) const { return values_.find(key)->second; }
-const std::string& ZooArgs::Choice(std::string_view key) const { return choices_.find(key)->second; }
+const std::string& ZooArgs::Choice(std::string_view key) const {
+  return choices_.find(key)->second;
+}
 
 Result<ZooArgs> ParseZooArgs(std::span<const ZooKey> keys, const std::string& model,
                              std::string_view assignments) {
@@ -216,8 +249,8 @@ Result<ZooArgs> ParseZooArgs(std::span<const ZooKey> keys, const std::string& mo
     const ZooKey* key = nullptr;
     for (const ZooKey& k : keys) key = k.name == name ? &k : key;
     if (eq == std::string_view::npos || key == nullptr) {
-      return Status::Error("zoo:" + model + ": unknown key '" + std::string(item) +
-                           "'; keys are " + KeyList(keys) + " (see `memfold zoo`)");
+      return Status::Error("zoo:" + model + ": unknown key '" + std::string(item) + "'; keys are " +
+                           KeyList(keys) + " (see `memfold zoo`)");
     }
     MF_RETURN_IF_ERROR(set(*key, item.substr(eq + 1)));
     args.given_.insert(std::string(name));
@@ -232,14 +265,18 @@ Result<Graph> BuildZooModel(std::string_view spec) {
   const std::string name(spec.substr(0, comma));
   for (const ZooModel& model : Models()) {
     if (model.name != name) continue;
-    MF_ASSIGN_OR_RETURN(ZooArgs args, ParseZooArgs(model.keys, name, comma == std::string_view::npos ? "" : spec.substr(comma + 1)));
+    MF_ASSIGN_OR_RETURN(
+        ZooArgs args, ParseZooArgs(model.keys, name,
+                                   comma == std::string_view::npos ? "" : spec.substr(comma + 1)));
     Result<Graph> graph = model.build(args);
     if (!graph.ok()) return Status::Error("zoo:" + name + ": " + graph.status().message());
     return graph;
   }
   std::string names;
-  for (const ZooModel& model : Models()) names += (names.empty() ? "" : ", ") + std::string(model.name);
-  return Status::Error("unknown zoo model '" + name + "'; choose one of " + names + " (see `memfold zoo`)");
+  for (const ZooModel& model : Models())
+    names += (names.empty() ? "" : ", ") + std::string(model.name);
+  return Status::Error("unknown zoo model '" + name + "'; choose one of " + names +
+                       " (see `memfold zoo`)");
 }
 
 }  // namespace memfold

@@ -13,8 +13,8 @@
 #include <string_view>
 #include <vector>
 
-#include "memfold/ir/graph.h"
 #include "memfold/base/status.h"
+#include "memfold/ir/graph.h"
 
 namespace memfold {
 
@@ -42,7 +42,8 @@ class ZooArgs {
   bool Given(std::string_view key) const { return given_.contains(key); }
 
  private:
-  friend Result<ZooArgs> ParseZooArgs(std::span<const ZooKey>, const std::string&, std::string_view);
+  friend Result<ZooArgs> ParseZooArgs(std::span<const ZooKey>, const std::string&,
+                                      std::string_view);
   std::map<std::string, double, std::less<>> values_;
   std::map<std::string, std::string, std::less<>> choices_;
   std::set<std::string, std::less<>> given_;

@@ -27,7 +27,8 @@ const Value& Output(const Graph& g, const std::string& node_name) {
 int64_t FoldedNormChannels(const Graph& g) {
   int64_t channels = 0;
   for (const Node& n : g.nodes()) {
-    if (n.name != "Logits/Conv2d_1c_1x1" && n.inputs.size() == 3) channels += g.value(n.inputs[2]).elements();
+    if (n.name != "Logits/Conv2d_1c_1x1" && n.inputs.size() == 3)
+      channels += g.value(n.inputs[2]).elements();
   }
   return channels;
 }
@@ -58,7 +59,7 @@ TEST(Zoo, MobileNetV2LayerShapes) {
   EXPECT_EQ(Output(*g, "Predictions").shape, (Shape{1, 1001}));
   int adds = 0;
   for (const Node& n : g->nodes()) adds += n.op == "add";
-  EXPECT_EQ(adds, 10);  // residual connections of the published network
+  EXPECT_EQ(adds, 10);            // residual connections of the published network
   EXPECT_EQ(g->num_nodes(), 66);  // 52 conv + 10 add + pool, logits, reshape, softmax
 }
 
@@ -112,7 +113,10 @@ TEST(Zoo, EveryModelBuildsAndChecks) {
 }
 
 TEST(Zoo, BadSpecsGiveActionableErrors) {
-  struct Case { const char* spec; const char* message; };
+  struct Case {
+    const char* spec;
+    const char* message;
+  };
   const Case cases[] = {
       {"resnet9000", "unknown zoo model 'resnet9000'; choose one of"},
       {"mlp,depth=3", "unknown key 'depth=3'; keys are batch, in, hidden, layers, classes"},

@@ -127,9 +127,9 @@ Out<A, T> OutputOf(const Arg& arg) {
 }  // namespace memfold
 
 // Instantiates a kernel template for plain execution and for tracing (in the kernel's .cc).
-#define MF_INSTANTIATE_KERNEL(kernel)                              \
+#define MF_INSTANTIATE_KERNEL(kernel)                            \
   template void kernel<::memfold::Direct>(const KernelContext&); \
   template void kernel<::memfold::Traced>(const KernelContext&);
-#define MF_INSTANTIATE_KERNEL_T(kernel, T)                            \
+#define MF_INSTANTIATE_KERNEL_T(kernel, T)                          \
   template void kernel<::memfold::Direct, T>(const KernelContext&); \
   template void kernel<::memfold::Traced, T>(const KernelContext&);

@@ -14,7 +14,8 @@ namespace {
 // static_cast<int32_t>(float) as x86-64 executes it (cvttss2si): values outside the int32 range
 // and NaN give INT32_MIN. TFLM's host build relies on that for infinities.
 int32_t TruncateToInt32LikeX86(float value) {
-  if (!(value >= -2147483648.0f && value < 2147483648.0f)) return std::numeric_limits<int32_t>::min();
+  if (!(value >= -2147483648.0f && value < 2147483648.0f))
+    return std::numeric_limits<int32_t>::min();
   return static_cast<int32_t>(value);
 }
 
@@ -34,7 +35,8 @@ void AffineQuantize(const KernelContext& ctx) {
   const int64_t n = ctx.outputs[0].elements();
   for (int64_t i = 0; i < n; ++i) {
     const float value = x[i];
-    const int32_t unclamped = WrappingAdd(TruncateToInt32LikeX86(std::round(value / scale)), zero_point);
+    const int32_t unclamped =
+        WrappingAdd(TruncateToInt32LikeX86(std::round(value / scale)), zero_point);
     y.Set(i, static_cast<Q>(std::min(std::max(unclamped, kMin), kMax)));
   }
 }
@@ -45,7 +47,8 @@ void RequantizeTo(const KernelContext& ctx) {
   const Value& out = *ctx.outputs[0].value;
   int32_t multiplier = 0;
   int shift = 0;
-  QuantizeMultiplier(static_cast<double>(Scale(in)) / static_cast<double>(Scale(out)), &multiplier, &shift);
+  QuantizeMultiplier(static_cast<double>(Scale(in)) / static_cast<double>(Scale(out)), &multiplier,
+                     &shift);
   const int32_t in_zero_point = ZeroPoint(in);
   const int32_t out_zero_point = ZeroPoint(out);
   constexpr int32_t kMin = std::numeric_limits<Q>::min();
@@ -58,7 +61,8 @@ void RequantizeTo(const KernelContext& ctx) {
   for (int64_t i = 0; i < n; ++i) {
     const int32_t centred = static_cast<int32_t>(static_cast<uint32_t>(static_cast<int32_t>(x[i])) -
                                                  static_cast<uint32_t>(in_zero_point));
-    const int32_t value = WrappingAdd(MultiplyByQuantizedMultiplier(centred, multiplier, shift), out_zero_point);
+    const int32_t value =
+        WrappingAdd(MultiplyByQuantizedMultiplier(centred, multiplier, shift), out_zero_point);
     y.Set(i, static_cast<Q>(std::max(std::min(value, kMax), kMin)));
   }
 }
@@ -68,20 +72,34 @@ void RequantizeTo(const KernelContext& ctx) {
 template <typename A>
 void QuantizeF32(const KernelContext& ctx) {
   switch (ctx.outputs[0].value->dtype) {
-    case DType::kI8: AffineQuantize<A, int8_t>(ctx); break;
-    case DType::kI16: AffineQuantize<A, int16_t>(ctx); break;
-    default: break;  // TFLM's Prepare refuses other output types
+    case DType::kI8:
+      AffineQuantize<A, int8_t>(ctx);
+      break;
+    case DType::kI16:
+      AffineQuantize<A, int16_t>(ctx);
+      break;
+    default:
+      break;  // TFLM's Prepare refuses other output types
   }
 }
 
 template <typename A, typename T>
 void Requantize(const KernelContext& ctx) {
   switch (ctx.outputs[0].value->dtype) {
-    case DType::kI8: RequantizeTo<A, T, int8_t>(ctx); break;
-    case DType::kU8: RequantizeTo<A, T, uint8_t>(ctx); break;
-    case DType::kI16: RequantizeTo<A, T, int16_t>(ctx); break;
-    case DType::kI32: RequantizeTo<A, T, int32_t>(ctx); break;
-    default: break;
+    case DType::kI8:
+      RequantizeTo<A, T, int8_t>(ctx);
+      break;
+    case DType::kU8:
+      RequantizeTo<A, T, uint8_t>(ctx);
+      break;
+    case DType::kI16:
+      RequantizeTo<A, T, int16_t>(ctx);
+      break;
+    case DType::kI32:
+      RequantizeTo<A, T, int32_t>(ctx);
+      break;
+    default:
+      break;
   }
 }
 
@@ -98,14 +116,14 @@ void Dequantize(const KernelContext& ctx) {
   }
 }
 
-#define MF_INSTANTIATE(P)                                          \
-  template void QuantizeF32<P>(const KernelContext&);              \
-  template void Requantize<P, int8_t>(const KernelContext&);       \
-  template void Requantize<P, uint8_t>(const KernelContext&);      \
-  template void Requantize<P, int16_t>(const KernelContext&);      \
-  template void Requantize<P, int32_t>(const KernelContext&);      \
-  template void Dequantize<P, int8_t>(const KernelContext&);       \
-  template void Dequantize<P, uint8_t>(const KernelContext&);      \
+#define MF_INSTANTIATE(P)                                     \
+  template void QuantizeF32<P>(const KernelContext&);         \
+  template void Requantize<P, int8_t>(const KernelContext&);  \
+  template void Requantize<P, uint8_t>(const KernelContext&); \
+  template void Requantize<P, int16_t>(const KernelContext&); \
+  template void Requantize<P, int32_t>(const KernelContext&); \
+  template void Dequantize<P, int8_t>(const KernelContext&);  \
+  template void Dequantize<P, uint8_t>(const KernelContext&); \
   template void Dequantize<P, int16_t>(const KernelContext&);
 MF_INSTANTIATE(Direct)
 MF_INSTANTIATE(Traced)

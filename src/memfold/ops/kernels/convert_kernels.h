@@ -18,7 +18,8 @@ namespace memfold {
 // quantize from float32 (reference_ops::AffineQuantize): q = round(x / scale) + zero_point with
 // float division and rounding half away from zero, clamped to the output type (int8 or int16).
 // One read then one write per element, increasing index. O(n).
-template <typename A> void QuantizeF32(const KernelContext& ctx);
+template <typename A>
+void QuantizeF32(const KernelContext& ctx);
 
 // quantize between integer types (reference_ops::Requantize): the multiplier is
 // QuantizeMultiplier(double(in_scale) / double(out_scale)); q = MultiplyByQuantizedMultiplier(
@@ -26,11 +27,13 @@ template <typename A> void QuantizeF32(const KernelContext& ctx);
 // int16, int32); the output may be int8, uint8, int16 or int32 as TFLM allows. An int8 <-> uint8
 // conversion of equal scale whose zero points differ by 128 flips the sign bit, as TFLM does.
 // One read then one write per element, increasing index. O(n).
-template <typename A, typename T> void Requantize(const KernelContext& ctx);
+template <typename A, typename T>
+void Requantize(const KernelContext& ctx);
 
 // dequantize (reference_ops::Dequantize): y = float(scale) * float(x - zero_point) in float
 // arithmetic. `T` is int8, uint8 or int16. One read then one write per element. O(n).
-template <typename A, typename T> void Dequantize(const KernelContext& ctx);
+template <typename A, typename T>
+void Dequantize(const KernelContext& ctx);
 
 // mean of int8 / int16 (TFLM reduce_common.cc EvalIntegerMean -> reference_ops::
 // QuantizedMeanOrSum, used even when input and output share scale and zero point). Scratch 0
@@ -39,7 +42,8 @@ template <typename A, typename T> void Dequantize(const KernelContext& ctx);
 // point) rescaled by QuantizeMultiplier(in_scale / out_scale) with 1/count folded into the
 // multiplier (rounded, not truncated), plus the output zero point, clamped.
 // O(input + output).
-template <typename A, typename T> void MeanQuantized(const KernelContext& ctx);
+template <typename A, typename T>
+void MeanQuantized(const KernelContext& ctx);
 
 // Scratch of mean: TFLM requests output elements * 4 bytes for int8 and int16 inputs, nothing
 // for float.

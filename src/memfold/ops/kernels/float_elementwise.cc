@@ -17,7 +17,8 @@ void Unary(const KernelContext& ctx, F f) {
   for (int64_t i = 0; i < n; ++i) y.Set(i, f(x[i]));
 }
 
-// Broadcasting binary op (the order of reference_ops BroadcastAdd6DSlow and its siblings) with the fused activation.
+// Broadcasting binary op (the order of reference_ops BroadcastAdd6DSlow and its siblings) with the
+// fused activation.
 template <typename A, typename F>
 void Binary(const KernelContext& ctx, F f) {
   const ActivationRange act = ParseActivation(ctx.node.attrs).value();

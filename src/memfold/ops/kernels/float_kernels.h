@@ -12,50 +12,77 @@ namespace memfold {
 
 // Element-wise unary (reference_ops::Relu, Relu6, Tanh, Logistic, Exp, Neg, HardSwish):
 // one read then one write per element, increasing index.
-template <typename A> void ReluF32(const KernelContext& ctx);
-template <typename A> void Relu6F32(const KernelContext& ctx);
-template <typename A> void TanhF32(const KernelContext& ctx);
-template <typename A> void SigmoidF32(const KernelContext& ctx);
-template <typename A> void ExpF32(const KernelContext& ctx);
-template <typename A> void NegF32(const KernelContext& ctx);
-template <typename A> void HardSwishF32(const KernelContext& ctx);
+template <typename A>
+void ReluF32(const KernelContext& ctx);
+template <typename A>
+void Relu6F32(const KernelContext& ctx);
+template <typename A>
+void TanhF32(const KernelContext& ctx);
+template <typename A>
+void SigmoidF32(const KernelContext& ctx);
+template <typename A>
+void ExpF32(const KernelContext& ctx);
+template <typename A>
+void NegF32(const KernelContext& ctx);
+template <typename A>
+void HardSwishF32(const KernelContext& ctx);
 
 // Broadcasting binary (reference_ops::Add / BroadcastAdd6DSlow and friends): output in
 // row-major order, fused activation clamp.
-template <typename A> void AddF32(const KernelContext& ctx);
-template <typename A> void SubF32(const KernelContext& ctx);
-template <typename A> void MulF32(const KernelContext& ctx);
-template <typename A> void DivF32(const KernelContext& ctx);
-template <typename A> void MaxF32(const KernelContext& ctx);
-template <typename A> void MinF32(const KernelContext& ctx);
+template <typename A>
+void AddF32(const KernelContext& ctx);
+template <typename A>
+void SubF32(const KernelContext& ctx);
+template <typename A>
+void MulF32(const KernelContext& ctx);
+template <typename A>
+void DivF32(const KernelContext& ctx);
+template <typename A>
+void MaxF32(const KernelContext& ctx);
+template <typename A>
+void MinF32(const KernelContext& ctx);
 
 // reference_ops::FullyConnected: for batch, for output channel: dot product over depth.
-template <typename A> void FullyConnectedF32(const KernelContext& ctx);
+template <typename A>
+void FullyConnectedF32(const KernelContext& ctx);
 // Row-major matrix products by the system BLAS (instantiated for Direct only: not traceable).
-template <typename A> void MatMulF32(const KernelContext& ctx);
-template <typename A> void BatchMatMulF32(const KernelContext& ctx);
+template <typename A>
+void MatMulF32(const KernelContext& ctx);
+template <typename A>
+void BatchMatMulF32(const KernelContext& ctx);
 
 // reference_ops::Conv: batch, out_y, out_x, out_channel; filter_y, filter_x, in_channel.
-template <typename A> void Conv2DF32(const KernelContext& ctx);
+template <typename A>
+void Conv2DF32(const KernelContext& ctx);
 // reference_ops::DepthwiseConv: batch, out_y, out_x, in_channel, multiplier; filter_y, filter_x.
-template <typename A> void DepthwiseConv2DF32(const KernelContext& ctx);
+template <typename A>
+void DepthwiseConv2DF32(const KernelContext& ctx);
 // reference_ops::AveragePool / MaxPool: batch, out_y, out_x, channel; clipped window.
-template <typename A> void AvgPool2DF32(const KernelContext& ctx);
-template <typename A> void MaxPool2DF32(const KernelContext& ctx);
+template <typename A>
+void AvgPool2DF32(const KernelContext& ctx);
+template <typename A>
+void MaxPool2DF32(const KernelContext& ctx);
 
 // TFLM reduce.cc Mean: the 4-D keep-dims mean over H and W sums per (batch, channel);
 // every other case accumulates row-major into the output, then divides.
-template <typename A> void MeanF32(const KernelContext& ctx);
+template <typename A>
+void MeanF32(const KernelContext& ctx);
 // reference_ops::Softmax float: per row max, exp into the output, divide by the sum.
-template <typename A> void SoftmaxF32(const KernelContext& ctx);
+template <typename A>
+void SoftmaxF32(const KernelContext& ctx);
 
 // Data movement, element type agnostic (instantiated for 1, 2, 4 and 8 byte elements):
 // reference Concatenation (outer, input, inner copy), Slice, Transpose and Pad all write the
 // output in row-major order.
-template <typename A, typename T> void Concat(const KernelContext& ctx);
-template <typename A, typename T> void Slice(const KernelContext& ctx);
-template <typename A, typename T> void Transpose(const KernelContext& ctx);
-template <typename A, typename T> void Pad(const KernelContext& ctx);
-template <typename A, typename T> void BroadcastTo(const KernelContext& ctx);
+template <typename A, typename T>
+void Concat(const KernelContext& ctx);
+template <typename A, typename T>
+void Slice(const KernelContext& ctx);
+template <typename A, typename T>
+void Transpose(const KernelContext& ctx);
+template <typename A, typename T>
+void Pad(const KernelContext& ctx);
+template <typename A, typename T>
+void BroadcastTo(const KernelContext& ctx);
 
 }  // namespace memfold

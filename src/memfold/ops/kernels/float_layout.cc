@@ -72,7 +72,8 @@ void MeanF32(const KernelContext& ctx) {
   }
   // General case: the output doubles as the running sum, visited in input row-major order.
   std::vector<char> reduced(in.size(), 0);
-  for (int64_t a : axes) reduced[static_cast<size_t>(a < 0 ? a + static_cast<int64_t>(in.size()) : a)] = 1;
+  for (int64_t a : axes)
+    reduced[static_cast<size_t>(a < 0 ? a + static_cast<int64_t>(in.size()) : a)] = 1;
   Shape kept(in.size(), 1);
   for (size_t d = 0; d < in.size(); ++d) kept[d] = reduced[d] ? 1 : in[d];
   const std::vector<int64_t> kept_stride = RowMajorStrides(kept);
@@ -202,11 +203,11 @@ void BroadcastTo(const KernelContext& ctx) {
              [&](int64_t o, int64_t i) { y.Set(o, x[i]); });
 }
 
-#define MF_INSTANTIATE_MOVES(T)                                     \
-  MF_INSTANTIATE_KERNEL_T(Concat, T)           \
-  MF_INSTANTIATE_KERNEL_T(Slice, T)            \
-  MF_INSTANTIATE_KERNEL_T(Transpose, T)        \
-  MF_INSTANTIATE_KERNEL_T(Pad, T)                \
+#define MF_INSTANTIATE_MOVES(T)         \
+  MF_INSTANTIATE_KERNEL_T(Concat, T)    \
+  MF_INSTANTIATE_KERNEL_T(Slice, T)     \
+  MF_INSTANTIATE_KERNEL_T(Transpose, T) \
+  MF_INSTANTIATE_KERNEL_T(Pad, T)       \
   MF_INSTANTIATE_KERNEL_T(BroadcastTo, T)
 MF_INSTANTIATE_MOVES(int8_t)
 MF_INSTANTIATE_MOVES(uint8_t)

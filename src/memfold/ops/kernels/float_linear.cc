@@ -42,8 +42,7 @@ void Gemm(const float* a, const float* b, float* c, int64_t i0, int64_t m, int64
   cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
               static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f,
               a + (ta ? i0 : i0 * lda), static_cast<int>(lda), b,
-              static_cast<int>(std::max<int64_t>(1, tb ? k : n)), 0.0f, c,
-              static_cast<int>(ldc));
+              static_cast<int>(std::max<int64_t>(1, tb ? k : n)), 0.0f, c, static_cast<int>(ldc));
 }
 
 // One [m, k] x [k, n] product at element offsets a0, b0, y0. An output in rows (a concat

@@ -90,7 +90,8 @@ class Int8ConvMath {
   void Emit(int64_t y_index, int64_t oc, int32_t acc) const {
     // Wrapping add, as the int32 hardware TFLM targets does: a hostile bias must not be undefined
     // behaviour (found by the fuzzer); real models never come near the limit.
-    if (has_bias_) acc = static_cast<int32_t>(static_cast<uint32_t>(acc) + static_cast<uint32_t>(bias_[oc]));
+    if (has_bias_)
+      acc = static_cast<int32_t>(static_cast<uint32_t>(acc) + static_cast<uint32_t>(bias_[oc]));
     y_.Set(y_index, requantize_(acc, static_cast<size_t>(oc)));
   }
 

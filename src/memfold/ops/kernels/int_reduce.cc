@@ -76,7 +76,8 @@ void MeanQuantized(const KernelContext& ctx) {
   // QuantizedMeanOrSum with compute_sum = false: fold 1/count into the multiplier.
   int32_t multiplier = 0;
   int shift = 0;
-  QuantizeMultiplier(static_cast<double>(Scale(in_value)) / static_cast<double>(Scale(out_value)), &multiplier, &shift);
+  QuantizeMultiplier(static_cast<double>(Scale(in_value)) / static_cast<double>(Scale(out_value)),
+                     &multiplier, &shift);
   int count_shift = 63 - std::countl_zero(static_cast<uint64_t>(count));
   count_shift = std::min(count_shift, 32);
   count_shift = std::min(count_shift, 31 + shift);
@@ -89,7 +90,8 @@ void MeanQuantized(const KernelContext& ctx) {
   constexpr int32_t kMin = std::numeric_limits<T>::min();
   constexpr int32_t kMax = std::numeric_limits<T>::max();
   for (int64_t i = 0; i < outputs; ++i) {
-    const auto shifted = static_cast<int32_t>(static_cast<int64_t>(sum[i]) - int64_t{in_zero_point} * count);
+    const auto shifted =
+        static_cast<int32_t>(static_cast<int64_t>(sum[i]) - int64_t{in_zero_point} * count);
     int32_t value = MultiplyByQuantizedMultiplier(shifted, multiplier, shift) + out_zero_point;
     value = std::min(std::max(value, kMin), kMax);
     y.Set(i, static_cast<T>(value));

@@ -61,7 +61,8 @@ int32_t MultiplyByQuantizedMultiplier(int32_t x, int32_t quantized_multiplier, i
 int32_t MultiplyByQuantizedMultiplier(int64_t x, int32_t quantized_multiplier, int shift) {
   // TFLite's 64-bit variant: the multiplier is first rounded to 16 bits, then one rounding
   // right shift by 15 - shift.
-  const int32_t reduced = quantized_multiplier < 0x7FFF0000 ? (quantized_multiplier + (1 << 15)) >> 16 : 0x7FFF;
+  const int32_t reduced =
+      quantized_multiplier < 0x7FFF0000 ? (quantized_multiplier + (1 << 15)) >> 16 : 0x7FFF;
   const int total_shift = 15 - shift;
   x = x * static_cast<int64_t>(reduced) + (int64_t{1} << (total_shift - 1));
   return static_cast<int32_t>(x >> total_shift);
@@ -69,7 +70,8 @@ int32_t MultiplyByQuantizedMultiplier(int64_t x, int32_t quantized_multiplier, i
 
 int32_t MultiplyByQuantizedMultiplierSmallerThanOneExp(int32_t x, int32_t quantized_multiplier,
                                                        int left_shift) {
-  return RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(x, quantized_multiplier), -left_shift);
+  return RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(x, quantized_multiplier),
+                             -left_shift);
 }
 
 void QuantizeMultiplierSmallerThanOneExp(double real_multiplier, int32_t* quantized_multiplier,
@@ -141,9 +143,8 @@ int32_t ExpOnNegativeValues(int32_t a, int integer_bits) {
     int exponent;
     int32_t multiplier;
   };
-  constexpr Barrel kBarrel[] = {{-2, 1672461947}, {-1, 1302514674}, {0, 790015084},
-                                {1, 290630308},   {2, 39332535},    {3, 720401},
-                                {4, 242}};
+  constexpr Barrel kBarrel[] = {{-2, 1672461947}, {-1, 1302514674}, {0, 790015084}, {1, 290630308},
+                                {2, 39332535},    {3, 720401},      {4, 242}};
   for (const Barrel& b : kBarrel) {
     if (integer_bits <= b.exponent) continue;
     const int shift = fractional_bits + b.exponent;
@@ -164,8 +165,7 @@ int32_t OneOverOnePlusXForXIn01(int32_t a) {
   constexpr int32_t k48Over17 = 1515870810;      // Q2.29
   constexpr int32_t kNeg32Over17 = -1010580540;  // Q2.29
   constexpr int32_t kOneQ2 = int32_t{1} << 29;
-  int32_t x =
-      WrapAdd(k48Over17, SaturatingRoundingDoublingHighMul(half_denominator, kNeg32Over17));
+  int32_t x = WrapAdd(k48Over17, SaturatingRoundingDoublingHighMul(half_denominator, kNeg32Over17));
   for (int i = 0; i < 3; ++i) {
     const int32_t half_denominator_times_x = SaturatingRoundingDoublingHighMul(half_denominator, x);
     const int32_t one_minus = WrapSub(kOneQ2, half_denominator_times_x);
@@ -202,27 +202,42 @@ int CalculateInputRadius(int input_integer_bits, int input_left_shift, int total
   const double max_input_rescaled =
       std::ldexp(static_cast<double>((1 << input_integer_bits) - 1),
                  total_signed_bits - input_integer_bits - input_left_shift);
-  return static_cast<int>(
-      std::min(std::floor(max_input_rescaled), static_cast<double>(std::numeric_limits<int>::max())));
+  return static_cast<int>(std::min(std::floor(max_input_rescaled),
+                                   static_cast<double>(std::numeric_limits<int>::max())));
 }
 
 QuantRange QuantizedActivationRange(const std::string& activation, DType dtype, float scale,
                                     int32_t zero_point) {
   int32_t qmin = 0, qmax = 0;
   switch (dtype) {
-    case DType::kI8: qmin = -128; qmax = 127; break;
-    case DType::kU8: qmin = 0; qmax = 255; break;
-    case DType::kI16: qmin = -32768; qmax = 32767; break;
-    default: qmin = std::numeric_limits<int32_t>::min(); qmax = std::numeric_limits<int32_t>::max();
+    case DType::kI8:
+      qmin = -128;
+      qmax = 127;
+      break;
+    case DType::kU8:
+      qmin = 0;
+      qmax = 255;
+      break;
+    case DType::kI16:
+      qmin = -32768;
+      qmax = 32767;
+      break;
+    default:
+      qmin = std::numeric_limits<int32_t>::min();
+      qmax = std::numeric_limits<int32_t>::max();
   }
   auto quantize = [&](float f) { return zero_point + static_cast<int32_t>(std::round(f / scale)); };
   if (activation == "relu") return {std::max(qmin, quantize(0.0f)), qmax};
-  if (activation == "relu6") return {std::max(qmin, quantize(0.0f)), std::min(qmax, quantize(6.0f))};
-  if (activation == "relu_n1_to_1") return {std::max(qmin, quantize(-1.0f)), std::min(qmax, quantize(1.0f))};
+  if (activation == "relu6")
+    return {std::max(qmin, quantize(0.0f)), std::min(qmax, quantize(6.0f))};
+  if (activation == "relu_n1_to_1")
+    return {std::max(qmin, quantize(-1.0f)), std::min(qmax, quantize(1.0f))};
   return {qmin, qmax};
 }
 
-float Scale(const Value& v) { return v.quant && !v.quant->scale.empty() ? v.quant->scale[0] : 1.0f; }
+float Scale(const Value& v) {
+  return v.quant && !v.quant->scale.empty() ? v.quant->scale[0] : 1.0f;
+}
 
 int32_t ZeroPoint(const Value& v) {
   return v.quant && !v.quant->zero_point.empty() ? static_cast<int32_t>(v.quant->zero_point[0]) : 0;

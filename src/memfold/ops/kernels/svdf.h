@@ -21,9 +21,11 @@ namespace memfold {
 
 // int8 input; weights_time and state both int8 or both int16 (EvalIntegerSvdfReference). The
 // fused activation is ignored, as in TFLM: the result is only clamped to int8.
-template <typename A> void SvdfI8(const KernelContext& ctx);
+template <typename A>
+void SvdfI8(const KernelContext& ctx);
 // float32 (EvalFloatSvdfReference).
-template <typename A> void SvdfF32(const KernelContext& ctx);
+template <typename A>
+void SvdfF32(const KernelContext& ctx);
 
 // Scratch TFLM requests in Prepare: int8 — batch * filters int32 (time products), then
 // batch * units int32 (sums); float — batch * filters floats.

@@ -136,7 +136,8 @@ void SoftmaxCrossEntropyGradF32(const KernelContext& ctx) {
   In<A, int32_t> labels{ctx.inputs[2].ptr<int32_t>()};
   Out<A, float> dx{OutputOf<A, float>(ctx.outputs[0])};
   const int64_t batch = ctx.inputs[1].shape()[0], classes = ctx.inputs[1].shape()[1];
-  const double scale = batch == 0 ? 0.0 : static_cast<double>(dloss[0]) / static_cast<double>(batch);
+  const double scale =
+      batch == 0 ? 0.0 : static_cast<double>(dloss[0]) / static_cast<double>(batch);
   for (int64_t n = 0; n < batch; ++n) {
     const int64_t row = n * classes;
     const int64_t label = labels[n];
@@ -184,7 +185,8 @@ void ReduceSumF32(const KernelContext& ctx) {
   const Shape& in = ctx.inputs[0].shape();
   const auto rank = static_cast<int64_t>(in.size());
   std::vector<char> reduced(in.size(), 0);
-  for (int64_t a : ctx.node.attrs.Ints("axes")) reduced[static_cast<size_t>(a < 0 ? a + rank : a)] = 1;
+  for (int64_t a : ctx.node.attrs.Ints("axes"))
+    reduced[static_cast<size_t>(a < 0 ? a + rank : a)] = 1;
   Odometer kept, summed;
   int64_t stride = 1;
   std::vector<int64_t> strides(in.size());

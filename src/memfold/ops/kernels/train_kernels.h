@@ -40,47 +40,69 @@ namespace memfold {
 
 // dx = y > 0 ? dy : 0;  dy * (1 - y^2);  dy * y * (1 - y);  dy * mask. Element by element,
 // increasing index: safe in place over dy.
-template <typename A> void ReluGradF32(const KernelContext& ctx);
-template <typename A> void TanhGradF32(const KernelContext& ctx);
-template <typename A> void SigmoidGradF32(const KernelContext& ctx);
-template <typename A> void DropoutGradF32(const KernelContext& ctx);
+template <typename A>
+void ReluGradF32(const KernelContext& ctx);
+template <typename A>
+void TanhGradF32(const KernelContext& ctx);
+template <typename A>
+void SigmoidGradF32(const KernelContext& ctx);
+template <typename A>
+void DropoutGradF32(const KernelContext& ctx);
 // Per row of the last axis: dx = y * (dy - sum(dy * y)).
-template <typename A> void SoftmaxGradF32(const KernelContext& ctx);
+template <typename A>
+void SoftmaxGradF32(const KernelContext& ctx);
 
 // Mean over rows of log(sum exp(logits - max)) + max - logits[label].
-template <typename A> void SoftmaxCrossEntropyF32(const KernelContext& ctx);
+template <typename A>
+void SoftmaxCrossEntropyF32(const KernelContext& ctx);
 // (softmax(logits) - onehot(label)) * dloss / N.
-template <typename A> void SoftmaxCrossEntropyGradF32(const KernelContext& ctx);
-template <typename A> void MseLossF32(const KernelContext& ctx);      // mean((p - t)^2)
-template <typename A> void MseLossGradF32(const KernelContext& ctx);  // 2 (p - t) / n * dloss
+template <typename A>
+void SoftmaxCrossEntropyGradF32(const KernelContext& ctx);
+template <typename A>
+void MseLossF32(const KernelContext& ctx);  // mean((p - t)^2)
+template <typename A>
+void MseLossGradF32(const KernelContext& ctx);  // 2 (p - t) / n * dloss
 // Each output element written once: the sum over the reduced coordinates.
-template <typename A> void ReduceSumF32(const KernelContext& ctx);
-template <typename A> void GatherF32(const KernelContext& ctx);
+template <typename A>
+void ReduceSumF32(const KernelContext& ctx);
+template <typename A>
+void GatherF32(const KernelContext& ctx);
 // Zeroes the output, then adds each dy row to its (clamped) id's row.
-template <typename A> void ScatterAddF32(const KernelContext& ctx);
+template <typename A>
+void ScatterAddF32(const KernelContext& ctx);
 
 // dx[b, iy, ix, ic] = sum over the outputs (oy, ox) whose window reads (iy, ix) through filter
 // tap (fy, fx), and over oc, of dy[b, oy, ox, oc] * w[oc, fy, fx, ic]. Each dx written once.
-template <typename A> void Conv2DBackpropInputF32(const KernelContext& ctx);
+template <typename A>
+void Conv2DBackpropInputF32(const KernelContext& ctx);
 // scratch[0] <- im2col rows of x ([N*OH*OW, KH*KW*IC], zero where the window is in padding),
 // then dw[oc, k] = sum over rows r of dy[r, oc] * col[r, k], accumulated row by row.
-template <typename A> void Conv2DBackpropFilterF32(const KernelContext& ctx);
+template <typename A>
+void Conv2DBackpropFilterF32(const KernelContext& ctx);
 // Depthwise versions: dx gathers over taps and multipliers; dw[0, fy, fx, oc] sums over
 // (b, oy, ox) directly (no channel reduction, so no im2col workspace).
-template <typename A> void DepthwiseBackpropInputF32(const KernelContext& ctx);
-template <typename A> void DepthwiseBackpropFilterF32(const KernelContext& ctx);
+template <typename A>
+void DepthwiseBackpropInputF32(const KernelContext& ctx);
+template <typename A>
+void DepthwiseBackpropFilterF32(const KernelContext& ctx);
 // Zeroes dx, then routes each dy element to the first maximum of its clipped window
 // (row-major window order, strict >). With a fused activation the gradient passes only where
 // the clamp was inactive (min < max value < max), as relu_grad's y > 0 rule.
-template <typename A> void MaxPool2DGradF32(const KernelContext& ctx);
+template <typename A>
+void MaxPool2DGradF32(const KernelContext& ctx);
 // Zeroes dx, then spreads each dy element evenly over the in-bounds elements of its window.
-template <typename A> void AvgPool2DGradF32(const KernelContext& ctx);
+template <typename A>
+void AvgPool2DGradF32(const KernelContext& ctx);
 
 // Channels-last batch statistics (two-pass mean and biased variance in double).
-template <typename A> void BatchNormTrainF32(const KernelContext& ctx);
-template <typename A> void BatchNormGradF32(const KernelContext& ctx);
-template <typename A> void LayerNormF32(const KernelContext& ctx);
-template <typename A> void LayerNormGradF32(const KernelContext& ctx);
+template <typename A>
+void BatchNormTrainF32(const KernelContext& ctx);
+template <typename A>
+void BatchNormGradF32(const KernelContext& ctx);
+template <typename A>
+void LayerNormF32(const KernelContext& ctx);
+template <typename A>
+void LayerNormGradF32(const KernelContext& ctx);
 
 // The counter-based generator behind dropout: a uniform double in [0, 1) that is a pure
 // function of (seed, element index), so a mask can be recomputed at any time, for any subset
@@ -89,20 +111,26 @@ double DropoutUniform(int64_t seed, int64_t index);
 // Element `index` is kept iff DropoutUniform(seed, index) >= rate.
 bool DropoutKeeps(int64_t seed, int64_t index, double rate);
 // mask = keep ? 1 / (1 - rate) : 0; y = x * mask.
-template <typename A> void DropoutF32(const KernelContext& ctx);
+template <typename A>
+void DropoutF32(const KernelContext& ctx);
 
 // velocity = momentum * velocity + grad; param = param - lr * velocity.
-template <typename A> void SgdMomentumF32(const KernelContext& ctx);
+template <typename A>
+void SgdMomentumF32(const KernelContext& ctx);
 // Kingma & Ba: m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2;
 // param -= lr * (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + epsilon).
-template <typename A> void AdamF32(const KernelContext& ctx);
+template <typename A>
+void AdamF32(const KernelContext& ctx);
 
 // batch_norm_apply (x, gamma, beta, saved_mean, saved_invstd) -> y: batch_norm_train's
 // output rebuilt from its saved statistics (train_recompute.cc).
-template <typename A> void BatchNormApplyF32(const KernelContext& ctx);
+template <typename A>
+void BatchNormApplyF32(const KernelContext& ctx);
 
 // mask_encode (x f32) -> bit mask; mask_decode (bits) attr value -> f32 0 or value.
-template <typename A> void MaskEncodeF32(const KernelContext& ctx);
-template <typename A> void MaskDecode(const KernelContext& ctx);
+template <typename A>
+void MaskEncodeF32(const KernelContext& ctx);
+template <typename A>
+void MaskDecode(const KernelContext& ctx);
 
 }  // namespace memfold

@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <utility>
 
-#include "memfold/ops/kernels/access.h"
 #include "memfold/base/splitmix.h"
+#include "memfold/ops/kernels/access.h"
 #include "memfold/ops/kernels/train_kernels.h"
 
 namespace memfold {
@@ -137,15 +137,15 @@ void BatchNormTrainF32(const KernelContext& ctx) {
       t.y.Set(i, (t.x[i] - s.mean_f) * s.invstd * g + b);
     }
     if (update_mean) {
-      running_mean.Set(
-          c, static_cast<float>(momentum * running_mean[c] + (1.0 - momentum) * s.mean));
+      running_mean.Set(c,
+                       static_cast<float>(momentum * running_mean[c] + (1.0 - momentum) * s.mean));
     }
     if (update_var) {
       const double unbiased =
           rows > 1 ? s.variance * static_cast<double>(rows) / static_cast<double>(rows - 1)
                    : s.variance;
-      running_var.Set(
-          c, static_cast<float>(momentum * running_var[c] + (1.0 - momentum) * unbiased));
+      running_var.Set(c,
+                      static_cast<float>(momentum * running_var[c] + (1.0 - momentum) * unbiased));
     }
   }
 }
@@ -214,7 +214,8 @@ void LayerNormGradF32(const KernelContext& ctx) {
 }
 
 double DropoutUniform(int64_t seed, int64_t index) {
-  const uint64_t key = static_cast<uint64_t>(seed) * 0xD1B54A32D192ED03ull + static_cast<uint64_t>(index);
+  const uint64_t key =
+      static_cast<uint64_t>(seed) * 0xD1B54A32D192ED03ull + static_cast<uint64_t>(index);
   return static_cast<double>(SplitMix64(key) >> 11) * 0x1.0p-53;  // top 53 bits -> [0, 1)
 }
 

@@ -190,8 +190,8 @@ void MaxPool2DGradF32(const KernelContext& ctx) {
         }
       }
       if (arg < 0) continue;  // window entirely in padding
-      const bool clamped = (act.min > -kInf && !(best > act.min)) ||
-                           (act.max < kInf && !(best < act.max));
+      const bool clamped =
+          (act.min > -kInf && !(best > act.min)) || (act.max < kInf && !(best < act.max));
       if (clamped) continue;
       dx.Set(arg, dx[arg] + dy[dy_at(b, oy, ox, c)]);
     }
