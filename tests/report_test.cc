@@ -20,9 +20,11 @@
 #include <sstream>
 
 #include "memfold/exec/training.h"
+#include "memfold/io/arena_svg.h"
 #include "memfold/io/model_loader.h"
-#include "memfold/io/svg.h"
 #include "memfold/io/text.h"
+#include "memfold/io/training_svg.h"
+#include "memfold/io/xml.h"
 #include "memfold/ops/builder.h"
 #include "memfold/passes/training_plan.h"
 #include "memfold/plan/plan_graph.h"

@@ -32,7 +32,7 @@ struct PlanOptions {
   std::optional<std::string> budget;
   std::optional<std::string> emit_tflite;
   std::optional<std::string> emit_c;
-  std::optional<std::string> svg;  // the arena picture (io/svg.h)
+  std::optional<std::string> svg;  // the arena picture (io/arena_svg.h)
   double max_recompute = 0.10;     // --planner best: splitting's budget of extra FLOPs
 };
 
@@ -51,7 +51,7 @@ struct TrainOptions {
   std::string optimizer = "sgd_momentum";
   double learning_rate = 0.01;
   std::string planner = "mxnet";
-  std::optional<std::string> svg;  // live memory of all three strategies (io/svg.h)
+  std::optional<std::string> svg;  // live memory of all three strategies (io/training_svg.h)
 };
 
 struct ReportOptions {

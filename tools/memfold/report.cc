@@ -15,8 +15,9 @@
 
 #include "commands.h"
 #include "memfold/exec/overlap_trace.h"
-#include "memfold/io/svg.h"
+#include "memfold/io/arena_svg.h"
 #include "memfold/io/text.h"
+#include "memfold/io/training_svg.h"
 #include "memfold/passes/best_plan.h"
 #include "memfold/placement/verify_plan.h"
 #include "memfold/plan/plan_graph.h"

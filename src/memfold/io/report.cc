@@ -2,7 +2,7 @@
 
 #include <cctype>
 
-#include "memfold/io/svg.h"
+#include "memfold/io/xml.h"
 
 namespace memfold {
 namespace {

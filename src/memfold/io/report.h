@@ -3,8 +3,8 @@
 // also well-formed XML (polyglot XHTML), so XML tools can check it.
 //
 // Every string of a Report is plain text and is escaped here (tensor and model names are user
-// input); only `svg` holds markup, and it must be an SVG document memfold produced (io/svg.h).
-// O(size of the page).
+// input); only `svg` holds markup, and it must be an SVG document memfold produced (io/arena_svg.h,
+// io/training_svg.h). O(size of the page).
 #pragma once
 
 #include <string>
