@@ -118,7 +118,6 @@ void Svg::Polygon(const std::vector<std::pair<double, double>>& points, std::str
   out_ += "\" " + std::string(style) + "><title>" + XmlEscape(title) + "</title></polygon>\n";
 }
 
-
 void HatchPatterns(Svg& svg) {
   svg.Raw(
       "<defs>\n"
