@@ -239,7 +239,7 @@ TEST(GradientPassReads, BuildersReadWhatTheirRowsDeclare) {
     ASSERT_TRUE(built.ok());
     Graph g = *built;
     const Node forward = g.node(0);
-    const OpDef* def = FindOp(forward.op);
+    const OpDef* def = OpOf(forward);
     GradEmitter emit(&g, forward);
     std::vector<ValueId> dy;
     for (ValueId out : forward.outputs) {  // a fresh dL/dy value per float output

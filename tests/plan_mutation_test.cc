@@ -218,7 +218,7 @@ std::vector<Corruption> DiagonalOverreach(const Graph& g, const Liveness& live, 
   std::vector<Corruption> out;
   for (size_t pos = 0; pos < g.schedule.size(); ++pos) {
     const Node& node = g.node(g.schedule[pos]);
-    const OpDef* def = FindOp(node.op);
+    const OpDef* def = OpOf(node);
     if (def == nullptr || def->alias || node.outputs.empty() ||
         live.copy_free[static_cast<size_t>(g.schedule[pos])])
       continue;

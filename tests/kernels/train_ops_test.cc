@@ -800,7 +800,7 @@ TEST(TrainOpDropoutTest, RejectsRateOne) {
 void RunInPlace(const OpRun& run, std::vector<Floats>* storage) {
   const Graph& graph = run.graph();
   const Node& node = graph.node(0);
-  const OpDef* def = FindOp(node.op);
+  const OpDef* def = OpOf(node);
   std::vector<TensorArg> inputs, outputs;
   for (size_t k = 0; k < node.inputs.size(); ++k) {
     inputs.push_back(

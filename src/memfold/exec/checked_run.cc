@@ -366,9 +366,8 @@ class PlanChecker final : public RunMonitor {
   // Arms the in-kernel watch over the bytes the node both writes and reads, if any.
   AccessWatch* Arm(size_t position, const Node& node, const NodeArgs& args) {
     const KernelEntry* entry =
-        FindOp(node.op)->alias
-            ? nullptr
-            : FindOp(node.op)->FindKernelEntry(graph_.value(node.inputs[0]).dtype);
+        OpOf(node)->alias ? nullptr
+                          : OpOf(node)->FindKernelEntry(graph_.value(node.inputs[0]).dtype);
     if (entry == nullptr || entry->traced == nullptr) return nullptr;
     std::vector<Span> reads, writes;
     for (size_t k = 0; k < node.inputs.size(); ++k) {

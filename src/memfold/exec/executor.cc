@@ -43,7 +43,7 @@ ArgStorage ArgsOf(const Graph& graph, const Node& node, const std::vector<std::b
 // Runs one node's kernel, traced under `watch` when one is given and the kernel has a traced
 // form.
 void RunKernel(const Graph& graph, const Node& node, const NodeArgs& args, AccessWatch* watch) {
-  const KernelEntry* entry = FindOp(node.op)->FindKernelEntry(graph.value(node.inputs[0]).dtype);
+  const KernelEntry* entry = OpOf(node)->FindKernelEntry(graph.value(node.inputs[0]).dtype);
   const KernelContext context{node, args.inputs, args.outputs, args.scratch};
   if (watch == nullptr || entry->traced == nullptr) {
     entry->run(context);
@@ -167,7 +167,7 @@ Status CheckRunnable(const Graph& graph, const std::vector<Bytes>& inputs) {
   }
   for (size_t pos = 0; pos < graph.schedule.size(); ++pos) {
     const Node& node = graph.node(graph.schedule[pos]);
-    const OpDef* def = FindOp(node.op);
+    const OpDef* def = OpOf(node);
     if (def == nullptr) {
       return Status::Error(
           "operator " + std::to_string(pos) + " '" + node.name + "' (" + node.op +
@@ -280,7 +280,7 @@ Result<RunOutputs> Session::Run(const std::vector<Bytes>& inputs, const Liveness
       if (options.poison) PoisonStartingBuffers(*live, *plan, NodeTime(pos), arena.get());
       for (int32_t r : live->scratch_of[static_cast<size_t>(id)])
         scratch.push_back(arena.get() + plan->offsets[static_cast<size_t>(r)]);
-    } else if (const OpDef* def = FindOp(node.op); def->scratch != nullptr) {
+    } else if (const OpDef* def = OpOf(node); def->scratch != nullptr) {
       for (int64_t bytes : def->scratch(graph, node)) {
         scratch_storage.emplace_back(static_cast<size_t>(bytes), kPoison);
         scratch.push_back(scratch_storage.back().data());
@@ -292,7 +292,7 @@ Result<RunOutputs> Session::Run(const std::vector<Bytes>& inputs, const Liveness
     if (monitor != nullptr) {
       MF_ASSIGN_OR_RETURN(watch, monitor->Before(pos, node, args.view(scratch)));
     }
-    const bool runs = !FindOp(node.op)->alias && !(planned && AlreadyInPlace(*live, id));
+    const bool runs = !OpOf(node)->alias && !(planned && AlreadyInPlace(*live, id));
     const auto start = std::chrono::steady_clock::now();
     if (runs) RunKernel(graph, node, args.view(scratch), watch);
     if (options.layer_ms != nullptr) {

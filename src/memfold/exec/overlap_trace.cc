@@ -53,7 +53,7 @@ class OverlapWatch final : public AccessWatch {
 }  // namespace
 
 std::optional<int64_t> SafeOverlapByTrace(const Graph& graph, const Node& node, int input) {
-  const OpDef* def = FindOp(node.op);
+  const OpDef* def = OpOf(node);
   if (def == nullptr || def->alias || node.inputs.empty() || node.inputs[0] == kNoValue ||
       static_cast<size_t>(input) >= node.inputs.size() ||
       node.inputs[static_cast<size_t>(input)] == kNoValue || node.outputs.empty()) {
@@ -129,7 +129,7 @@ OverlapReport AnalyseOverlaps(const Graph& graph, bool with_trace) {
   OverlapReport report;
   for (size_t pos = 0; pos < graph.schedule.size(); ++pos) {
     const Node& node = graph.node(graph.schedule[pos]);
-    const OpDef* def = FindOp(node.op);
+    const OpDef* def = OpOf(node);
     NodeOverlap row{pos,
                     graph.schedule[pos],
                     OverlappedInput(graph, node),

@@ -253,7 +253,7 @@ Result<Node> ConvertOperator(const Reader& r, const Graph& graph, const tflite::
   }
   Status converted = mapping->convert({options, graph}, &node);
   if (!converted.ok()) return r.Error(where + " (" + label + ") " + converted.message());
-  const OpDef* def = FindOp(node.op);
+  const OpDef* def = OpOf(node);
   Status attrs = CheckAndFillAttrs(*def, &node);
   if (!attrs.ok()) return r.Error(where + " (" + label + "): " + attrs.message());
   return node;

@@ -106,7 +106,10 @@ class Attrs {
 std::string AttrValueString(const AttrValue& value);
 
 struct Node {
-  std::string op;               // registry name, e.g. "conv2d"
+  std::string op;  // registry name, e.g. "conv2d" (imports and output speak names)
+  // The op registry's row for `op`, resolved once when the registry checks the node (ops/
+  // registry.h OpOf reads it); -1 until then. The IR itself knows nothing about operators.
+  int32_t op_row = -1;
   std::string name;             // unique, human-readable
   std::vector<ValueId> inputs;  // kNoValue for an absent optional input
   std::vector<ValueId> outputs;

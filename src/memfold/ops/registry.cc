@@ -44,7 +44,17 @@ const OpDef* FindOp(std::string_view name) {
   return &*it;
 }
 
+const OpDef* OpOf(const Node& node) {
+  const auto& table = Table();
+  if (node.op_row >= 0 && static_cast<size_t>(node.op_row) < table.size() &&
+      table[static_cast<size_t>(node.op_row)].name == node.op) {
+    return &table[static_cast<size_t>(node.op_row)];
+  }
+  return FindOp(node.op);
+}
+
 Status CheckAndFillAttrs(const OpDef& def, Node* node) {
+  node->op_row = static_cast<int32_t>(&def - Table().data());
   const int arity = static_cast<int>(node->inputs.size());
   if (arity < def.min_inputs || arity > def.max_inputs) {
     return Status::Error(
@@ -73,7 +83,7 @@ Status CheckAndFillAttrs(const OpDef& def, Node* node) {
 }
 
 Result<std::vector<TensorType>> InferNode(const Graph& graph, const Node& node) {
-  const OpDef* def = FindOp(node.op);
+  const OpDef* def = OpOf(node);
   if (def == nullptr) return Status::Error(NodeLabel(node) + ": unknown op");
   InferContext ctx{node, {}};
   for (ValueId in : node.inputs) ctx.inputs.push_back(in == kNoValue ? nullptr : &graph.value(in));
@@ -120,7 +130,7 @@ Result<std::vector<ValueId>> AddOp(Graph* graph, std::string_view op, std::vecto
 Status CheckShapes(const Graph& graph) {
   for (NodeId id : graph.schedule) {
     const Node& node = graph.node(id);
-    if (FindOp(node.op) == nullptr) continue;  // opaque imported op: the file's shapes stand
+    if (OpOf(node) == nullptr) continue;  // opaque imported op: the file's shapes stand
     MF_ASSIGN_OR_RETURN(std::vector<TensorType> types, InferNode(graph, node));
     if (types.size() != node.outputs.size()) {
       return Status::Error(NodeLabel(node) + " has " + std::to_string(node.outputs.size()) +
@@ -140,7 +150,7 @@ Status CheckShapes(const Graph& graph) {
 }
 
 Cost NodeCost(const Graph& graph, const Node& node) {
-  const OpDef* def = FindOp(node.op);
+  const OpDef* def = OpOf(node);
   if (def != nullptr && def->cost != nullptr) return def->cost(graph, node);
   Cost cost = Traffic(graph, node);
   for (ValueId out : node.outputs) cost.flops += static_cast<double>(graph.value(out).elements());

@@ -141,10 +141,15 @@ struct OpDef {
 };
 inline constexpr int kVariadic = 1 << 20;
 
+// The row named `name` (O(log ops)), or null.
 const OpDef* FindOp(std::string_view name);
+// The row of a node: the one CheckAndFillAttrs resolved (O(1)), or, for a node made without
+// the registry (a file's opaque operator, a hand-built test graph), found by name; null if none.
+const OpDef* OpOf(const Node& node);
 
-// Checks arity and attributes of `node` against its row, fills attribute defaults, and infers
-// the output types. Errors name the node and say what to change.
+// Checks arity and attributes of `node` against its row, fills attribute defaults, records the
+// row in node->op_row, and infers the output types. Errors name the node and say what to
+// change.
 Status CheckAndFillAttrs(const OpDef& def, Node* node);
 Result<std::vector<TensorType>> InferNode(const Graph& graph, const Node& node);
 

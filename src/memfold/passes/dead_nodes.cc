@@ -11,7 +11,7 @@ int EliminateDeadNodes(Graph* graph) {
   for (size_t pos = graph->schedule.size(); pos-- > 0;) {
     const NodeId id = graph->schedule[pos];
     const Node& node = graph->node(id);
-    const OpDef* def = FindOp(node.op);
+    const OpDef* def = OpOf(node);
     bool live = def != nullptr && !def->updates_input.empty();
     for (ValueId out : node.outputs) live = live || needed[static_cast<size_t>(out)];
     if (!live) continue;

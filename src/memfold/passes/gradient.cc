@@ -69,7 +69,7 @@ Status AppendBackward(Graph* g, ValueId loss, const std::vector<char>& needs_gra
     for (ValueId in : node.inputs)
       any_input = any_input || (in != kNoValue && needs_grad[static_cast<size_t>(in)]);
     if (!any_dy || !any_input) continue;
-    const OpDef* def = FindOp(node.op);
+    const OpDef* def = OpOf(node);
     if (def == nullptr || def->gradient == nullptr) {
       return Status::Error(
           "node '" + node.name + "' (" + node.op +

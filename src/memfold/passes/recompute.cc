@@ -75,7 +75,7 @@ bool RecomputesOutput(const Node& node, size_t output) {
 }
 
 bool MustNotRecompute(const Graph& graph, const Node& node) {
-  const OpDef* def = FindOp(node.op);
+  const OpDef* def = OpOf(node);
   if (def == nullptr || (def->kernels.empty() && !def->alias)) return true;
   if (!def->updates_input.empty()) return true;
   if (node.op == kBatchNorm) return false;  // re-run as batch_norm_apply

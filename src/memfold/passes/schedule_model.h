@@ -276,7 +276,7 @@ class StepModel {
                             NodeId id) {
     const Node& node = graph.node(id);
     NodeInfo& info = nodes_[static_cast<size_t>(id)];
-    const OpDef* def = FindOp(node.op);
+    const OpDef* def = OpOf(node);
     if (def == nullptr || def->alias || node.outputs.empty()) return;
     const OverlapFn model =
         source == OverlapSource::kAnalytic ? def->overlap_analytic : def->overlap_algorithmic;

@@ -313,7 +313,7 @@ namespace {
 double TotalFlops(const Graph& graph) {
   double total = 0;
   for (NodeId id : graph.schedule) {
-    if (FindOp(graph.node(id).op) != nullptr) total += NodeCost(graph, graph.node(id)).flops;
+    if (OpOf(graph.node(id)) != nullptr) total += NodeCost(graph, graph.node(id)).flops;
   }
   return total;
 }

@@ -8,14 +8,14 @@ namespace memfold {
 namespace {
 
 bool UpdatesInPlace(const Node& node) {
-  const OpDef* def = FindOp(node.op);
+  const OpDef* def = OpOf(node);
   return def != nullptr && !def->updates_input.empty();
 }
 
 // The inputs `node` overwrites in place.
 std::vector<ValueId> Overwritten(const Node& node) {
   std::vector<ValueId> values;
-  for (int k : FindOp(node.op)->updates_input) {
+  for (int k : OpOf(node)->updates_input) {
     if (k >= 0 && static_cast<size_t>(k) < node.inputs.size() &&
         node.inputs[static_cast<size_t>(k)] != kNoValue) {
       values.push_back(node.inputs[static_cast<size_t>(k)]);

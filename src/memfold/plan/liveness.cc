@@ -47,7 +47,7 @@ bool CanLiveInsideConcat(const Graph& graph, const std::vector<std::vector<NodeI
   const Value& value = graph.value(in);
   if (!NeedsArena(value) || value.dtype == DType::kBit || value.producer == kNoNode) return false;
   const Node& producer = graph.node(value.producer);
-  const OpDef* def = FindOp(producer.op);
+  const OpDef* def = OpOf(producer);
   return def != nullptr && !def->alias && def->updates_input.empty() &&
          producer.outputs.size() == 1 && !(producer.op == "slice" && WantsView(producer));
 }
@@ -64,7 +64,7 @@ bool PlaceConcatInputs(const Graph& graph, const std::vector<std::vector<NodeId>
       is_io[out_id] == 2 || storage->rows[out_id].row_bytes != 0)
     return false;
   for (NodeId reader : consumers[out_id]) {  // an in-place update would move its bytes
-    const OpDef* def = FindOp(graph.node(reader).op);
+    const OpDef* def = OpOf(graph.node(reader));
     if (def == nullptr || !def->updates_input.empty()) return false;
   }
   const int64_t axis = NormalAxis(out.shape, node.attrs.Int("axis"));
@@ -115,7 +115,7 @@ bool PlaceSliceOutput(const Graph& graph, const std::vector<std::vector<NodeId>>
   const ValueId out = node.outputs[0];
   if (!NeedsArena(graph.value(in)) || is_io[static_cast<size_t>(out)]) return false;
   for (NodeId reader : consumers[static_cast<size_t>(out)]) {
-    const OpDef* def = FindOp(graph.node(reader).op);
+    const OpDef* def = OpOf(graph.node(reader));
     if (def == nullptr || !def->updates_input.empty()) return false;
   }
   const int64_t offset = ContiguousSliceOffset(graph, node);
@@ -176,7 +176,7 @@ void AddScratchRequests(const Graph& graph, Liveness* live) {
   live->scratch_of.assign(static_cast<size_t>(graph.num_nodes()), {});
   for (size_t pos = 0; pos < graph.schedule.size(); ++pos) {
     const NodeId id = graph.schedule[pos];
-    const OpDef* def = FindOp(graph.node(id).op);
+    const OpDef* def = OpOf(graph.node(id));
     if (def == nullptr || def->scratch == nullptr) continue;
     for (int64_t bytes : def->scratch(graph, graph.node(id))) {
       BufferRequest request;

@@ -11,7 +11,7 @@ void AddOverlapAllowances(const Graph& graph, OverlapSource source, Liveness* li
                           int64_t replay_budget) {
   for (size_t pos = 0; pos < graph.schedule.size(); ++pos) {
     const Node& node = graph.node(graph.schedule[pos]);
-    const OpDef* def = FindOp(node.op);
+    const OpDef* def = OpOf(node);
     if (def == nullptr || def->alias || node.outputs.empty()) continue;
     const int32_t out = live->buffer_of[static_cast<size_t>(node.outputs[0])];
     if (out == kNoBuffer || live->requests[static_cast<size_t>(out)].first != NodeTime(pos))

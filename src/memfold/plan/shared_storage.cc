@@ -17,7 +17,7 @@ SharedStorage ComputeSharedStorage(const Graph& graph) {
   }
   for (NodeId id : graph.schedule) {  // producers first, so a chain resolves as it grows
     const Node& node = graph.node(id);
-    const OpDef* def = FindOp(node.op);
+    const OpDef* def = OpOf(node);
     if (def == nullptr) continue;
     auto share = [&](size_t output, size_t input, bool written) {
       if (input >= node.inputs.size() || output >= node.outputs.size()) return;

@@ -66,7 +66,7 @@ StoragePlan PlanWithRange(const Graph& graph, const Liveness& live, int64_t rang
   }
   for (size_t pos = 0; pos < graph.schedule.size(); ++pos) {
     const Node& node = graph.node(graph.schedule[pos]);
-    const OpDef* def = FindOp(node.op);
+    const OpDef* def = OpOf(node);
     std::vector<std::pair<int64_t, int32_t>> fresh;  // (bytes, request), largest first
     for (size_t k = 0; k < node.outputs.size(); ++k) {
       const int32_t out = buffer(node.outputs[k]);
