@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "memfold/exec/checked_run_test_util.h"
 #include "memfold/ops/builder.h"
 #include "memfold/plan/plan_graph.h"
 #include "memfold/zoo/zoo.h"
@@ -27,10 +28,9 @@ TEST(Executor, PlannedRunMatchesUnplannedRun) {
   Result<GraphPlan> gp = PlanGraph(g, "greedy");
   ASSERT_TRUE(gp.ok());
   const std::vector<Bytes> inputs = DefaultInputs(g);
+  EXPECT_TRUE(RunsIdentically(g, g, gp->liveness, gp->plan, inputs));
   Result<RunOutputs> planned = RunPlanned(g, gp->liveness, gp->plan, inputs);
-  Result<RunOutputs> unplanned = RunUnplanned(g, inputs);
-  ASSERT_TRUE(planned.ok() && unplanned.ok());
-  EXPECT_EQ(planned->outputs, unplanned->outputs);
+  ASSERT_TRUE(planned.ok());
   // y[k] = -x[k] + exp(-x[k]) with x[k] = sin(0.01 k).
   float y1;
   std::memcpy(&y1, planned->outputs[0].data() + 4, 4);
@@ -38,8 +38,8 @@ TEST(Executor, PlannedRunMatchesUnplannedRun) {
   EXPECT_EQ(y1, -x1 + std::exp(-x1));
 }
 
-// A plan that puts `b` on top of the still-live `a` must change the result: the poisoning
-// executor exists so that such a plan cannot go unnoticed.
+// A plan that puts `b` on top of the still-live `a` must be caught: `y` reads `a` after `b`
+// was written over it, which the checked run sees at that read (and the outputs differ too).
 TEST(Executor, UnsafePlanIsCaughtByComparison) {
   const Graph g = Diamond();
   Result<GraphPlan> gp = PlanGraph(g, "greedy");
@@ -51,6 +51,11 @@ TEST(Executor, UnsafePlanIsCaughtByComparison) {
   bad.offsets[static_cast<size_t>(gp->liveness.buffer_of[b])] =
       bad.offsets[static_cast<size_t>(gp->liveness.buffer_of[a])];
   const std::vector<Bytes> inputs = DefaultInputs(g);
+  Result<CheckedRun> checked = RunChecked(g, g, gp->liveness, bad, inputs);
+  ASSERT_TRUE(checked.ok()) << checked.status().message();
+  ASSERT_FALSE(checked->identical());
+  EXPECT_EQ(checked->first_difference->op_name, "y");
+  EXPECT_EQ(checked->first_difference->value_name, "a");
   Result<RunOutputs> planned = RunPlanned(g, gp->liveness, bad, inputs);
   Result<RunOutputs> unplanned = RunUnplanned(g, inputs);
   ASSERT_TRUE(planned.ok() && unplanned.ok());
@@ -91,19 +96,16 @@ TEST(Executor, WrongInputSizeIsAnError) {
 }
 
 TEST(Executor, EveryZooModelRunsIdenticallyInItsArena) {
-  for (const char* spec :
-       {"mobilenet_v1,alpha=0.25,res=96", "mobilenet_v2,alpha=0.35,res=96", "mlp", "cnn"}) {
+  for (const char* spec : {"mobilenet_v1,alpha=0.25,res=96", "mobilenet_v2,alpha=0.35,res=96",
+                           "mobilenet_v2,alpha=0.35,res=96,dtype=i8", "mlp", "cnn"}) {
     Result<Graph> g = BuildZooModel(spec);
     ASSERT_TRUE(g.ok()) << spec;
     for (const std::string& planner : StrategyNames()) {
       if (planner == "offline") continue;  // zoo models carry no offline plan
       Result<GraphPlan> gp = PlanGraph(*g, planner);
       ASSERT_TRUE(gp.ok()) << spec << " " << planner;
-      const std::vector<Bytes> inputs = DefaultInputs(*g);
-      Result<RunOutputs> planned = RunPlanned(*g, gp->liveness, gp->plan, inputs);
-      Result<RunOutputs> unplanned = RunUnplanned(*g, inputs);
-      ASSERT_TRUE(planned.ok() && unplanned.ok());
-      EXPECT_EQ(planned->outputs, unplanned->outputs) << spec << " " << planner;
+      EXPECT_TRUE(RunsIdentically(*g, *g, gp->liveness, gp->plan, DefaultInputs(*g)))
+          << spec << " " << planner;
     }
   }
 }
