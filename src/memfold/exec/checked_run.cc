@@ -8,6 +8,7 @@
 #include <map>
 
 #include "memfold/ops/registry.h"
+#include "memfold/plan/shared_storage.h"
 
 namespace memfold {
 namespace {
@@ -113,14 +114,6 @@ uint64_t HashBox(const std::byte* data, const Value& value, const BoxKey& box) {
   return hash.Finish();
 }
 
-// Values whose bytes persist and that operators may update in place: no producer, no
-// constant, no graph input (TFLite variable tensors).
-bool IsState(const Graph& graph, ValueId v) {
-  const Value& value = graph.value(v);
-  return value.producer == kNoNode && !value.is_constant() &&
-         std::find(graph.inputs.begin(), graph.inputs.end(), v) == graph.inputs.end();
-}
-
 // The box of the original graph a planned value holds, or nullopt (no counterpart).
 Result<std::optional<BoxKey>> KeyOf(const Graph& original, const Graph& planned, ValueId v) {
   const Value& value = planned.value(v);
@@ -154,7 +147,7 @@ Result<std::optional<BoxKey>> KeyOf(const Graph& original, const Graph& planned,
 class ReferenceRecorder final : public RunMonitor {
  public:
   ReferenceRecorder(const Graph& original, std::map<ValueId, std::vector<BoxKey>> wanted)
-      : original_(original), wanted_(std::move(wanted)) {}
+      : original_(original), shared_(ComputeSharedStorage(original)), wanted_(std::move(wanted)) {}
 
   Status Started(const std::vector<std::byte*>& where, const std::byte*) override {
     for (const auto& [v, boxes] : wanted_) {
@@ -166,7 +159,7 @@ class ReferenceRecorder final : public RunMonitor {
   }
   Result<AccessWatch*> Before(size_t, const Node& node, const NodeArgs& args) override {
     for (size_t k = 0; k < node.inputs.size(); ++k) {
-      if (node.inputs[k] != kNoValue && IsState(original_, node.inputs[k])) {
+      if (node.inputs[k] != kNoValue && shared_.persistent[static_cast<size_t>(node.inputs[k])]) {
         state_reads_[node.inputs[k]].push_back(HashOf(args.inputs[k]));
       }
     }
@@ -196,6 +189,7 @@ class ReferenceRecorder final : public RunMonitor {
   }
 
   const Graph& original_;
+  SharedStorage shared_;  // persistent values are compared read by read, in order
   std::map<ValueId, std::vector<BoxKey>> wanted_;
   std::map<BoxKey, uint64_t> hashes_;
   std::map<ValueId, std::vector<uint64_t>> state_reads_;
@@ -250,7 +244,12 @@ class PlanChecker final : public RunMonitor {
  public:
   PlanChecker(const Graph& planned, const Liveness& live, const Plan& plan,
               const std::vector<std::optional<BoxKey>>& keys, const ReferenceRecorder& reference)
-      : graph_(planned), live_(live), plan_(plan), keys_(keys), reference_(reference) {}
+      : graph_(planned),
+        shared_(ComputeSharedStorage(planned)),
+        live_(live),
+        plan_(plan),
+        keys_(keys),
+        reference_(reference) {}
 
   Status Started(const std::vector<std::byte*>& where, const std::byte* arena) override {
     arena_ = arena;
@@ -303,7 +302,8 @@ class PlanChecker final : public RunMonitor {
 
   // The hash the unplanned run had for this read of `v`, if it has a counterpart.
   std::optional<uint64_t> Expected(ValueId v) {
-    if (IsState(graph_, v)) return reference_.StateRead(v, state_reads_[v]++);
+    if (shared_.persistent[static_cast<size_t>(v)])
+      return reference_.StateRead(v, state_reads_[v]++);
     const std::optional<BoxKey>& key = keys_[static_cast<size_t>(v)];
     return key ? reference_.BoxHash(*key) : std::nullopt;
   }
@@ -484,6 +484,7 @@ class PlanChecker final : public RunMonitor {
   }
 
   const Graph& graph_;
+  SharedStorage shared_;
   const Liveness& live_;
   const Plan& plan_;
   const std::vector<std::optional<BoxKey>>& keys_;

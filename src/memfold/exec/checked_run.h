@@ -24,8 +24,9 @@
 // id, or, when a rewrite recorded an origin (ir/graph.h ValueOrigin: a band holds rows of the
 // unsplit value), with that box of the original value. A value with neither (none today) is
 // checked for ownership only and counted in `reads_without_counterpart`. Constants and weights
-// are read in place from the model by both runs and are not compared; state tensors (which
-// operators update in place) are compared read by read, in order.
+// are read in place from the model by both runs and are not compared; persistent values (state
+// tensors and storage updated in place, plan/shared_storage.h) change during a run and are
+// compared read by read, in order.
 //
 // The planned run stops at the first difference. Cost: both runs, plus hashing and tag checks
 // linear in the bytes read, plus traced execution of the operators that overlap; memory: the
