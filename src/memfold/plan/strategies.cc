@@ -23,31 +23,25 @@ Result<Plan> Verified(Plan plan, std::span<const BufferRequest> requests) {
 }
 
 // A placement-core planner over the graph's requests, without or with overlap allowances.
-template <typename Make>
-Result<Placement> Placed(const PlanningInput& input, bool overlapping, Make make) {
+Result<Placement> Placed(const PlanningInput& input, bool overlapping, const Planner& planner) {
   const Liveness& live = overlapping ? input.overlapping() : input.plain();
-  MF_ASSIGN_OR_RETURN(Plan plan, Verified(make().Place(live.requests), live.requests));
+  MF_ASSIGN_OR_RETURN(Plan plan, Verified(planner.Place(live.requests), live.requests));
   return Placement{std::move(plan), live, overlapping};
 }
 
-Result<Placement> Naive(const PlanningInput& in) {
-  return Placed(in, false, [] { return NaivePlanner(); });
-}
-Result<Placement> Greedy(const PlanningInput& in) {
-  return Placed(in, false, [] { return GreedyPlanner(); });
-}
+Result<Placement> Naive(const PlanningInput& in) { return Placed(in, false, NaivePlanner()); }
+Result<Placement> Greedy(const PlanningInput& in) { return Placed(in, false, GreedyPlanner()); }
 Result<Placement> GreedyStable(const PlanningInput& in) {
-  return Placed(in, false, [] { return GreedyPlanner(GreedyPlanner::TieOrder::kRequest); });
+  return Placed(in, false, GreedyPlanner(GreedyPlanner::TieOrder::kRequest));
 }
 Result<Placement> DiagonalLargestFirst(const PlanningInput& in) {
-  return Placed(in, true, [] { return DiagonalPlanner(DiagonalPlanner::Order::kLargestFirst); });
+  return Placed(in, true, DiagonalPlanner(DiagonalPlanner::Order::kLargestFirst));
 }
 Result<Placement> DiagonalReverse(const PlanningInput& in) {
-  return Placed(in, true,
-                [] { return DiagonalPlanner(DiagonalPlanner::Order::kReverseExecution); });
+  return Placed(in, true, DiagonalPlanner(DiagonalPlanner::Order::kReverseExecution));
 }
 Result<Placement> DiagonalPeakFirst(const PlanningInput& in) {
-  return Placed(in, true, [] { return DiagonalPlanner(DiagonalPlanner::Order::kPeakFirst); });
+  return Placed(in, true, DiagonalPlanner(DiagonalPlanner::Order::kPeakFirst));
 }
 
 // The smallest verified placement of the named strategies, the earlier one on ties. Members
