@@ -12,23 +12,14 @@
 #include "memfold/exec/executor.h"
 #include "memfold/io/model_loader.h"
 #include "memfold/plan/plan_graph.h"
+#include "tests/test_models.h"
 
 namespace memfold {
 namespace {
 
 std::vector<std::string> Models() {
-  std::vector<std::string> models;
-  for (const char* zoo :
-       {"mobilenet_v1,alpha=0.25,res=64", "mobilenet_v2,alpha=0.35,res=64", "mlp", "cnn",
-        "squeezenet,res=48", "densenet121,res=32", "inception_v3,res=75"}) {
-    models.push_back(std::string("zoo:") + zoo);
-    models.push_back(std::string("zoo:") + zoo + ",dtype=i8");
-  }
-  const std::filesystem::path shared = std::filesystem::path(MEMFOLD_SHARED_DIR) / "models";
-  for (const auto& entry : std::filesystem::recursive_directory_iterator(shared)) {
-    if (entry.path().extension() == ".tflite") models.push_back(entry.path().string());
-  }
-  std::sort(models.begin(), models.end());
+  std::vector<std::string> models = testing::SmallZooModels();
+  for (const std::string& file : testing::SharedModelFiles()) models.push_back(file);
   return models;
 }
 

@@ -15,11 +15,10 @@
 #include "memfold/placement/verify_plan.h"
 #include "memfold/plan/overlap_allowances.h"
 #include "memfold/plan/plan_graph.h"
+#include "tests/test_models.h"
 
 namespace memfold {
 namespace {
-
-const std::filesystem::path kModels = std::filesystem::path(MEMFOLD_SHARED_DIR) / "models";
 
 std::vector<std::string> AllModels() {
   std::vector<std::string> models = {"zoo:mobilenet_v1",
@@ -28,9 +27,7 @@ std::vector<std::string> AllModels() {
                                      "zoo:mobilenet_v2,alpha=0.35,res=96",
                                      "zoo:mlp",
                                      "zoo:cnn"};
-  for (const auto& entry : std::filesystem::recursive_directory_iterator(kModels)) {
-    if (entry.path().extension() == ".tflite") models.push_back(entry.path().string());
-  }
+  for (const std::string& file : testing::SharedModelFiles()) models.push_back(file);
   std::sort(models.begin(), models.end());
   return models;
 }

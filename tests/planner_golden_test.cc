@@ -20,6 +20,7 @@
 #include "memfold/passes/best_plan.h"
 #include "memfold/passes/training_plan.h"
 #include "memfold/plan/plan_graph.h"
+#include "tests/test_models.h"
 
 namespace memfold {
 namespace {
@@ -29,20 +30,8 @@ namespace fs = std::filesystem;
 const fs::path kGolden = fs::path(MEMFOLD_SOURCE_DIR) / "tests" / "golden" / "planner_figures.txt";
 
 std::vector<std::string> InferenceModels() {
-  std::vector<std::string> models;
-  for (const char* zoo :
-       {"mobilenet_v1,alpha=0.25,res=64", "mobilenet_v2,alpha=0.35,res=64", "mlp", "cnn",
-        "squeezenet,res=48", "densenet121,res=32", "inception_v3,res=75"}) {
-    models.push_back(std::string("zoo:") + zoo);
-    models.push_back(std::string("zoo:") + zoo + ",dtype=i8");
-  }
-  std::vector<std::string> files;
-  for (const auto& entry :
-       fs::recursive_directory_iterator(fs::path(MEMFOLD_SHARED_DIR) / "models")) {
-    if (entry.path().extension() == ".tflite") files.push_back(entry.path().string());
-  }
-  std::sort(files.begin(), files.end());
-  models.insert(models.end(), files.begin(), files.end());
+  std::vector<std::string> models = testing::SmallZooModels();
+  for (const std::string& file : testing::SharedModelFiles()) models.push_back(file);
   return models;
 }
 

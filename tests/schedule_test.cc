@@ -20,6 +20,7 @@
 #include "memfold/ops/builder.h"
 #include "memfold/passes/gradient.h"
 #include "memfold/placement/verify_plan.h"
+#include "tests/test_models.h"
 
 namespace memfold {
 namespace {
@@ -531,15 +532,10 @@ TEST(Schedule, InvalidGraphIsAnError) {
 // Every shared .tflite model and every reference inference model, full size, planned only:
 // the kept plan is never larger than the file order's diagonal plan, and verifies.
 TEST(Schedule, NeverWorseOnEveryModel) {
-  std::vector<std::string> models = {"zoo:mobilenet_v1", "zoo:mobilenet_v2", "zoo:cnn", "zoo:mlp"};
-  for (const char* extra : {"zoo:squeezenet", "zoo:densenet121", "zoo:inception_v3"}) {
-    if (LoadModel(extra).ok()) models.emplace_back(extra);
-  }
-  for (const auto& entry :
-       std::filesystem::recursive_directory_iterator(MEMFOLD_SHARED_DIR "/models")) {
-    if (entry.path().extension() == ".tflite") models.push_back(entry.path().string());
-  }
-  std::sort(models.begin(), models.end());
+  std::vector<std::string> models = {"zoo:mobilenet_v1", "zoo:mobilenet_v2", "zoo:cnn",
+                                     "zoo:mlp",          "zoo:squeezenet",   "zoo:densenet121",
+                                     "zoo:inception_v3"};
+  for (const std::string& file : testing::SharedModelFiles()) models.push_back(file);
   ASSERT_GT(models.size(), 18u);
   for (const std::string& model : models) {
     Result<Graph> g = LoadModel(model);
