@@ -24,9 +24,9 @@ inline std::vector<std::string> SharedModelFiles() {
 // zoo:NAME specs of the inference models at test sizes: each in float, then in int8.
 inline std::vector<std::string> SmallZooModels() {
   std::vector<std::string> models;
-  for (const char* zoo : {"mobilenet_v1,alpha=0.25,res=64", "mobilenet_v2,alpha=0.35,res=64",
-                          "mlp", "cnn", "squeezenet,res=48", "densenet121,res=32",
-                          "inception_v3,res=75"}) {
+  for (const char* zoo :
+       {"mobilenet_v1,alpha=0.25,res=64", "mobilenet_v2,alpha=0.35,res=64", "mlp", "cnn",
+        "squeezenet,res=48", "densenet121,res=32", "inception_v3,res=75"}) {
     models.push_back(std::string("zoo:") + zoo);
     models.push_back(std::string("zoo:") + zoo + ",dtype=i8");
   }
