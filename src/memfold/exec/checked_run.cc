@@ -169,7 +169,6 @@ class ReferenceRecorder final : public RunMonitor {
     for (size_t k = 0; k < node.outputs.size(); ++k) Record(node.outputs[k], args.outputs[k].data);
     return Status::Ok();
   }
-  Status Finished(const std::vector<std::byte*>&) override { return Status::Ok(); }
 
   std::optional<uint64_t> BoxHash(const BoxKey& box) const {
     auto it = hashes_.find(box);

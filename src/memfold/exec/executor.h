@@ -38,21 +38,28 @@ struct NodeArgs {
   std::span<std::byte* const> scratch;
 };
 
-// Watches a run operator by operator (checked execution, exec/checked_run.h). An error from
-// any call stops the run with that error.
+// Watches a run operator by operator (checked execution, exec/checked_run.h; calibration,
+// passes/quantize.cc). Each hook does nothing unless overridden; an error from any call stops
+// the run with that error.
 class RunMonitor {
  public:
   virtual ~RunMonitor() = default;
   // Once the graph inputs are in place: where each value's bytes are (null: nowhere), and the
   // arena (null for an unplanned run).
-  virtual Status Started(const std::vector<std::byte*>& where, const std::byte* arena) = 0;
+  virtual Status Started(const std::vector<std::byte*>& where, const std::byte* arena) {
+    return Status::Ok();
+  }
   // Before the node at schedule position `position` runs. A watch returned here makes the
   // node run its traced kernel under it (nodes without one run as usual).
-  virtual Result<AccessWatch*> Before(size_t position, const Node& node, const NodeArgs& args) = 0;
+  virtual Result<AccessWatch*> Before(size_t position, const Node& node, const NodeArgs& args) {
+    return static_cast<AccessWatch*>(nullptr);
+  }
   // After the node; `ran` is false for nodes the executor skips (aliases, copy-free views).
-  virtual Status After(size_t position, const Node& node, const NodeArgs& args, bool ran) = 0;
+  virtual Status After(size_t position, const Node& node, const NodeArgs& args, bool ran) {
+    return Status::Ok();
+  }
   // After the last node, right before the caller's outputs are copied out.
-  virtual Status Finished(const std::vector<std::byte*>& where) = 0;
+  virtual Status Finished(const std::vector<std::byte*>& where) { return Status::Ok(); }
 };
 
 struct ExecOptions {

@@ -99,16 +99,12 @@ class RangeRecorder final : public RunMonitor {
       MF_RETURN_IF_ERROR(Observe(g_, v, where[static_cast<size_t>(v)], ranges_));
     return Status::Ok();
   }
-  Result<AccessWatch*> Before(size_t, const Node&, const NodeArgs&) override {
-    return static_cast<AccessWatch*>(nullptr);
-  }
   Status After(size_t, const Node& node, const NodeArgs& args, bool) override {
     for (size_t k = 0; k < node.outputs.size(); ++k) {
       MF_RETURN_IF_ERROR(Observe(g_, node.outputs[k], args.outputs[k].data, ranges_));
     }
     return Status::Ok();
   }
-  Status Finished(const std::vector<std::byte*>&) override { return Status::Ok(); }
 
  private:
   const Graph& g_;
