@@ -359,7 +359,8 @@ Status GradBatchNorm(GradEmitter& e, const Node& n, std::span<const ValueId> dy,
                      std::vector<ValueId>* dx) {
   Resize(n, dx);
   const std::vector<ValueId> g =
-      e.Emit("batch_norm_grad", {dy[0], n.inputs[0], n.inputs[1], n.outputs[1], n.outputs[2]});
+      e.Emit("batch_norm_grad", {dy[0], n.inputs[0], n.inputs[1], n.outputs[1], n.outputs[2]},
+             Attrs{{"axis", n.attrs.Int("axis")}});
   if (g.size() == 3) {
     (*dx)[0] = g[0];
     (*dx)[1] = g[1];

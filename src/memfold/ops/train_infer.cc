@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "memfold/ops/channel_axis.h"
 #include "memfold/ops/cost.h"
 #include "memfold/ops/infer.h"
 #include "memfold/ops/window.h"
@@ -116,6 +117,16 @@ Status RequireSameShapesF32(const InferContext& ctx, size_t count) {
 }
 
 int64_t Channels(const Shape& shape) { return shape.empty() ? 1 : shape.back(); }
+
+// The channel count of a batch normalisation's input along its "axis" attribute.
+Result<int64_t> BatchNormChannels(const Node& node, const Value& x, const char* op) {
+  const int64_t axis = node.attrs.Int("axis");
+  if (ResolveAxis(x.shape, axis) < 0) {
+    return Status::Error(std::string(op) + " channel axis " + std::to_string(axis) +
+                         " is outside an input of rank " + std::to_string(x.shape.size()));
+  }
+  return LayoutOf(x.shape, axis).channels;
+}
 
 int64_t LargestInput(const Graph& graph, const Node& node) {
   int64_t largest = 0;
@@ -313,13 +324,20 @@ Status InferScatterAdd(const InferContext& ctx, std::vector<TensorType>* out) {
 Status InferBatchNormTrain(const InferContext& ctx, std::vector<TensorType>* out) {
   const Value& x = ctx.in(0);
   MF_RETURN_IF_ERROR(RequireF32(x, "input"));
-  if (x.shape.empty())
-    return Status::Error("batch_norm_train needs input of rank >= 1 (channels last)");
-  const int64_t c = Channels(x.shape);
+  MF_ASSIGN_OR_RETURN(const int64_t c, BatchNormChannels(ctx.node, x, "batch_norm_train"));
   MF_RETURN_IF_ERROR(RequireVectors(ctx, 1, 4, c, "per-channel input"));
   out->push_back({DType::kF32, x.shape});
   out->push_back({DType::kF32, {c}});
   out->push_back({DType::kF32, {c}});
+  return Status::Ok();
+}
+
+Status InferBatchNormApply(const InferContext& ctx, std::vector<TensorType>* out) {
+  const Value& x = ctx.in(0);
+  MF_RETURN_IF_ERROR(RequireF32(x, "input"));
+  MF_ASSIGN_OR_RETURN(const int64_t c, BatchNormChannels(ctx.node, x, "batch_norm_apply"));
+  MF_RETURN_IF_ERROR(RequireVectors(ctx, 1, 4, c, "per-channel input"));
+  out->push_back({DType::kF32, x.shape});
   return Status::Ok();
 }
 
@@ -328,9 +346,7 @@ Status InferBatchNormGrad(const InferContext& ctx, std::vector<TensorType>* out)
   MF_RETURN_IF_ERROR(RequireF32(x, "input"));
   MF_RETURN_IF_ERROR(RequireF32(ctx.in(0), "gradient"));
   MF_RETURN_IF_ERROR(RequireShape(ctx.in(0), x.shape, "gradient"));
-  if (x.shape.empty())
-    return Status::Error("batch_norm_grad needs input of rank >= 1 (channels last)");
-  const int64_t c = Channels(x.shape);
+  MF_ASSIGN_OR_RETURN(const int64_t c, BatchNormChannels(ctx.node, x, "batch_norm_grad"));
   MF_RETURN_IF_ERROR(RequireVectors(ctx, 2, 4, c, "per-channel input"));
   out->push_back({DType::kF32, x.shape});
   out->push_back({DType::kF32, {c}});

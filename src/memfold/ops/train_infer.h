@@ -57,10 +57,13 @@ Status InferGather(const InferContext& ctx, std::vector<TensorType>* out);
 // scatter_add: dy [..., D] f32, ids [...] i32, attr rows >= 1 -> [rows, D].
 Status InferScatterAdd(const InferContext& ctx, std::vector<TensorType>* out);
 
-// batch_norm_train: x [..., C], gamma, beta, running_mean, running_var [C]
+// Batch normalisation over channel axis `axis` (attribute, default -1: channels last).
+// batch_norm_train: x [..., C, ...], gamma, beta, running_mean, running_var [C]
 // -> (y of x's shape, saved_mean [C], saved_invstd [C]).
 Status InferBatchNormTrain(const InferContext& ctx, std::vector<TensorType>* out);
-// batch_norm_grad: dy, x [..., C], gamma, saved_mean, saved_invstd [C] -> (dx, dgamma, dbeta).
+// batch_norm_apply: x [..., C, ...], gamma, beta, saved_mean, saved_invstd [C] -> y.
+Status InferBatchNormApply(const InferContext& ctx, std::vector<TensorType>* out);
+// batch_norm_grad: dy, x [..., C, ...], gamma, saved_mean, saved_invstd [C] -> (dx, dgamma, dbeta).
 Status InferBatchNormGrad(const InferContext& ctx, std::vector<TensorType>* out);
 // layer_norm: x [..., D], gamma, beta [D] -> (y, mean [rows], invstd [rows]), rows = numel / D.
 Status InferLayerNorm(const InferContext& ctx, std::vector<TensorType>* out);

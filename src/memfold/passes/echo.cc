@@ -182,7 +182,8 @@ std::vector<std::vector<NodeId>> Partition(const Graph& g, const TrainingGraph& 
     }
   };
   std::vector<std::vector<NodeId>> parts;
-  std::vector<NodeId> roots = {g.value(t.loss).producer};
+  std::vector<NodeId> roots;
+  for (ValueId out : t.BackwardRoots()) roots.push_back(g.value(out).producer);
   while (!roots.empty()) {
     const NodeId root = roots.back();
     roots.pop_back();

@@ -27,6 +27,13 @@ struct TrainingGraph {
   std::vector<ValueId> params;  // trainable weights, in value order
   std::vector<ValueId> grads;   // dL/dparam, same order
   size_t forward_nodes = 0;     // schedule[0, forward_nodes) is the forward pass
+  // The forward results the backward pass starts from when there are several (a joint graph
+  // traced by PyTorch returns the model's outputs); empty = just the loss.
+  std::vector<ValueId> forward_outputs;
+
+  std::vector<ValueId> BackwardRoots() const {
+    return forward_outputs.empty() ? std::vector<ValueId>{loss} : forward_outputs;
+  }
 };
 
 // Preconditions: graph->outputs[0] is a float32 scalar (the loss). Errors name the op that

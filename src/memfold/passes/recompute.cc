@@ -136,7 +136,7 @@ Result<RecomputeResult> ApplyRecomputation(Graph* g, const TrainingGraph& t,
     copy.name += "/recompute";
     if (original.op == kBatchNorm) {  // x, gamma, beta and the statistics the node saved
       copy.op = "batch_norm_apply";
-      copy.attrs = Attrs();
+      copy.attrs = Attrs{{"axis", original.attrs.Int("axis")}};
       copy.inputs = {original.inputs[0], original.inputs[1], original.inputs[2],
                      original.outputs[1], original.outputs[2]};
     }

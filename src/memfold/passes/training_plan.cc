@@ -17,24 +17,47 @@ Result<PlannedTraining> Finish(PlannedTraining p, const std::string& planner) {
   return p;
 }
 
+Status CheckNames(const std::string& strategy, const std::string& planner) {
+  if (strategy != "none" && strategy != "mirror" && strategy != "echo") {
+    return Status::Error("strategy must be none, mirror or echo, not '" + strategy + "'");
+  }
+  return FindStrategy(planner).status();
+}
+
+double MillisecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
 }  // namespace
 
 Result<PlannedTraining> PlanTraining(Graph forward, const std::string& strategy,
                                      const TrainingConfig& config, const std::string& planner) {
-  if (strategy != "none" && strategy != "mirror" && strategy != "echo") {
-    return Status::Error("strategy must be none, mirror or echo, not '" + strategy + "'");
-  }
-  MF_RETURN_IF_ERROR(FindStrategy(planner).status());
+  MF_RETURN_IF_ERROR(CheckNames(strategy, planner));
+  const auto start = std::chrono::steady_clock::now();
+  MF_ASSIGN_OR_RETURN(TrainingGraph training, BuildTrainingGraph(&forward, config));
+  MF_ASSIGN_OR_RETURN(PlannedTraining p,
+                      PlanTrainingStep(std::move(forward), training, strategy, planner));
+  p.plan_ms = MillisecondsSince(start);
+  return p;
+}
+
+Result<PlannedTraining> PlanTrainingStep(Graph graph, const TrainingGraph& training,
+                                         const std::string& strategy,
+                                         const std::string& planner) {
+  MF_RETURN_IF_ERROR(CheckNames(strategy, planner));
   const auto start = std::chrono::steady_clock::now();
   PlannedTraining base;
-  base.graph = std::move(forward);
+  base.graph = std::move(graph);
   base.strategy = strategy;
-  MF_ASSIGN_OR_RETURN(base.training, BuildTrainingGraph(&base.graph, config));
+  base.training = training;
+  base.recomputed.assign(static_cast<size_t>(base.graph.num_nodes()), 0);
   for (size_t pos = 0; pos < base.training.forward_nodes; ++pos) {
     base.forward_flops += NodeCost(base.graph, base.graph.node(base.graph.schedule[pos])).flops;
   }
   auto with_recomputation = [&](const std::vector<char>& choice) -> Result<PlannedTraining> {
     PlannedTraining p = base;
+    p.recomputed = choice;
     MF_ASSIGN_OR_RETURN(RecomputeResult r, ApplyRecomputation(&p.graph, p.training, choice));
     p.recomputed_nodes = r.recomputed_nodes;
     p.recompute_flops = r.recompute_flops;
@@ -51,9 +74,9 @@ Result<PlannedTraining> PlanTraining(Graph forward, const std::string& strategy,
     // Echo's choice with 1-bit masks, checked by planning against the baseline (the paper's
     // guarantee) and against Mirror's blanket choice: the smallest plan is kept.
     PlannedTraining echo = base;
-    MF_ASSIGN_OR_RETURN(
-        RecomputeResult r,
-        ApplyRecomputation(&echo.graph, echo.training, EchoChoice(base.graph, base.training)));
+    echo.recomputed = EchoChoice(base.graph, base.training);
+    MF_ASSIGN_OR_RETURN(RecomputeResult r,
+                        ApplyRecomputation(&echo.graph, echo.training, echo.recomputed));
     echo.recomputed_nodes = r.recomputed_nodes;
     echo.recompute_flops = r.recompute_flops;
     BinarizeMasks(&echo.graph, &echo.training);
@@ -75,8 +98,7 @@ Result<PlannedTraining> PlanTraining(Graph forward, const std::string& strategy,
     chosen.strategy = strategy;
     chosen.echo_own_bytes = echo_own;
   }
-  chosen.plan_ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  chosen.plan_ms = MillisecondsSince(start);
   return chosen;
 }
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "memfold/base/status.h"
 #include "memfold/ir/graph.h"
@@ -32,6 +33,9 @@ struct PlannedTraining {
   std::string chosen_strategy;  // whose graph this is: echo, mirror or none
   bool fell_back = false;       // echo only: the baseline was at least as small
   int64_t echo_own_bytes = 0;   // echo only: the footprint of Echo's own graph
+  // The forward nodes the kept graph recomputes, indexed by node id of the training graph
+  // before recomputation (all zero for the baseline).
+  std::vector<char> recomputed;
   double plan_ms = 0;
 };
 
@@ -41,5 +45,11 @@ struct PlannedTraining {
 Result<PlannedTraining> PlanTraining(Graph forward, const std::string& strategy,
                                      const TrainingConfig& config = {},
                                      const std::string& planner = "mxnet");
+
+// The same pipeline from recomputation on, for a training step whose backward pass exists
+// already (`training` describes `graph`): a joint graph traced by PyTorch (joint/).
+Result<PlannedTraining> PlanTrainingStep(Graph graph, const TrainingGraph& training,
+                                         const std::string& strategy,
+                                         const std::string& planner = "mxnet");
 
 }  // namespace memfold

@@ -1,29 +1,29 @@
 // Batch normalisation (training mode), layer normalisation, their gradients, and dropout
 // (float32). Statistics are two-pass (mean, then squared deviations) and kept in double.
-// Batch norm normalises each channel (a strided column of the [rows, C] view), layer norm each
-// row of the [rows, D] view; both share the statistics and gradient-sum helpers below.
+// Batch norm normalises each channel (ops/channel_axis.h: the last axis, or PyTorch's axis 1),
+// layer norm each row of the [rows, D] view; both share the statistics and gradient-sum helpers below.
 #include <cmath>
 #include <cstdint>
 #include <utility>
 
 #include "memfold/base/splitmix.h"
+#include "memfold/ops/channel_axis.h"
 #include "memfold/ops/kernels/access.h"
 #include "memfold/ops/kernels/train_kernels.h"
 
 namespace memfold {
 namespace {
 
-// Mean and biased variance of `count` elements x[first + k * step].
-template <typename A>
-std::pair<double, double> MeanAndVariance(In<A, float> x, int64_t first, int64_t step,
-                                          int64_t count) {
+// Mean and biased variance of `count` elements x[index(k)].
+template <typename A, typename Index>
+std::pair<double, double> MeanAndVariance(In<A, float> x, int64_t count, Index index) {
   if (count == 0) return {0.0, 0.0};
   double sum = 0.0;
-  for (int64_t k = 0; k < count; ++k) sum += x[first + k * step];
+  for (int64_t k = 0; k < count; ++k) sum += x[index(k)];
   const double mean = sum / static_cast<double>(count);
   double squares = 0.0;
   for (int64_t k = 0; k < count; ++k) {
-    const double d = x[first + k * step] - mean;
+    const double d = x[index(k)] - mean;
     squares += d * d;
   }
   return {mean, squares / static_cast<double>(count)};
@@ -56,9 +56,10 @@ struct NormForward {
         saved_mean{OutputOf<A, float>(ctx.outputs[1])},
         saved_invstd{OutputOf<A, float>(ctx.outputs[2])} {}
 
-  // The statistics of the group of `count` elements x[first + k * step], saved at `group`.
-  GroupStats Save(int64_t group, int64_t first, int64_t step, int64_t count) const {
-    const auto [mean, variance] = MeanAndVariance<A>(x, first, step, count);
+  // The statistics of the group of `count` elements x[index(k)], saved at `group`.
+  template <typename Index>
+  GroupStats Save(int64_t group, int64_t count, Index index) const {
+    const auto [mean, variance] = MeanAndVariance<A>(x, count, index);
     const GroupStats stats{mean, variance, static_cast<float>(mean), InvStd(variance, epsilon)};
     saved_mean.Set(group, stats.mean_f);
     saved_invstd.Set(group, stats.invstd);
@@ -94,13 +95,13 @@ struct NormBackward {
         dgamma{OutputOf<A, float>(ctx.outputs[1])},
         dbeta{OutputOf<A, float>(ctx.outputs[2])} {}
 
-  // The sums of g and of g * (x[i] - mu) * inv over the `count` elements i = first + k * step,
-  // in double, with {g, mu, inv} = term(i, k).
-  template <typename Term>
-  std::pair<double, double> Sums(int64_t first, int64_t step, int64_t count, Term term) const {
+  // The sums of g and of g * (x[i] - mu) * inv over the `count` elements i = index(k), in
+  // double, with {g, mu, inv} = term(i, k).
+  template <typename Index, typename Term>
+  std::pair<double, double> Sums(int64_t count, Index index, Term term) const {
     double sum_g = 0.0, sum_g_xhat = 0.0;
     for (int64_t k = 0; k < count; ++k) {
-      const int64_t i = first + k * step;
+      const int64_t i = index(k);
       const GradTerm t = term(i, k);
       sum_g += t.g;
       sum_g_xhat += t.g * (x[i] - t.mu) * t.inv;
@@ -118,7 +119,8 @@ struct NormBackward {
 template <typename A>
 void BatchNormTrainF32(const KernelContext& ctx) {
   const NormForward<A> t(ctx);
-  const int64_t channels = t.depth, rows = t.rows;
+  const ChannelLayout layout = LayoutOf(ctx.inputs[0].shape(), ctx.node.attrs.Int("axis"));
+  const int64_t channels = layout.channels, rows = layout.per_channel();
   const double momentum = ctx.node.attrs.Float("momentum");
   // The running statistics are updated in place. A constant that is not state is bound to the
   // graph's shared bytes, so it is left alone; state constants get a per-session mutable copy.
@@ -130,10 +132,11 @@ void BatchNormTrainF32(const KernelContext& ctx) {
   Out<A, float> running_mean{ctx.inputs[3].ptr<float>()};
   Out<A, float> running_var{ctx.inputs[4].ptr<float>()};
   for (int64_t c = 0; c < channels; ++c) {
-    const GroupStats s = t.Save(c, c, channels, rows);
+    const auto element = [&](int64_t m) { return layout.Index(c, m); };
+    const GroupStats s = t.Save(c, rows, element);
     const float g = t.gamma[c], b = t.beta[c];
     for (int64_t m = 0; m < rows; ++m) {
-      const int64_t i = m * channels + c;
+      const int64_t i = element(m);
       t.y.Set(i, (t.x[i] - s.mean_f) * s.invstd * g + b);
     }
     if (update_mean) {
@@ -153,10 +156,12 @@ void BatchNormTrainF32(const KernelContext& ctx) {
 template <typename A>
 void BatchNormGradF32(const KernelContext& ctx) {
   const NormBackward<A> t(ctx);
-  const int64_t channels = t.depth, rows = t.rows;
+  const ChannelLayout layout = LayoutOf(ctx.inputs[1].shape(), ctx.node.attrs.Int("axis"));
+  const int64_t channels = layout.channels, rows = layout.per_channel();
   for (int64_t c = 0; c < channels; ++c) {
     const double mu = t.mean[c], inv = t.invstd[c];
-    const auto [sum_dy, sum_dy_xhat] = t.Sums(c, channels, rows, [&](int64_t i, int64_t) {
+    const auto element = [&](int64_t m) { return layout.Index(c, m); };
+    const auto [sum_dy, sum_dy_xhat] = t.Sums(rows, element, [&](int64_t i, int64_t) {
       return GradTerm{t.dy[i], mu, inv};
     });
     t.dbeta.Set(c, static_cast<float>(sum_dy));
@@ -165,7 +170,7 @@ void BatchNormGradF32(const KernelContext& ctx) {
     const double n = static_cast<double>(rows);
     const double k = t.gamma[c] * inv / n;
     for (int64_t m = 0; m < rows; ++m) {
-      const int64_t i = m * channels + c;
+      const int64_t i = element(m);
       const double xhat = (t.x[i] - mu) * inv;
       t.dx.Set(i, static_cast<float>(k * (n * t.dy[i] - sum_dy - xhat * sum_dy_xhat)));
     }
@@ -177,7 +182,7 @@ void LayerNormF32(const KernelContext& ctx) {
   const NormForward<A> t(ctx);
   for (int64_t r = 0; r < t.rows; ++r) {
     const int64_t row = r * t.depth;
-    const GroupStats s = t.Save(r, row, 1, t.depth);
+    const GroupStats s = t.Save(r, t.depth, [row](int64_t d) { return row + d; });
     for (int64_t d = 0; d < t.depth; ++d) {
       t.y.Set(row + d, (t.x[row + d] - s.mean_f) * s.invstd * t.gamma[d] + t.beta[d]);
     }
@@ -191,7 +196,8 @@ void LayerNormGradF32(const KernelContext& ctx) {
   // dgamma and dbeta first: dx may take dy's buffer (in place), so dy is read in full before
   // the first dx element is written.
   for (int64_t d = 0; d < depth; ++d) {
-    const auto [sum_dy, sum_dy_xhat] = t.Sums(d, depth, rows, [&](int64_t i, int64_t r) {
+    const auto column = [d, depth](int64_t r) { return r * depth + d; };
+    const auto [sum_dy, sum_dy_xhat] = t.Sums(rows, column, [&](int64_t i, int64_t r) {
       return GradTerm{t.dy[i], t.mean[r], t.invstd[r]};
     });
     t.dgamma.Set(d, static_cast<float>(sum_dy_xhat));
@@ -202,7 +208,8 @@ void LayerNormGradF32(const KernelContext& ctx) {
     const int64_t row = r * depth;
     const double mu = t.mean[r], inv = t.invstd[r];
     // g = dy * gamma, the gradient w.r.t. xhat.
-    const auto [sum_g, sum_g_xhat] = t.Sums(row, 1, depth, [&](int64_t i, int64_t d) {
+    const auto in_row = [row](int64_t d) { return row + d; };
+    const auto [sum_g, sum_g_xhat] = t.Sums(depth, in_row, [&](int64_t i, int64_t d) {
       return GradTerm{static_cast<double>(t.dy[i]) * t.gamma[d], mu, inv};
     });
     for (int64_t d = 0; d < depth; ++d) {

@@ -7,6 +7,7 @@
 // k / 8 = element k is non-zero; mask_decode expands it back to 0 or `value`. All O(elements).
 #include <algorithm>
 
+#include "memfold/ops/channel_axis.h"
 #include "memfold/ops/kernels/access.h"
 #include "memfold/ops/kernels/train_kernels.h"
 
@@ -14,7 +15,7 @@ namespace memfold {
 
 template <typename A>
 void BatchNormApplyF32(const KernelContext& ctx) {
-  const int64_t channels = ctx.inputs[1].elements();
+  const ChannelLayout layout = LayoutOf(ctx.inputs[0].shape(), ctx.node.attrs.Int("axis"));
   const int64_t n = ctx.inputs[0].elements();
   In<A, float> x{ctx.inputs[0].ptr<float>()};
   In<A, float> gamma{ctx.inputs[1].ptr<float>()};
@@ -23,7 +24,7 @@ void BatchNormApplyF32(const KernelContext& ctx) {
   In<A, float> invstd{ctx.inputs[4].ptr<float>()};
   Out<A, float> y{OutputOf<A, float>(ctx.outputs[0])};
   for (int64_t i = 0; i < n; ++i) {
-    const int64_t c = i % channels;
+    const int64_t c = (i / layout.inner) % layout.channels;
     y.Set(i, (x[i] - mean[c]) * invstd[c] * gamma[c] + beta[c]);
   }
 }

@@ -1,0 +1,59 @@
+// The Python extension memfold._memfold (pybind11): memfold's joint-graph reader and training
+// pipeline for PyTorch's partitioner (python/memfold/torch.py). The graph crosses as the
+// joint-graph file's JSON text (joint/joint_graph.h), so Python and `memfold train FILE` read
+// the same format through the same code. Errors raise ValueError with memfold's message.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "memfold/joint/joint_graph.h"
+
+namespace py = pybind11;
+
+namespace {
+
+template <typename T>
+T OrRaise(memfold::Result<T> result) {
+  if (!result.ok()) throw py::value_error(result.status().message());
+  return std::move(result).value();
+}
+
+// Plans the joint graph `json_text` under `strategy` and says what the plan keeps.
+py::dict PlanJoint(const std::string& json_text, const std::string& strategy,
+                   const std::string& planner) {
+  memfold::JointGraph joint = OrRaise(memfold::ReadJointGraph(json_text));
+  const std::map<std::string, int> opaque = joint.opaque_forward;
+  const int mapped = joint.mapped_forward;
+  const auto nodes = static_cast<size_t>(joint.graph.num_nodes());
+  memfold::PlannedTraining p = OrRaise(memfold::PlanJointGraph(std::move(joint), strategy, planner));
+  std::vector<int> recomputed;
+  for (size_t id = 0; id < nodes && id < p.recomputed.size(); ++id) {
+    if (p.recomputed[id]) recomputed.push_back(static_cast<int>(id));
+  }
+  py::dict out;
+  out["recomputed"] = recomputed;
+  out["chosen_strategy"] = p.chosen_strategy;
+  out["fell_back"] = p.fell_back;
+  out["total_bytes"] = p.profile.breakdown.total();
+  out["feature_map_bytes"] = p.profile.breakdown.feature_maps;
+  out["echo_own_bytes"] = p.echo_own_bytes;
+  out["recomputed_nodes"] = p.recomputed_nodes;
+  out["forward_nodes"] = p.training.forward_nodes;
+  out["mapped_forward"] = mapped;
+  out["opaque_forward"] = opaque;
+  out["plan_ms"] = p.plan_ms;
+  return out;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_memfold, m) {
+  m.doc() = "memfold's joint-graph planning (Echo) for PyTorch";
+  m.def("plan_joint", &PlanJoint, py::arg("json_text"), py::arg("strategy") = "echo",
+        py::arg("planner") = "mxnet",
+        "Plans a memfold-joint-graph (JSON text) under none, mirror or echo; returns the "
+        "recomputed node indices, whose graph was kept and the planned bytes.");
+}
