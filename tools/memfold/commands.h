@@ -13,6 +13,7 @@
 #include "memfold/exec/training.h"
 #include "memfold/io/model_loader.h"
 #include "memfold/ir/graph.h"
+#include "memfold/joint/joint_graph.h"
 #include "memfold/passes/training_plan.h"
 
 namespace memfold::cli {
@@ -81,8 +82,20 @@ int ReportCommand(const ReportOptions& options);
 // The recomputation strategies in the order tables and pictures show them.
 inline const std::vector<std::string> kStrategies = {"none", "mirror", "echo"};
 
-// The training step of `forward` planned under each of kStrategies, with progress.
-Result<std::vector<PlannedTraining>> PlanAllStrategies(const Graph& forward,
+// What a training command plans: a forward graph memfold differentiates itself, or a joint
+// forward + backward graph traced by PyTorch (a .json file memfold.torch.export wrote).
+struct TrainingSource {
+  Graph forward;
+  std::optional<JointGraph> joint;
+};
+Result<TrainingSource> LoadTrainingSource(const std::string& model);
+
+// The training step of `source` planned under `strategy`.
+Result<PlannedTraining> PlanSource(const TrainingSource& source, const std::string& strategy,
+                                   const TrainingConfig& config, const std::string& planner);
+
+// The training step of `source` planned under each of kStrategies, with progress.
+Result<std::vector<PlannedTraining>> PlanAllStrategies(const TrainingSource& source,
                                                        const TrainingConfig& config,
                                                        const std::string& planner);
 

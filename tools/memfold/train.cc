@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
@@ -167,13 +169,38 @@ int RunSteps(const TrainOptions& o, const PlannedTraining& p, Json* out) {
 
 }  // namespace
 
-Result<std::vector<PlannedTraining>> PlanAllStrategies(const Graph& forward,
+Result<TrainingSource> LoadTrainingSource(const std::string& model) {
+  TrainingSource source;
+  if (model.size() > 5 && model.compare(model.size() - 5, 5, ".json") == 0) {
+    std::ifstream in(model, std::ios::binary);
+    if (!in) return Status::Error("cannot open " + model);
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (!IsJointGraphText(text.str())) {
+      return Status::Error(model + " is not a joint graph (memfold.torch.export writes them)");
+    }
+    Result<JointGraph> joint = ReadJointGraph(text.str());
+    if (!joint.ok()) return Status::Error(model + ": " + joint.status().message());
+    source.joint = std::move(joint).value();
+    return source;
+  }
+  MF_ASSIGN_OR_RETURN(source.forward, LoadModel(model));
+  return source;
+}
+
+Result<PlannedTraining> PlanSource(const TrainingSource& source, const std::string& strategy,
+                                   const TrainingConfig& config, const std::string& planner) {
+  if (source.joint) return PlanJointGraph(*source.joint, strategy, planner);
+  return PlanTraining(source.forward, strategy, config, planner);
+}
+
+Result<std::vector<PlannedTraining>> PlanAllStrategies(const TrainingSource& source,
                                                        const TrainingConfig& config,
                                                        const std::string& planner) {
   std::vector<PlannedTraining> planned;
   for (const std::string& strategy : kStrategies) {
     Phase phase("plan training step (" + strategy + ")");
-    MF_ASSIGN_OR_RETURN(PlannedTraining p, PlanTraining(forward, strategy, config, planner));
+    MF_ASSIGN_OR_RETURN(PlannedTraining p, PlanSource(source, strategy, config, planner));
     phase.Done(HumanBytes(p.profile.breakdown.total()));
     planned.push_back(std::move(p));
   }
@@ -251,9 +278,15 @@ int TrainCommand(const TrainOptions& o) {
         "echo)");
   }
   Phase load("load " + o.common.model);
-  Result<Graph> loaded = LoadModel(o.common.model);
+  Result<TrainingSource> loaded = LoadTrainingSource(o.common.model);
   if (!loaded.ok()) return Fail(loaded.status().message());
-  load.Done(std::to_string(loaded->schedule.size()) + " ops");
+  const Graph& shown = loaded->joint ? loaded->joint->graph : loaded->forward;
+  load.Done(std::to_string(shown.schedule.size()) + " ops");
+  if (loaded->joint && !o.plan_only && o.steps > 0) {
+    return Fail(o.common.model +
+                " is a joint graph traced by PyTorch, whose backward operators memfold plans but "
+                "does not run; train it in PyTorch with memfold.torch.compile(model)");
+  }
   TrainingConfig config;
   config.optimizer = o.optimizer;
   config.learning_rate = o.learning_rate;
@@ -274,8 +307,7 @@ int TrainCommand(const TrainOptions& o) {
     planned = {std::move(*chosen)};
   } else {
     Phase phase("plan training step (" + o.strategy + ")");
-    Result<PlannedTraining> one =
-        PlanTraining(std::move(loaded).value(), o.strategy, config, o.planner);
+    Result<PlannedTraining> one = PlanSource(*loaded, o.strategy, config, o.planner);
     if (!one.ok()) return Fail(o.common.model + ": " + one.status().message());
     phase.Done(HumanBytes(one->profile.breakdown.total()));
     planned.push_back(std::move(one).value());
