@@ -7,32 +7,43 @@ from torch import nn
 import torchvision
 
 
+class AttentionStep(nn.Module):
+    """One decoder step: LSTM cell, MLP (Bahdanau) attention over the encoder states, logits."""
+
+    def __init__(self, vocab, hidden):
+        super().__init__()
+        self.cell = nn.LSTMCell(2 * hidden, hidden)
+        self.query = nn.Linear(hidden, hidden, bias=False)
+        self.score = nn.Linear(hidden, 1, bias=False)
+        self.out = nn.Linear(2 * hidden, vocab)
+
+    def forward(self, x, context, h, c, keys, memory):
+        h, c = self.cell(torch.cat([x, context], dim=1), (h, c))
+        energy = torch.tanh(keys + self.query(h).unsqueeze(1))  # [B, S, H]
+        weights = torch.softmax(self.score(energy).squeeze(2), dim=1)
+        context = torch.bmm(weights.unsqueeze(1), memory).squeeze(1)
+        return self.out(torch.cat([h, context], dim=1)), context, h, c
+
+
 class Seq2SeqAttention(nn.Module):
-    """An LSTM encoder-decoder with MLP (Bahdanau) attention, shaped like memfold's zoo:nmt."""
+    """An LSTM encoder-decoder with MLP attention, shaped like memfold's zoo:nmt."""
 
     def __init__(self, vocab=256, hidden=128, layers=1):
         super().__init__()
         self.embed = nn.Embedding(vocab, hidden)
         self.encoder = nn.LSTM(hidden, hidden, layers, batch_first=True)
-        self.cell = nn.LSTMCell(2 * hidden, hidden)
-        self.query = nn.Linear(hidden, hidden, bias=False)
         self.key = nn.Linear(hidden, hidden)
-        self.score = nn.Linear(hidden, 1, bias=False)
-        self.out = nn.Linear(2 * hidden, vocab)
+        self.step = AttentionStep(vocab, hidden)
 
     def forward(self, src, tgt):
         memory, (h, c) = self.encoder(self.embed(src))
         h, c = h[-1], c[-1]
-        keys = self.key(memory)                          # [B, S, H]
+        keys = self.key(memory)
         context = torch.zeros_like(h)
         logits = []
         for t in range(tgt.shape[1]):
-            x = torch.cat([self.embed(tgt[:, t]), context], dim=1)
-            h, c = self.cell(x, (h, c))
-            energy = torch.tanh(keys + self.query(h).unsqueeze(1))   # [B, S, H]
-            weights = torch.softmax(self.score(energy).squeeze(2), dim=1)
-            context = torch.bmm(weights.unsqueeze(1), memory).squeeze(1)
-            logits.append(self.out(torch.cat([h, context], dim=1)))
+            out, context, h, c = self.step(self.embed(tgt[:, t]), context, h, c, keys, memory)
+            logits.append(out)
         return torch.stack(logits, dim=1)
 
 
@@ -73,7 +84,7 @@ def nmt():
     model = Seq2SeqAttention()
     src = torch.randint(0, 256, (16, 24))
     tgt = torch.randint(0, 256, (16, 16))
-    return model, (src, tgt), [model.encoder, model.cell]
+    return model, (src, tgt), [model.encoder, model.step]
 
 
 def transformer():
