@@ -179,6 +179,22 @@ def _rerun_batch_norms_without_statistics(graph, recomputed, forward):
                     user.replace_input_with(out, rerun_out)
 
 
+_SCALINGS = {torch.ops.aten.div.Scalar, torch.ops.aten.mul.Scalar, torch.ops.aten.div.Tensor,
+             torch.ops.aten.mul.Tensor}
+
+
+def _recompute_scaled_draws(graph, recomputed, forward):
+    """Dropout scales its 0/1 draw by a constant; the scaled mask is recomputed from the draw,
+    which crosses to the backward pass as booleans (a quarter of the float mask's bytes)."""
+    for node in graph.nodes:
+        if node.target not in _RANDOM_DRAWS:
+            continue
+        for user in node.users:
+            scalar = len(user.args) == 2 and isinstance(user.args[1], (int, float))
+            if user.name in forward and user.target in _SCALINGS and scalar:
+                recomputed.add(user)
+
+
 def _saved_values(graph, forward, recomputed):
     """Forward values (and inputs) that the backward pass or a recomputed node reads and that
     are not recomputed themselves."""
@@ -240,6 +256,7 @@ class EchoPartitioner:
         recomputed = {export.nodes[k] for k in plan["recomputed"]}
         graph = joint_module.graph
         _rerun_batch_norms_without_statistics(graph, recomputed, export.forward)
+        _recompute_scaled_draws(graph, recomputed, export.forward)
         graph.lint()
         joint_module.recompile()
         saved = _saved_values(graph, export.forward, recomputed)
