@@ -122,9 +122,9 @@ Result<std::vector<ValueId>> IdList(const Json& root, const char* key, int32_t n
   return ids;
 }
 
-// Builds graphs node by node: resolves views of parameters to the parameters (they take no
-// arena bytes and tell Echo which recurrent step a product belongs to) and chooses between the
-// translated op and an opaque node.
+// Builds graphs node by node and chooses between the translated op and an opaque node. Reads
+// of views of parameters are resolved to the parameters once the op is chosen (the views take
+// no arena bytes, and the parameter tells Echo which recurrent step a product belongs to).
 class Builder {
  public:
   // Precondition: the graph holds the file's values and nothing else yet.
@@ -153,8 +153,8 @@ class Builder {
                            ") is a forward node after a backward one; forward nodes come first");
     }
     seen_backward_ = seen_backward_ || !forward;
-    Json args = j["args"];
-    for (Json& arg : args) MF_RETURN_IF_ERROR(ResolveArgument(&arg, node, &node.inputs));
+    const Json& args = j["args"];
+    for (const Json& arg : args) MF_RETURN_IF_ERROR(CheckArgument(arg, node, &node.inputs));
     MF_ASSIGN_OR_RETURN(node.outputs, IdList(j, "outputs", file_values_, false));
     for (ValueId out : node.outputs) {
       if (written_[static_cast<size_t>(out)] || g.value(out).role == Role::kInput ||
@@ -171,35 +171,38 @@ class Builder {
       if (forward) ++joint_->opaque_forward[target];
     } else if (forward) {
       ++joint_->mapped_forward;
-      if (IsAtenAliasView(target) && g.value(node.inputs[0]).role == Role::kWeight) {
+      if (IsAtenAliasView(target) && g.value(Resolved(node.inputs[0])).role == Role::kWeight) {
         g.value(node.outputs[0]).role = Role::kWeight;
-        root_[static_cast<size_t>(node.outputs[0])] = node.inputs[0];
+        root_[static_cast<size_t>(node.outputs[0])] = Resolved(node.inputs[0]);
       }
     }
+    for (ValueId& in : node.inputs) in = Resolved(in);
     g.AddNode(std::move(node));
     if (forward) ++joint_->training.forward_nodes;
     return Status::Ok();
   }
 
  private:
-  // Rewrites the value ids of one argument to the parameters they view, and records them as
-  // the node's inputs.
-  Status ResolveArgument(Json* arg, const Node& node, std::vector<ValueId>* inputs) {
-    Result<std::vector<ValueId>> ids = ArgumentValues(*arg, file_values_);
+  // Checks the value ids of one argument and records them as the node's inputs.
+  Status CheckArgument(const Json& arg, const Node& node, std::vector<ValueId>* inputs) const {
+    Result<std::vector<ValueId>> ids = ArgumentValues(arg, file_values_);
     if (!ids.ok()) return Status::Error(node.name + ": an argument " + ids.status().message());
-    for (ValueId& id : *ids) {
-      if (!written_[static_cast<size_t>(id)] && joint_->graph.value(id).role != Role::kInput &&
-          joint_->graph.value(id).role != Role::kWeight &&
-          joint_->graph.value(id).role != Role::kState) {
+    for (ValueId id : *ids) {
+      const Role role = joint_->graph.value(id).role;
+      if (!written_[static_cast<size_t>(id)] && role != Role::kInput && role != Role::kWeight &&
+          role != Role::kState) {
         return Status::Error(node.name + " reads " + joint_->graph.value(id).name +
                              " before any node writes it");
       }
-      id = root_[static_cast<size_t>(id)];
       inputs->push_back(id);
     }
-    if (arg->is_object() && arg->contains("value")) (*arg)["value"] = ids->front();
-    if (arg->is_object() && arg->contains("values")) (*arg)["values"] = *ids;
     return Status::Ok();
+  }
+
+  // The parameter a view of a parameter resolves to; other values (and constants the
+  // translation added) are themselves.
+  ValueId Resolved(ValueId v) const {
+    return v >= 0 && v < file_values_ ? root_[static_cast<size_t>(v)] : v;
   }
 
   // The translated op, if memfold's inference agrees with the traced types (same element type
