@@ -182,6 +182,17 @@ std::vector<Case> Cases() {
          return b.Op("batch_norm_train", {Param(b, "x", {4, 3}), Param(b, "gamma", {3}),
                                           Param(b, "beta", {3}), mean, var});
        }},
+      {"batch_norm_train_channels_at_axis_1",  // PyTorch's NCHW layout (joint/)
+       [](GraphBuilder& b) {
+         const ValueId mean =
+             b.Constant("running_mean", {3}, std::vector<float>(3, 0.0f), Role::kState);
+         const ValueId var =
+             b.Constant("running_var", {3}, std::vector<float>(3, 1.0f), Role::kState);
+         return b.Op("batch_norm_train",
+                     {Param(b, "x", {2, 3, 2, 2}), Param(b, "gamma", {3}), Param(b, "beta", {3}),
+                      mean, var},
+                     A({{"axis", int64_t{1}}}));
+       }},
       {"dropout",
        [](GraphBuilder& b) {
          return b.Op("dropout", {Param(b, "x", {4, 5})}, A({{"rate", 0.5}, {"seed", int64_t{3}}}));

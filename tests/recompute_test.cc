@@ -255,5 +255,41 @@ TEST(Strategies, FallbackPaths) {
   }
 }
 
+// Batch norm over PyTorch's channel axis 1 (joint graphs): Mirror recomputes it as
+// batch_norm_apply over the same axis, and the gradients are bit-identical to the baseline's.
+TEST(Strategies, BatchNormAtAxisOneRecomputesExactly) {
+  std::string hash;
+  for (const char* strategy : {"none", "mirror"}) {
+    GraphBuilder b("nchw", 7);
+    const ValueId x = b.Input("x", {2, 3, 4, 4});
+    const ValueId scaled = b.Op("mul", {x, b.Weight("scale", {4}, 1.0f)});
+    const ValueId mean = b.Constant("mean", {3}, std::vector<float>(3, 0.0f), Role::kState);
+    const ValueId var = b.Constant("var", {3}, std::vector<float>(3, 1.0f), Role::kState);
+    const ValueId bn = b.Op("batch_norm_train",
+                            {scaled, b.Weight("gamma", {3}, 1.0f), b.Weight("beta", {3}, 0.1f),
+                             mean, var},
+                            Attrs{{"axis", int64_t{1}}});
+    const ValueId y = b.Op("mul", {b.Op("relu", {bn}), b.Weight("out", {4}, 1.0f)});
+    Result<Graph> forward = b.Finish({Loss(b, y)});
+    ASSERT_TRUE(forward.ok()) << forward.status().message();
+    Result<PlannedTraining> p = PlanTraining(std::move(forward).value(), strategy);
+    ASSERT_TRUE(p.ok()) << p.status().message();
+    if (std::string(strategy) == "mirror") {
+      bool applies = false;
+      for (NodeId id : p->graph.schedule) {
+        const Node& n = p->graph.node(id);
+        applies |= n.op == "batch_norm_apply" && n.attrs.Int("axis") == 1;
+      }
+      EXPECT_TRUE(applies);
+    }
+    Trainer trainer(p->graph, p->training.grads, p->plan);
+    Result<StepResult> step = trainer.Step(TrainingInputs(p->graph));
+    ASSERT_TRUE(step.ok()) << step.status().message();
+    const std::string h = Sha256Hex(step->gradients);
+    if (hash.empty()) hash = h;
+    EXPECT_EQ(h, hash) << strategy;
+  }
+}
+
 }  // namespace
 }  // namespace memfold

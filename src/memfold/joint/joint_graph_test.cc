@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include <nlohmann/json.hpp>
 
 #include "memfold/joint/aten_ops.h"
@@ -218,6 +220,45 @@ TEST(JointGraph, BatchNormMapsOverPyTorchsChannelAxisAndLayerNormTakesMemfoldsSt
   EXPECT_DOUBLE_EQ(bn.attrs.Float("momentum"), 0.9);
   EXPECT_EQ(joint->graph.node(1).op, "layer_norm");
   EXPECT_EQ(joint->graph.value(12).shape, (Shape{10}));  // same bytes, memfold's shape
+}
+
+// Every leaf of a valid file replaced by each of a set of hostile values: reading (and, when
+// the file is still accepted, planning under every strategy) ends in a result or a message,
+// never a crash or an out-of-bounds access (the sanitizer build runs this too).
+void ForEachLeaf(Json* j, const std::function<void()>& visit) {
+  if (j->is_object() || j->is_array()) {
+    for (auto& child : *j) ForEachLeaf(&child, visit);
+    return;
+  }
+  const Json original = *j;
+  for (const Json& hostile : {Json(-1), Json(0), Json(int64_t{1} << 40), Json(3.5), Json("x"),
+                              Json(nullptr), Json::array(), Json::object(), Json(true)}) {
+    *j = hostile;
+    visit();
+  }
+  *j = original;
+}
+
+TEST(JointGraph, HostileLeavesNeverCrashTheReaderOrThePlanner) {
+  Json file = SmallJoint();
+  int accepted = 0, refused = 0;
+  ForEachLeaf(&file, [&] {
+    Result<JointGraph> joint = ReadJointGraph(file.dump());
+    if (!joint.ok()) {
+      EXPECT_FALSE(joint.status().message().empty());
+      ++refused;
+      return;
+    }
+    ++accepted;
+    for (const char* strategy : {"none", "mirror", "echo"}) {
+      Result<PlannedTraining> p = PlanJointGraph(*joint, strategy);
+      if (!p.ok()) {
+        EXPECT_FALSE(p.status().message().empty());
+      }
+    }
+  });
+  EXPECT_GT(refused, 50);
+  EXPECT_GT(accepted, 10);  // e.g. other names and scalar arguments are still valid files
 }
 
 }  // namespace
