@@ -45,10 +45,10 @@ class Checkpointed(torch.nn.Module):
         super().__init__()
         self.block = block
 
-    def forward(self, *args):
+    def forward(self, *args, **kwargs):
         if not any(isinstance(a, torch.Tensor) and a.requires_grad for a in args):
-            return self.block(*args)  # no gradient flows in: re-entrant checkpoint would drop it
-        return checkpoint(self.block, *args)
+            return self.block(*args, **kwargs)  # no gradient flows in: nothing to checkpoint
+        return checkpoint(lambda *tensors: self.block(*tensors, **kwargs), *args)
 
 
 def _with_checkpoints(model, blocks):

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "memfold/ops/registry.h"
 #include "memfold/passes/recompute.h"
 
 namespace memfold {
@@ -106,6 +107,13 @@ Chain SourceChain(const Graph& g, NodeId heavy) {
   return c;
 }
 
+// Whether the node only re-labels its input's bytes (reshape, and the views a PyTorch joint
+// graph is full of): it adds nothing to a recomputation chain's cost.
+bool IsView(const Node& n) {
+  const OpDef* def = OpOf(n);
+  return def != nullptr && def->alias;
+}
+
 // Candidates: cheap, allowed forward nodes whose chain of candidate ancestors stays short
 // (kMaxRecomputeChain nodes) and spans at most one recurrent step.
 std::vector<char> Candidates(const Graph& g, const TrainingGraph& t) {
@@ -123,6 +131,7 @@ std::vector<char> Candidates(const Graph& g, const TrainingGraph& t) {
       if (in != kNoValue) inputs.push_back(&chain[static_cast<size_t>(in)]);
     }
     Chain joined = heavy ? Chain() : Join(inputs, position);
+    if (IsView(n)) joined.nodes -= 1;  // a view recomputes nothing: free to re-create
     const bool ok = !heavy && !MustNotRecompute(g, n) && joined.nodes <= kMaxRecomputeChain &&
                     joined.steps <= kMaxRecurrentSteps;
     candidate[static_cast<size_t>(id)] = ok;

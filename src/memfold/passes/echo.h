@@ -6,7 +6,8 @@
 //    losses). Chains of candidates are bounded: at most kMaxRecomputeChain nodes, and at most
 //    one recurrent step — two chains meeting that start from different nodes applying the same
 //    parameters (step t's gates and step t-1's state) cross a step, so recomputing a cell
-//    state may re-run the step before it but never further.
+//    state may re-run the step before it but never further. Views (alias ops) do not count
+//    towards the length: re-creating one costs nothing.
 //  * Partition (Algorithm 1, backward): walking backward from the loss, a subgraph grows
 //    through candidates until blocked by nodes that cannot be recomputed, which root the next
 //    subgraphs; subgraphs are disjoint and small (a few nodes each).
