@@ -28,7 +28,8 @@ py::dict PlanJoint(const std::string& json_text, const std::string& strategy,
   const std::map<std::string, int> opaque = joint.opaque_forward;
   const int mapped = joint.mapped_forward;
   const auto nodes = static_cast<size_t>(joint.graph.num_nodes());
-  memfold::PlannedTraining p = OrRaise(memfold::PlanJointGraph(std::move(joint), strategy, planner));
+  memfold::PlannedTraining p =
+      OrRaise(memfold::PlanJointGraph(std::move(joint), strategy, planner));
   std::vector<int> recomputed;
   for (size_t id = 0; id < nodes && id < p.recomputed.size(); ++id) {
     if (p.recomputed[id]) recomputed.push_back(static_cast<int>(id));

@@ -265,10 +265,10 @@ TEST(Strategies, BatchNormAtAxisOneRecomputesExactly) {
     const ValueId scaled = b.Op("mul", {x, b.Weight("scale", {4}, 1.0f)});
     const ValueId mean = b.Constant("mean", {3}, std::vector<float>(3, 0.0f), Role::kState);
     const ValueId var = b.Constant("var", {3}, std::vector<float>(3, 1.0f), Role::kState);
-    const ValueId bn = b.Op("batch_norm_train",
-                            {scaled, b.Weight("gamma", {3}, 1.0f), b.Weight("beta", {3}, 0.1f),
-                             mean, var},
-                            Attrs{{"axis", int64_t{1}}});
+    const ValueId bn =
+        b.Op("batch_norm_train",
+             {scaled, b.Weight("gamma", {3}, 1.0f), b.Weight("beta", {3}, 0.1f), mean, var},
+             Attrs{{"axis", int64_t{1}}});
     const ValueId y = b.Op("mul", {b.Op("relu", {bn}), b.Weight("out", {4}, 1.0f)});
     Result<Graph> forward = b.Finish({Loss(b, y)});
     ASSERT_TRUE(forward.ok()) << forward.status().message();

@@ -168,7 +168,8 @@ ReportSection Overlaps(const Graph& g) {
 }
 
 Result<std::vector<ReportSection>> TrainingSections(const std::string& model, const Graph& g) {
-  Result<std::vector<PlannedTraining>> every = PlanAllStrategies(TrainingSource{g, std::nullopt}, TrainingConfig{}, "mxnet");
+  Result<std::vector<PlannedTraining>> every =
+      PlanAllStrategies(TrainingSource{g, std::nullopt}, TrainingConfig{}, "mxnet");
   if (!every.ok()) return Status::Error(model + ": " + every.status().message());
   const std::vector<PlannedTraining>& planned = *every;
   ReportSection table{.id = "strategies", .title = "Recomputation strategies"};

@@ -124,7 +124,8 @@ std::optional<AtenTranslation> Cat(const Call& c) {
 std::optional<AtenTranslation> Softmax(const Call& c) {
   const ValueId x = TensorArg(c.args, 0);
   if (x == kNoValue || NumberArg(c.args, 2, 0.0) != 0.0) return std::nullopt;  // half_to_float
-  return AtenTranslation{"softmax", {x}, {{"axis", static_cast<int64_t>(NumberArg(c.args, 1, -1))}}};
+  return AtenTranslation{
+      "softmax", {x}, {{"axis", static_cast<int64_t>(NumberArg(c.args, 1, -1))}}};
 }
 
 // mean.dim / sum.dim_IntList (x, dims, keepdim): memfold's reductions over `axes`.
@@ -165,9 +166,8 @@ std::optional<AtenTranslation> LayerNorm(const Call& c) {
 
 constexpr char kRelu[] = "relu", kTanh[] = "tanh", kSigmoid[] = "sigmoid", kExp[] = "exp",
                kNeg[] = "neg", kHardSwish[] = "hard_swish", kAdd[] = "add", kSub[] = "sub",
-               kMul[] = "mul", kDiv[] = "div", kMax[] = "max", kMin[] = "min",
-               kMatMul[] = "matmul", kBatchMatMul[] = "batch_matmul", kMean[] = "mean",
-               kSum[] = "reduce_sum";
+               kMul[] = "mul", kDiv[] = "div", kMax[] = "max", kMin[] = "min", kMatMul[] = "matmul",
+               kBatchMatMul[] = "batch_matmul", kMean[] = "mean", kSum[] = "reduce_sum";
 
 const std::map<std::string, Translate, std::less<>>& Table() {
   static const std::map<std::string, Translate, std::less<>> table = {

@@ -12,12 +12,11 @@
 // become constant memfold values. O(arguments) per call.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "memfold/base/status.h"
 #include "memfold/ir/graph.h"

@@ -1,9 +1,8 @@
 #include "memfold/joint/joint_graph.h"
 
 #include <limits>
-#include <utility>
-
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "memfold/ir/verify.h"
 #include "memfold/joint/aten_ops.h"
@@ -22,9 +21,9 @@ constexpr int64_t kMaxElements = int64_t{1} << 40;
 // PyTorch's dtype names; 16- and 64-bit floats are planned by their storage size.
 std::optional<DType> TorchDType(const std::string& name) {
   static const std::pair<const char*, DType> kNames[] = {
-      {"float32", DType::kF32}, {"int64", DType::kI64},    {"int32", DType::kI32},
-      {"int16", DType::kI16},   {"int8", DType::kI8},      {"uint8", DType::kU8},
-      {"bool", DType::kBool},   {"float16", DType::kI16},  {"bfloat16", DType::kI16},
+      {"float32", DType::kF32}, {"int64", DType::kI64},   {"int32", DType::kI32},
+      {"int16", DType::kI16},   {"int8", DType::kI8},     {"uint8", DType::kU8},
+      {"bool", DType::kBool},   {"float16", DType::kI16}, {"bfloat16", DType::kI16},
       {"float64", DType::kI64},
   };
   for (const auto& [torch_name, type] : kNames) {
@@ -35,9 +34,8 @@ std::optional<DType> TorchDType(const std::string& name) {
 
 std::optional<Role> ParseRole(const std::string& name) {
   static const std::pair<const char*, Role> kNames[] = {
-      {"input", Role::kInput},           {"weight", Role::kWeight},
-      {"state", Role::kState},           {"activation", Role::kActivation},
-      {"gradient", Role::kGradient},
+      {"input", Role::kInput},           {"weight", Role::kWeight},     {"state", Role::kState},
+      {"activation", Role::kActivation}, {"gradient", Role::kGradient},
   };
   for (const auto& [role_name, role] : kNames) {
     if (name == role_name) return role;
@@ -112,8 +110,8 @@ Result<std::vector<ValueId>> IdList(const Json& root, const char* key, int32_t n
   if (!root[key].is_array()) return Status::Error(std::string(key) + " must be a list");
   for (const Json& id : root[key]) {
     const bool absent = absent_ok && id.is_number_integer() && id.get<int64_t>() == -1;
-    if (!absent && (!id.is_number_integer() || id.get<int64_t>() < 0 ||
-                    id.get<int64_t>() >= num_values)) {
+    if (!absent &&
+        (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() >= num_values)) {
       return Status::Error(std::string(key) + " names a value id outside [0, " +
                            std::to_string(num_values) + ")");
     }
@@ -235,7 +233,7 @@ class Builder {
   }
 
   JointGraph* joint_;
-  int32_t file_values_;  // ids the file may name (constants the translation adds come after)
+  int32_t file_values_;        // ids the file may name (constants the translation adds come after)
   std::vector<ValueId> root_;  // the parameter a view of a parameter resolves to
   std::vector<char> written_;
   bool seen_backward_ = false;
@@ -243,8 +241,8 @@ class Builder {
 
 Status CheckHeader(const Json& root) {
   if (!root.is_object() || !root.contains("format") || root["format"] != kFormat) {
-    return Status::Error(std::string("not a joint graph: the \"format\" key must be \"") +
-                         kFormat + "\"");
+    return Status::Error(std::string("not a joint graph: the \"format\" key must be \"") + kFormat +
+                         "\"");
   }
   if (!root.contains("version") || root["version"] != kVersion) {
     return Status::Error("joint graph version must be " + std::to_string(kVersion));

@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <functional>
-
 #include <nlohmann/json.hpp>
 
 #include "memfold/joint/aten_ops.h"
@@ -22,15 +21,18 @@ Json Val(const std::string& name, Shape shape, const std::string& role,
 Json T(int id) { return {{"value", id}}; }
 
 Json NodeJson(const std::string& target, Json args, std::vector<int> outputs, bool forward) {
-  return {{"name", target}, {"target", target}, {"args", std::move(args)},
-          {"outputs", outputs}, {"forward", forward}};
+  return {{"name", target},
+          {"target", target},
+          {"args", std::move(args)},
+          {"outputs", outputs},
+          {"forward", forward}};
 }
 
 // x [4, 8] -> mm(x, t(W)) -> relu -> sum: a forward pass and a backward pass that reads the
 // relu output (threshold_backward), W's gradient from mm's input.
 Json SmallJoint() {
   Json j = {{"format", "memfold-joint-graph"}, {"version", 1}, {"name", "small"}};
-  j["values"] = {Val("W", {16, 8}, "weight"),       Val("x", {4, 8}, "input"),
+  j["values"] = {Val("W", {16, 8}, "weight"),        Val("x", {4, 8}, "input"),
                  Val("t", {8, 16}, "activation"),    Val("mm", {4, 16}, "activation"),
                  Val("relu", {4, 16}, "activation"), Val("tangent", {4, 16}, "input"),
                  Val("dmm", {4, 16}, "gradient"),    Val("dW", {16, 8}, "gradient")};
@@ -162,7 +164,7 @@ TEST(AtenOps, EveryMappedTargetTranslatesToAnOpTheRegistryAccepts) {
       Value v;
       v.shape = s;
       v.role = c.target == "aten.addmm.default" && g.num_values() == 2 ? Role::kWeight
-                                                                         : Role::kActivation;
+                                                                       : Role::kActivation;
       g.AddValue(v);
     }
     Value out;
@@ -199,18 +201,24 @@ TEST(AtenOps, ArgumentsOutsideTheTableStayOpaque) {
 
 TEST(JointGraph, BatchNormMapsOverPyTorchsChannelAxisAndLayerNormTakesMemfoldsStatShape) {
   Json j = {{"format", "memfold-joint-graph"}, {"version", 1}};
-  j["values"] = {Val("x", {2, 3, 4, 4}, "input"),    Val("w", {3}, "weight"),
-                 Val("b", {3}, "weight"),            Val("rm", {3}, "state"),
-                 Val("rv", {3}, "state"),            Val("y", {2, 3, 4, 4}, "activation"),
-                 Val("mean", {3}, "activation"),     Val("invstd", {3}, "activation"),
-                 Val("h", {2, 5, 6}, "input"),       Val("g", {6}, "weight"),
-                 Val("beta", {6}, "weight"),         Val("ln", {2, 5, 6}, "activation"),
-                 Val("lmean", {2, 5, 1}, "activation"), Val("lrstd", {2, 5, 1}, "activation")};
-  j["nodes"] = {
-      NodeJson("aten.native_batch_norm.default", {T(0), T(1), T(2), T(3), T(4), true, 0.1, 1e-5},
-               {5, 6, 7}, true),
-      NodeJson("aten.native_layer_norm.default", {T(8), {6}, T(9), T(10), 1e-5}, {11, 12, 13},
-               true)};
+  j["values"] = {Val("x", {2, 3, 4, 4}, "input"),
+                 Val("w", {3}, "weight"),
+                 Val("b", {3}, "weight"),
+                 Val("rm", {3}, "state"),
+                 Val("rv", {3}, "state"),
+                 Val("y", {2, 3, 4, 4}, "activation"),
+                 Val("mean", {3}, "activation"),
+                 Val("invstd", {3}, "activation"),
+                 Val("h", {2, 5, 6}, "input"),
+                 Val("g", {6}, "weight"),
+                 Val("beta", {6}, "weight"),
+                 Val("ln", {2, 5, 6}, "activation"),
+                 Val("lmean", {2, 5, 1}, "activation"),
+                 Val("lrstd", {2, 5, 1}, "activation")};
+  j["nodes"] = {NodeJson("aten.native_batch_norm.default",
+                         {T(0), T(1), T(2), T(3), T(4), true, 0.1, 1e-5}, {5, 6, 7}, true),
+                NodeJson("aten.native_layer_norm.default", {T(8), {6}, T(9), T(10), 1e-5},
+                         {11, 12, 13}, true)};
   j["forward_outputs"] = {5, 11};
   Result<JointGraph> joint = ReadJointGraph(j.dump());
   ASSERT_TRUE(joint.ok()) << joint.status().message();

@@ -43,8 +43,7 @@ Result<PlannedTraining> PlanTraining(Graph forward, const std::string& strategy,
 }
 
 Result<PlannedTraining> PlanTrainingStep(Graph graph, const TrainingGraph& training,
-                                         const std::string& strategy,
-                                         const std::string& planner) {
+                                         const std::string& strategy, const std::string& planner) {
   MF_RETURN_IF_ERROR(CheckNames(strategy, planner));
   const auto start = std::chrono::steady_clock::now();
   PlannedTraining base;

@@ -1,7 +1,8 @@
 // Batch normalisation (training mode), layer normalisation, their gradients, and dropout
 // (float32). Statistics are two-pass (mean, then squared deviations) and kept in double.
 // Batch norm normalises each channel (ops/channel_axis.h: the last axis, or PyTorch's axis 1),
-// layer norm each row of the [rows, D] view; both share the statistics and gradient-sum helpers below.
+// layer norm each row of the [rows, D] view; both share the statistics and gradient-sum helpers
+// below.
 #include <cmath>
 #include <cstdint>
 #include <utility>
