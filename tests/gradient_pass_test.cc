@@ -37,14 +37,18 @@ ValueId Param(GraphBuilder& b, const std::string& name, Shape shape) {
   return b.Weight(name, std::move(shape), 1.0f);
 }
 
-ValueId Ids(GraphBuilder& b, Shape shape, int32_t range) {
+// Constant row ids (int32, or int64 as PyTorch's indices are), k * 3 + 1 modulo `range`.
+ValueId Ids(GraphBuilder& b, Shape shape, int32_t range, DType dtype = DType::kI32) {
   ValueId v = b.Weight("ids", shape, 1.0f);
   Value& value = const_cast<Value&>(b.value(v));
-  value.dtype = DType::kI32;
-  auto data = std::make_shared<Bytes>(static_cast<size_t>(NumElements(shape)) * 4);
+  value.dtype = dtype;
+  const size_t width = dtype == DType::kI64 ? 8 : 4;
+  auto data = std::make_shared<Bytes>(static_cast<size_t>(NumElements(shape)) * width);
   for (int64_t k = 0; k < NumElements(shape); ++k) {
-    const int32_t id = static_cast<int32_t>((k * 3 + 1) % range);
-    std::memcpy(data->data() + 4 * k, &id, 4);
+    const int64_t id = (k * 3 + 1) % range;
+    const auto narrow = static_cast<int32_t>(id);
+    std::memcpy(data->data() + width * static_cast<size_t>(k),
+                width == 8 ? static_cast<const void*>(&id) : &narrow, width);
   }
   value.data = data;
   return v;
@@ -167,6 +171,10 @@ std::vector<Case> Cases() {
       {"gather",
        [](GraphBuilder& b) {
          return b.Op("gather", {Param(b, "table", {5, 3}), Ids(b, {4}, 5)});
+       }},
+      {"gather_int64_ids",
+       [](GraphBuilder& b) {
+         return b.Op("gather", {Param(b, "table", {5, 3}), Ids(b, {4}, 5, DType::kI64)});
        }},
       {"layer_norm",
        [](GraphBuilder& b) {

@@ -27,11 +27,16 @@ std::vector<Bytes> TrainingInputs(const Graph& graph) {
   std::vector<Bytes> inputs = DefaultInputs(graph);
   for (size_t k = 0; k < graph.inputs.size(); ++k) {
     const Value& v = graph.value(graph.inputs[k]);
-    if (v.dtype != DType::kI32) continue;
+    if (v.dtype != DType::kI32 && v.dtype != DType::kI64) continue;
     const int64_t range = IntegerRange(graph, graph.inputs[k]);
     for (int64_t e = 0; e < v.elements(); ++e) {
-      const auto value = static_cast<int32_t>((7 * e + 3) % range);
-      std::memcpy(inputs[k].data() + 4 * e, &value, 4);
+      const int64_t value = (7 * e + 3) % range;
+      if (v.dtype == DType::kI64) {
+        std::memcpy(inputs[k].data() + 8 * e, &value, 8);
+      } else {
+        const auto narrow = static_cast<int32_t>(value);
+        std::memcpy(inputs[k].data() + 4 * e, &narrow, 4);
+      }
     }
   }
   return inputs;

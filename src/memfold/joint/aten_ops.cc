@@ -107,6 +107,20 @@ std::optional<AtenTranslation> AddMm(const Call& c) {
   return AtenTranslation{"matmul", {a, b}, {}};
 }
 
+// clone(x): a copy into new storage, memfold's broadcast to the same shape.
+std::optional<AtenTranslation> Clone(const Call& c) {
+  const ValueId x = TensorArg(c.args, 0);
+  if (x == kNoValue) return std::nullopt;
+  return AtenTranslation{"broadcast_to", {x}, {{"shape", c.graph->value(x).shape}}};
+}
+
+// embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse): rows of the table.
+std::optional<AtenTranslation> Embedding(const Call& c) {
+  const ValueId table = TensorArg(c.args, 0), ids = TensorArg(c.args, 1);
+  if (table == kNoValue || ids == kNoValue) return std::nullopt;
+  return AtenTranslation{"gather", {table, ids}, {}};
+}
+
 std::optional<AtenTranslation> Cat(const Call& c) {
   if (c.args.empty() || !c.args[0].is_object() || !c.args[0].contains("values")) {
     return std::nullopt;
@@ -191,6 +205,8 @@ const std::map<std::string, Translate, std::less<>>& Table() {
       {"aten.bmm.default", &Product<kBatchMatMul>},
       {"aten.addmm.default", &AddMm},
       {"aten.cat.default", &Cat},
+      {"aten.clone.default", &Clone},
+      {"aten.embedding.default", &Embedding},
       {"aten._softmax.default", &Softmax},
       {"aten.mean.dim", &Reduce<kMean>},
       {"aten.sum.dim_IntList", &Reduce<kSum>},

@@ -140,6 +140,7 @@ TEST(AtenOps, EveryMappedTargetTranslatesToAnOpTheRegistryAccepts) {
       {"aten.bmm.default", {T(0), T(1)}, {{4, 2, 3}, {4, 3, 5}}, {4, 2, 5}, "batch_matmul"},
       {"aten.addmm.default", {T(2), T(0), T(1)}, {{2, 3}, {3, 5}, {5}}, {2, 5}, "matmul"},
       {"aten.cat.default", {{{"values", {0, 1}}}, 1}, {{2, 3}, {2, 4}}, {2, 7}, "concat"},
+      {"aten.clone.default", {T(0)}, {{2, 3}}, {2, 3}, "broadcast_to"},
       {"aten._softmax.default", {T(0), -1, false}, {{2, 3}}, {2, 3}, "softmax"},
       {"aten.mean.dim", {T(0), {1}, true}, {{2, 3}}, {2, 1}, "mean"},
       {"aten.sum.dim_IntList", {T(0), {0}, false}, {{2, 3}}, {3}, "reduce_sum"},
@@ -180,8 +181,9 @@ TEST(AtenOps, EveryMappedTargetTranslatesToAnOpTheRegistryAccepts) {
     EXPECT_EQ(NumElements((*types)[0].shape), NumElements(c.output));
     covered.push_back(c.target);
   }
-  // Batch and layer norm need several outputs: the reader tests them below. Every other
-  // mapped target has a case here.
+  // Batch and layer norm need several outputs and embedding integer ids: the reader tests
+  // them below. Every other mapped target has a case here.
+  covered.push_back("aten.embedding.default");
   covered.push_back("aten.native_batch_norm.default");
   covered.push_back("aten.native_layer_norm.default");
   std::sort(covered.begin(), covered.end());
@@ -199,7 +201,7 @@ TEST(AtenOps, ArgumentsOutsideTheTableStayOpaque) {
   EXPECT_FALSE(TranslateAten(&g, "aten.relu.default", Json::object(), {out}));
 }
 
-TEST(JointGraph, BatchNormMapsOverPyTorchsChannelAxisAndLayerNormTakesMemfoldsStatShape) {
+TEST(JointGraph, MultiOutputAndIndexOpsMapWithTracedTypes) {
   Json j = {{"format", "memfold-joint-graph"}, {"version", 1}};
   j["values"] = {Val("x", {2, 3, 4, 4}, "input"),
                  Val("w", {3}, "weight"),
@@ -214,12 +216,16 @@ TEST(JointGraph, BatchNormMapsOverPyTorchsChannelAxisAndLayerNormTakesMemfoldsSt
                  Val("beta", {6}, "weight"),
                  Val("ln", {2, 5, 6}, "activation"),
                  Val("lmean", {2, 5, 1}, "activation"),
-                 Val("lrstd", {2, 5, 1}, "activation")};
+                 Val("lrstd", {2, 5, 1}, "activation"),
+                 Val("table", {10, 4}, "weight"),
+                 Val("ids", {2, 5}, "input", "int64"),
+                 Val("rows", {2, 5, 4}, "activation")};
   j["nodes"] = {NodeJson("aten.native_batch_norm.default",
                          {T(0), T(1), T(2), T(3), T(4), true, 0.1, 1e-5}, {5, 6, 7}, true),
                 NodeJson("aten.native_layer_norm.default", {T(8), {6}, T(9), T(10), 1e-5},
-                         {11, 12, 13}, true)};
-  j["forward_outputs"] = {5, 11};
+                         {11, 12, 13}, true),
+                NodeJson("aten.embedding.default", {T(14), T(15)}, {16}, true)};
+  j["forward_outputs"] = {5, 11, 16};
   Result<JointGraph> joint = ReadJointGraph(j.dump());
   ASSERT_TRUE(joint.ok()) << joint.status().message();
   const Node& bn = joint->graph.node(0);
@@ -228,6 +234,7 @@ TEST(JointGraph, BatchNormMapsOverPyTorchsChannelAxisAndLayerNormTakesMemfoldsSt
   EXPECT_DOUBLE_EQ(bn.attrs.Float("momentum"), 0.9);
   EXPECT_EQ(joint->graph.node(1).op, "layer_norm");
   EXPECT_EQ(joint->graph.value(12).shape, (Shape{10}));  // same bytes, memfold's shape
+  EXPECT_EQ(joint->graph.node(2).op, "gather");          // PyTorch's int64 indices
 }
 
 // Every leaf of a valid file replaced by each of a set of hostile values: reading (and, when

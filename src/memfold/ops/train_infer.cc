@@ -27,6 +27,13 @@ Status RequireI32(const Value& v, const char* what) {
                        std::string(DTypeName(v.dtype)));
 }
 
+// Row ids: int32, or int64 as PyTorch's indices are.
+Status RequireIds(const Value& v) {
+  if (v.dtype == DType::kI32 || v.dtype == DType::kI64) return Status::Ok();
+  return Status::Error("ids " + Quoted(v) + " must be i32 or i64, is " +
+                       std::string(DTypeName(v.dtype)));
+}
+
 Status RequireRank(const Value& v, size_t rank, const char* what) {
   if (v.shape.size() == rank) return Status::Ok();
   return Status::Error(std::string(what) + " " + Quoted(v) + " must have rank " +
@@ -294,7 +301,7 @@ Status InferGather(const InferContext& ctx, std::vector<TensorType>* out) {
   const Value& ids = ctx.in(1);
   MF_RETURN_IF_ERROR(RequireF32(table, "table"));
   MF_RETURN_IF_ERROR(RequireRank(table, 2, "table [V, D]"));
-  MF_RETURN_IF_ERROR(RequireI32(ids, "ids"));
+  MF_RETURN_IF_ERROR(RequireIds(ids));
   if (table.shape[0] < 1)
     return Status::Error("table " + Quoted(table) + " needs at least one row, has " +
                          Dims(table.shape));
@@ -308,7 +315,7 @@ Status InferScatterAdd(const InferContext& ctx, std::vector<TensorType>* out) {
   const Value& dy = ctx.in(0);
   const Value& ids = ctx.in(1);
   MF_RETURN_IF_ERROR(RequireF32(dy, "gradient"));
-  MF_RETURN_IF_ERROR(RequireI32(ids, "ids"));
+  MF_RETURN_IF_ERROR(RequireIds(ids));
   if (dy.shape.size() != ids.shape.size() + 1 ||
       !std::equal(ids.shape.begin(), ids.shape.end(), dy.shape.begin())) {
     return Status::Error("gradient " + Quoted(dy) + " " + Dims(dy.shape) +

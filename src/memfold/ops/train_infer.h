@@ -52,9 +52,9 @@ Status InferMaxPool2DGrad(const InferContext& ctx, std::vector<TensorType>* out)
 // avg_pool2d_grad: dy, attr input_shape [N, H, W, C] -> dx; activation must be "none".
 Status InferAvgPool2DGrad(const InferContext& ctx, std::vector<TensorType>* out);
 
-// gather: table [V, D] f32 (V >= 1), ids [...] i32 -> [..., D].
+// gather: table [V, D] f32 (V >= 1), ids [...] i32 or i64 -> [..., D].
 Status InferGather(const InferContext& ctx, std::vector<TensorType>* out);
-// scatter_add: dy [..., D] f32, ids [...] i32, attr rows >= 1 -> [rows, D].
+// scatter_add: dy [..., D] f32, ids [...] i32 or i64, attr rows >= 1 -> [rows, D].
 Status InferScatterAdd(const InferContext& ctx, std::vector<TensorType>* out);
 
 // Batch normalisation over channel axis `axis` (attribute, default -1: channels last).

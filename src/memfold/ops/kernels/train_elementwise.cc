@@ -206,32 +206,46 @@ void ReduceSumF32(const KernelContext& ctx) {
   }
 }
 
+// Row ids are int32 (TFLite, memfold's zoo) or int64 (PyTorch's indices): calls
+// visit(ids view) with the view of the node's id input (input 1).
+template <typename A, typename Visit>
+void VisitIds(const KernelContext& ctx, Visit visit) {
+  const TensorArg& ids = ctx.inputs[1];
+  if (ids.value->dtype == DType::kI64) {
+    visit(In<A, int64_t>{ids.ptr<int64_t>()});
+  } else {
+    visit(In<A, int32_t>{ids.ptr<int32_t>()});
+  }
+}
+
 template <typename A>
 void GatherF32(const KernelContext& ctx) {
   const int64_t vocab = ctx.inputs[0].shape()[0], depth = ctx.inputs[0].shape()[1];
   In<A, float> table{ctx.inputs[0].ptr<float>()};
-  In<A, int32_t> ids{ctx.inputs[1].ptr<int32_t>()};
   Out<A, float> y{OutputOf<A, float>(ctx.outputs[0])};
   const int64_t n = ctx.inputs[1].elements();
-  for (int64_t i = 0; i < n; ++i) {
-    const int64_t row = ClampIndex(ids[i], vocab) * depth;
-    for (int64_t d = 0; d < depth; ++d) y.Set(i * depth + d, table[row + d]);
-  }
+  VisitIds<A>(ctx, [&](auto ids) {
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t row = ClampIndex(ids[i], vocab) * depth;
+      for (int64_t d = 0; d < depth; ++d) y.Set(i * depth + d, table[row + d]);
+    }
+  });
 }
 
 template <typename A>
 void ScatterAddF32(const KernelContext& ctx) {
   const int64_t rows = ctx.outputs[0].shape()[0], depth = ctx.outputs[0].shape()[1];
   In<A, float> dy{ctx.inputs[0].ptr<float>()};
-  In<A, int32_t> ids{ctx.inputs[1].ptr<int32_t>()};
   Out<A, float> table{OutputOf<A, float>(ctx.outputs[0])};
   const int64_t total = ctx.outputs[0].elements();
   for (int64_t i = 0; i < total; ++i) table.Set(i, 0.0f);
   const int64_t n = ctx.inputs[1].elements();
-  for (int64_t i = 0; i < n; ++i) {
-    const int64_t row = ClampIndex(ids[i], rows) * depth;
-    for (int64_t d = 0; d < depth; ++d) table.Set(row + d, table[row + d] + dy[i * depth + d]);
-  }
+  VisitIds<A>(ctx, [&](auto ids) {
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t row = ClampIndex(ids[i], rows) * depth;
+      for (int64_t d = 0; d < depth; ++d) table.Set(row + d, table[row + d] + dy[i * depth + d]);
+    }
+  });
 }
 
 MF_INSTANTIATE_KERNEL(ReluGradF32)
