@@ -22,9 +22,9 @@ memfold's Echo:
 Cost: one export (O(nodes)) and one memfold planning per traced graph, at the first call.
 """
 
+import copy
 import json
 import operator
-from collections import Counter
 
 import torch
 from torch import fx
@@ -263,7 +263,7 @@ class EchoPartitioner:
         num_fwd_outputs = len(_extract_fwd_bwd_outputs(joint_module)[0])
         fwd_module, bwd_module = _extract_fwd_bwd_modules(joint_module, saved)
         _save_draws_as_bool(fwd_module, bwd_module, num_fwd_outputs)
-        self.last = dict(plan, opaque_forward=dict(Counter(plan["opaque_forward"])))
+        self.last = plan
         return fwd_module, bwd_module
 
 
@@ -283,7 +283,7 @@ def compile(model, partitioner=None):
 
 
 def export(model, inputs, path, name=None):
-    """Traces one training step of `model` on `inputs` (a tuple) and writes its joint graph to
+    """Traces the training step of `model` on `inputs` (a tuple) and writes its joint graph to
     `path` for `memfold train PATH --strategy echo --plan-only`. Returns the export."""
     captured = {}
 
@@ -292,11 +292,11 @@ def export(model, inputs, path, name=None):
         captured["export"] = JointExport(joint_module, name or type(model).__name__)
         return default_partition(joint_module, joint_inputs)
 
-    compiled = aot_module(model, fw_compiler=_keep_graph, bw_compiler=_keep_graph,
-                          partition_fn=capture)
-    out = compiled(*inputs)
-    first = out[0] if isinstance(out, (tuple, list)) else out
-    first.sum().backward()
+    # AOTAutograd traces at the first call; a copy keeps the model's own state (batch-norm
+    # statistics) untouched.
+    compiled = aot_module(copy.deepcopy(model), fw_compiler=_keep_graph,
+                          bw_compiler=_keep_graph, partition_fn=capture)
+    compiled(*inputs)
     with open(path, "w") as f:
         f.write(captured["export"].text())
     return captured["export"]
