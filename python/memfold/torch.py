@@ -24,6 +24,7 @@ Cost: one export (O(nodes)) and one memfold planning per traced graph, at the fi
 
 import copy
 import json
+import logging
 import operator
 
 import torch
@@ -35,6 +36,7 @@ from functorch._src.partitioners import (_extract_fwd_bwd_modules, _extract_fwd_
 
 from memfold import _memfold
 
+_LOG = logging.getLogger("memfold.torch")
 _BATCH_NORM = torch.ops.aten.native_batch_norm.default
 # Ops whose results are random draws: never recomputed (memfold sees them as opaque) and, being
 # 0/1 floats, saved as booleans.
@@ -243,7 +245,8 @@ def _save_draws_as_bool(fwd_module, bwd_module, num_fwd_outputs):
 
 class EchoPartitioner:
     """A partition_fn for aot_module/aot_function. `last` holds what memfold said about the
-    most recent graph: the strategy kept, the planned bytes, the aten ops it did not know."""
+    most recent graph: the strategy kept, the planned bytes, the aten ops it did not know
+    (also logged at INFO level on the "memfold.torch" logger)."""
 
     def __init__(self, strategy="echo", planner="mxnet"):
         self.strategy = strategy
@@ -264,6 +267,10 @@ class EchoPartitioner:
         fwd_module, bwd_module = _extract_fwd_bwd_modules(joint_module, saved)
         _save_draws_as_bool(fwd_module, bwd_module, num_fwd_outputs)
         self.last = plan
+        _LOG.info("memfold Echo partition: %s graph kept, %d forward nodes recomputed, %d of %d "
+                  "forward nodes translated; kept as they are (unknown to memfold): %s",
+                  plan["chosen_strategy"], len(plan["recomputed"]), plan["mapped_forward"],
+                  plan["forward_nodes"], plan["opaque_forward"] or "none")
         return fwd_module, bwd_module
 
 
