@@ -80,10 +80,10 @@ class DeepSpeech2(nn.Module):
         return self.fc(x)
 
 
-def nmt():
-    model = Seq2SeqAttention()
-    src = torch.randint(0, 256, (16, 24))
-    tgt = torch.randint(0, 256, (16, 16))
+def nmt(hidden=128, batch=16, vocab=256):
+    model = Seq2SeqAttention(vocab, hidden)
+    src = torch.randint(0, vocab, (batch, 24))
+    tgt = torch.randint(0, vocab, (batch, 16))
     return model, (src, tgt), [model.encoder, model.step]
 
 
@@ -108,6 +108,8 @@ def deepspeech2():
 
 MODELS = {
     "nmt": nmt,
+    # The same at a size where arithmetic, not per-operator dispatch, dominates the step.
+    "nmt-512": lambda: nmt(hidden=512, batch=64, vocab=1024),
     "transformer": transformer,
     "resnet18": lambda: resnet(18),
     "resnet50": lambda: resnet(50),
