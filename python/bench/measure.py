@@ -140,7 +140,7 @@ def mib(n):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("models", nargs="*", default=list(MODELS))
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=7)
     args = parser.parse_args()
     modes = ["eager", "checkpoint", "aot-default", "aot-mincut", "aot-echo"]
     torch.set_num_threads(max(1, torch.get_num_threads()))

@@ -101,9 +101,9 @@ def resnet(depth):
     return model, (torch.randn(8, 3, 64, 64),), blocks
 
 
-def deepspeech2():
+def deepspeech2(frames=100):
     model = DeepSpeech2()
-    return model, (torch.randn(8, 1, 64, 100),), [model.conv, model.rnn]
+    return model, (torch.randn(8, 1, 64, frames),), [model.conv, model.rnn]
 
 
 MODELS = {

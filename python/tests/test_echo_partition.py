@@ -13,7 +13,7 @@ from torch import nn
 from functorch.compile import aot_module, default_partition, make_boxed_func
 
 import memfold.torch as mt
-from models import MODELS
+from models import MODELS, deepspeech2, nmt
 
 
 def _keep(fx_module, _inputs):
@@ -39,7 +39,23 @@ class SavedBytes:
         return fwd, bwd
 
 
+def _views_an_input(node):
+    """Whether the node's result is a view of a graph input (a parameter's transpose): it holds
+    no storage of its own."""
+    schema = getattr(node.target, "_schema", None)
+    aliases = schema is not None and schema.returns and schema.returns[0].alias_info is not None
+    source = node.args[0] if node.args else None
+    while aliases and isinstance(source, torch.fx.Node) and source.op == "call_function":
+        inner = getattr(source.target, "_schema", None)
+        if inner is None or not inner.returns or inner.returns[0].alias_info is None:
+            return False
+        source = source.args[0]
+    return bool(aliases) and isinstance(source, torch.fx.Node) and source.op == "placeholder"
+
+
 def _nbytes(node):
+    if _views_an_input(node):
+        return 0
     meta = node.meta.get("tensor_meta")
     if meta is None:  # an added conversion: the draw saved as bool takes one byte per element
         meta = node.args[0].meta["tensor_meta"]
@@ -75,36 +91,28 @@ def compare(model, inputs):
     return default, echo, echo_partitioner
 
 
-@pytest.mark.parametrize("name", ["nmt", "resnet18", "transformer", "deepspeech2"])
-def test_partition_is_exact_and_never_saves_more(name):
+# Each model once (tracing is the slow part): the partition is exact, batch-norm statistics
+# move once, and the bytes saved stay under a bound: Echo's reductions on NMT (recomputed
+# attention) and ResNet-18 (recomputed batch norm and ReLU), never more than the default.
+# (DeepSpeech2 at 24 frames: its unrolled LSTMs make tracing the slow part of the suite.)
+SIZED = dict(MODELS, deepspeech2=lambda: deepspeech2(frames=24))
+
+
+@pytest.mark.parametrize("name,bound", [("nmt", 0.6), ("resnet18", 0.75), ("transformer", 1.0),
+                                        ("deepspeech2", 1.0)])
+def test_partition_is_exact_and_saves_less(name, bound):
     torch.manual_seed(0)
-    model, inputs, _ = MODELS[name]()
-    default, echo, _ = compare(model, inputs)
-    assert echo.saved <= default.saved
-
-
-def test_nmt_saves_much_less_than_default():
-    """Counted by traced sizes, views of one storage counted once each (the benchmark counts
-    the allocator's bytes: 41 % of default there)."""
-    torch.manual_seed(0)
-    model, inputs, _ = MODELS["nmt"]()
-    default, echo, partitioner = compare(model, inputs)
-    assert echo.saved < 0.8 * default.saved
-    assert partitioner.last["chosen_strategy"] in ("echo", "mirror")
-    assert partitioner.last["recomputed_nodes"] > 0
-
-
-def test_batch_norm_recomputed_without_updating_statistics_twice():
-    """ResNet's batch norms are recomputed (their outputs not saved), and the running
-    statistics after one step equal the default partition's (compared in compare())."""
-    torch.manual_seed(0)
-    model, inputs, _ = MODELS["resnet18"]()
-    default, echo, _ = compare(model, inputs)
-    assert echo.saved < 0.75 * default.saved
-    before = [b.clone() for b in model.buffers()]
-    train_step(model, mt.EchoPartitioner(), inputs)
-    moved = [b for b, a in zip(before, model.buffers()) if b.dtype.is_floating_point]
-    assert moved and any(not torch.equal(b, a) for b, a in zip(before, model.buffers()))
+    model, inputs, _ = SIZED[name]()
+    before = [b.clone() for b in model.buffers() if b.dtype.is_floating_point]
+    default, echo, partitioner = compare(model, inputs)  # statistics equal the default's
+    assert echo.saved <= bound * default.saved
+    assert partitioner.last["chosen_strategy"] in ("echo", "mirror", "none")
+    if bound < 1.0:
+        assert partitioner.last["recomputed_nodes"] > 0
+    if before:  # the copies trained; the statistics of a fresh step move (and only once)
+        train_step(model, mt.EchoPartitioner(), inputs)
+        after = [b for b in model.buffers() if b.dtype.is_floating_point]
+        assert any(not torch.equal(x, y) for x, y in zip(before, after))
 
 
 class Dropped(nn.Module):
@@ -204,8 +212,8 @@ def test_custom_autograd_function_still_trains():
 
 def test_export_is_read_by_the_cli(tmp_path):
     torch.manual_seed(0)
-    model, inputs, _ = MODELS["resnet18"]()
-    path = tmp_path / "resnet18.json"
+    model, inputs, _ = nmt(hidden=32, batch=4, vocab=64)
+    path = tmp_path / "nmt.json"
     before = [b.clone() for b in model.buffers()]
     mt.export(model, inputs, str(path))
     assert identical(before, list(model.buffers()))  # the model's own state is untouched
