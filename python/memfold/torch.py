@@ -17,6 +17,10 @@ memfold's Echo:
    re-run without running statistics, so they are updated exactly once; random ops are opaque
    to memfold and never recomputed, and their 0/1 draws are saved as booleans.
 
+In-place operations: AOTAutograd turns a model's own in-place updates into functional ones
+before partitioning (`z.add_(1)` arrives as `add`); the in-place calls left are random draws
+into fresh tensors (`bernoulli_`, never recomputed) and batch norm's statistics (above).
+
 `compile(model)` wraps a module with `aot_module(..., partition_fn=echo_partition)`;
 `export(model, inputs, path)` writes the joint graph for `memfold train FILE --plan-only`.
 Cost: one export (O(nodes)) and one memfold planning per traced graph, at the first call.
