@@ -9,13 +9,30 @@
 namespace memfold {
 namespace {
 
+// Whether the node only re-labels its input's bytes (reshape, and the views a PyTorch joint
+// graph is full of): it adds nothing to a recomputation chain's cost.
+bool IsView(const Node& n) {
+  const OpDef* def = OpOf(n);
+  return def != nullptr && def->alias;
+}
+
 // The stash accounting of a recomputation set R over the whole training graph.
 class StashModel {
  public:
   StashModel(const Graph& g, const TrainingGraph& t)
-      : g_(g), readers_(g.Consumers()), forward_(static_cast<size_t>(g.num_nodes()), 0) {
+      : g_(g),
+        readers_(g.Consumers()),
+        forward_(static_cast<size_t>(g.num_nodes()), 0),
+        storage_(static_cast<size_t>(g.num_values())) {
     for (size_t pos = 0; pos < t.forward_nodes; ++pos)
       forward_[static_cast<size_t>(g.schedule[pos])] = 1;
+    for (ValueId v = 0; v < g.num_values(); ++v) storage_[static_cast<size_t>(v)] = v;
+    for (NodeId id : g.schedule) {  // a view's bytes are its input's (schedule order: inputs first)
+      const Node& n = g.node(id);
+      if (IsView(n) && !n.inputs.empty() && n.inputs[0] != kNoValue && !n.outputs.empty()) {
+        storage_[static_cast<size_t>(n.outputs[0])] = storage_[static_cast<size_t>(n.inputs[0])];
+      }
+    }
   }
 
   // Whether value v must be kept until the backward pass when `in_set` nodes are recomputed:
@@ -34,10 +51,18 @@ class StashModel {
     return false;
   }
 
-  // Bytes kept among `values` under `in_set`.
+  // Bytes kept among `values` under `in_set`: each storage once, however many of its views
+  // are kept (keeping a view keeps the bytes it views).
   int64_t KeptBytes(const std::set<ValueId>& values, const std::vector<char>& in_set) const {
+    std::set<ValueId> storages;
+    for (ValueId v : values) {
+      if (Kept(v, in_set)) storages.insert(storage_[static_cast<size_t>(v)]);
+    }
     int64_t bytes = 0;
-    for (ValueId v : values) bytes += Kept(v, in_set) ? g_.value(v).bytes() : 0;
+    for (ValueId s : storages) {
+      const Value& value = g_.value(s);
+      if (!value.is_constant() && value.role != Role::kWeight) bytes += value.bytes();
+    }
     return bytes;
   }
 
@@ -52,6 +77,7 @@ class StashModel {
   const Graph& g_;
   std::vector<std::vector<NodeId>> readers_;
   std::vector<char> forward_;
+  std::vector<ValueId> storage_;  // the value whose bytes a value is (itself, or a view's base)
 };
 
 // A chain of candidate nodes as seen from one of its values: its length, how many recurrent
@@ -105,13 +131,6 @@ Chain SourceChain(const Graph& g, NodeId heavy) {
   std::sort(c.signature.begin(), c.signature.end());
   c.signature.erase(std::unique(c.signature.begin(), c.signature.end()), c.signature.end());
   return c;
-}
-
-// Whether the node only re-labels its input's bytes (reshape, and the views a PyTorch joint
-// graph is full of): it adds nothing to a recomputation chain's cost.
-bool IsView(const Node& n) {
-  const OpDef* def = OpOf(n);
-  return def != nullptr && def->alias;
 }
 
 // Candidates: cheap, allowed forward nodes whose chain of candidate ancestors stays short

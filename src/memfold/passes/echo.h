@@ -15,7 +15,8 @@
 //    non-conservative estimate: fully-connected, convolution and batched products' gradients
 //    read their inputs, not their outputs).
 //  * Footprint estimate with reuse: a value costs its bytes once, however many nodes read it
-//    (use references over the whole forward + backward graph). Walking each subgraph in
+//    (use references over the whole forward + backward graph), and a view (alias op) costs the
+//    bytes of the storage it views, counted once with it. Walking each subgraph in
 //    topological order (Algorithm 1, forward), a node — together with every candidate that shares
 //    an input with it, since they can only stash that input together — leaves the recomputation set
 //    when the bytes kept without it are not more than with it.
