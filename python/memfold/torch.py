@@ -33,7 +33,7 @@ import operator
 
 import torch
 from torch import fx
-from functorch.compile import aot_module, make_boxed_func
+from functorch.compile import aot_module, default_partition, make_boxed_func
 from functorch._src.partitioners import (_extract_fwd_bwd_modules, _extract_fwd_bwd_outputs,
                                          _extract_graph_with_inputs_outputs, _is_primal,
                                          _is_tangent)
@@ -259,7 +259,14 @@ class EchoPartitioner:
 
     def __call__(self, joint_module, joint_inputs):
         export = JointExport(joint_module)
-        plan = _memfold.plan_joint(export.text(), self.strategy, self.planner)
+        try:
+            plan = _memfold.plan_joint(export.text(), self.strategy, self.planner)
+        except ValueError as refusal:  # e.g. a dtype memfold cannot plan: train as PyTorch would
+            _LOG.warning("memfold cannot plan this graph (%s); using AOTAutograd's default "
+                         "partition", refusal)
+            self.last = {"refused": str(refusal), "chosen_strategy": "default partition",
+                         "recomputed": [], "recomputed_nodes": 0}
+            return default_partition(joint_module, joint_inputs)
         recomputed = {export.nodes[k] for k in plan["recomputed"]}
         graph = joint_module.graph
         _rerun_batch_norms_without_statistics(graph, recomputed, export.forward)
@@ -299,7 +306,6 @@ def export(model, inputs, path, name=None):
     captured = {}
 
     def capture(joint_module, joint_inputs):
-        from functorch.compile import default_partition
         captured["export"] = JointExport(joint_module, name or type(model).__name__)
         return default_partition(joint_module, joint_inputs)
 

@@ -172,6 +172,28 @@ def test_unknown_ops_are_kept_and_reported():
     assert partitioner.last["opaque_forward"].get("aten.erf.default") == 1
 
 
+class Spectrum(nn.Module):
+    """Complex intermediates: memfold cannot plan complex64."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(16, 16)
+
+    def forward(self, x):
+        z = torch.view_as_complex(self.fc(x).reshape(8, 8, 2))
+        return torch.view_as_real(z * z).reshape(8, 16)
+
+
+def test_a_graph_memfold_refuses_trains_with_the_default_partition():
+    torch.manual_seed(0)
+    model, x = Spectrum(), torch.randn(8, 16)
+    partitioner = mt.EchoPartitioner()
+    out_d, grads_d, _ = train_step(copy.deepcopy(model), default_partition, (x,))
+    out_e, grads_e, _ = train_step(copy.deepcopy(model), partitioner, (x,))
+    assert torch.equal(out_d, out_e) and identical(grads_d, grads_e)
+    assert "complex64" in partitioner.last["refused"]
+
+
 class Square(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x):
