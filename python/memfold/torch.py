@@ -15,7 +15,7 @@ memfold's Echo:
 3. the forward module saves every value the backward pass or a recomputed node reads that is
    not itself recomputed; the backward module recomputes the rest. A recomputed batch norm is
    re-run without running statistics, so they are updated exactly once; random ops are opaque
-   to memfold and never recomputed, and their 0/1 draws are saved as booleans.
+   to memfold and never recomputed, and their 0/1 draws are saved packed, one bit each.
 
 In-place operations: AOTAutograd turns a model's own in-place updates into functional ones
 before partitioning (`z.add_(1)` arrives as `add`); the in-place calls left are random draws
@@ -33,6 +33,7 @@ import operator
 
 import torch
 from torch import fx
+from torch.fx.passes.shape_prop import _extract_tensor_metadata
 from functorch.compile import aot_module, default_partition, make_boxed_func
 from functorch._src.partitioners import (_extract_fwd_bwd_modules, _extract_fwd_bwd_outputs,
                                          _extract_graph_with_inputs_outputs, _is_primal,
@@ -43,7 +44,7 @@ from memfold import _memfold
 _LOG = logging.getLogger("memfold.torch")
 _BATCH_NORM = torch.ops.aten.native_batch_norm.default
 # Ops whose results are random draws: never recomputed (memfold sees them as opaque) and, being
-# 0/1 floats, saved as booleans.
+# 0/1 floats, saved one bit per element.
 _RANDOM_DRAWS = {torch.ops.aten.bernoulli_.float, torch.ops.aten.bernoulli.default,
                  torch.ops.aten.bernoulli.p}
 
@@ -191,7 +192,7 @@ _SCALINGS = {torch.ops.aten.div.Scalar, torch.ops.aten.mul.Scalar, torch.ops.ate
 
 def _recompute_scaled_draws(graph, recomputed, forward):
     """Dropout scales its 0/1 draw by a constant; the scaled mask is recomputed from the draw,
-    which crosses to the backward pass as booleans (a quarter of the float mask's bytes)."""
+    which crosses to the backward pass one bit per element (1/32 of the float mask's bytes)."""
     for node in graph.nodes:
         if node.target not in _RANDOM_DRAWS:
             continue
@@ -224,24 +225,70 @@ def _saved_values(graph, forward, recomputed):
     return saved
 
 
-def _save_draws_as_bool(fwd_module, bwd_module, num_fwd_outputs):
-    """Saved 0/1 random draws cross from forward to backward as booleans (exact both ways)."""
+_aten = torch.ops.aten
+
+
+def _pack_bits(graph, mask, count):
+    """Nodes packing a 0/1 float tensor of `count` elements into ceil(count / 8) bytes: bit j
+    of byte i is element 8 i + j, by one matrix-vector product with the powers of two (exact:
+    every partial sum is an integer below 256). Returns the packed uint8 node."""
+    call = graph.call_function
+    flat = call(_aten.view.default, (mask, [count]))
+    rows = call(_aten.view.default, (call(_aten.constant_pad_nd.default, (flat, [0, -count % 8],
+                                                                          0.0)), [-1, 8]))
+    powers = call(_aten.pow.Scalar, (2.0, call(_aten.arange.default, (8,),
+                                                {"dtype": _tensor_meta(mask).dtype})))
+    packed = call(_aten._to_copy.default, (call(_aten.mv.default, (rows, powers)),),
+                  {"dtype": torch.uint8})
+    packed.meta["tensor_meta"] = _extract_tensor_metadata(
+        torch.empty((count + 7) // 8, dtype=torch.uint8))
+    return packed
+
+
+def _bit_table(graph, dtype):
+    """A 256 x 8 table: row b holds the bits of byte b as 0.0/1.0 in `dtype`."""
+    call = graph.call_function
+    codes = call(_aten.unsqueeze.default, (call(_aten.arange.default, (256,),
+                                                {"dtype": torch.int64}), 1))
+    bits = call(_aten.bitwise_and.Scalar,
+                (call(_aten.bitwise_right_shift.Tensor,
+                      (codes, call(_aten.arange.default, (8,), {"dtype": torch.int64}))), 1))
+    return call(_aten._to_copy.default, (bits,), {"dtype": dtype})
+
+
+def _unpack_bits(graph, packed, shape, table):
+    """The inverse of _pack_bits through _bit_table: the mask of `shape`."""
+    call = graph.call_function
+    count = int(torch.Size(shape).numel())
+    rows = call(_aten.embedding.default,
+                (table, call(_aten._to_copy.default, (packed,), {"dtype": torch.int64})))
+    flat = call(_aten.slice.Tensor, (call(_aten.view.default, (rows, [-1])), 0, 0, count))
+    return call(_aten.view.default, (flat, list(shape)))
+
+
+def _save_draws_as_bits(fwd_module, bwd_module, num_fwd_outputs):
+    """Saved 0/1 random draws (dropout's) cross from forward to backward packed one bit per
+    element, and are unpacked exactly at the start of the backward pass."""
     fwd_out = next(n for n in fwd_module.graph.nodes if n.op == "output")
     outs = list(fwd_out.args[0])
     bwd_inputs = [n for n in bwd_module.graph.nodes if n.op == "placeholder"]
+    first_op = next(n for n in bwd_module.graph.nodes if n.op != "placeholder")
+    tables = {}  # one bit table per mask dtype, built once at the start of the backward pass
     for k in range(num_fwd_outputs, len(outs)):
         value = outs[k]
         if not (isinstance(value, fx.Node) and value.target in _RANDOM_DRAWS):
             continue
-        dtype = _tensor_meta(value).dtype
+        meta = _tensor_meta(value)
         with fwd_module.graph.inserting_before(fwd_out):
-            outs[k] = fwd_module.graph.call_function(torch.ops.aten._to_copy.default, (value,),
-                                                     {"dtype": torch.bool})
+            outs[k] = _pack_bits(fwd_module.graph, value, int(meta.shape.numel()))
         placeholder = bwd_inputs[k - num_fwd_outputs]
-        with bwd_module.graph.inserting_after(bwd_inputs[-1]):
-            restored = bwd_module.graph.call_function(torch.ops.aten._to_copy.default,
-                                                      (placeholder,), {"dtype": dtype})
-        placeholder.replace_all_uses_with(restored, lambda user: user is not restored)
+        readers = list(placeholder.users)
+        with bwd_module.graph.inserting_before(first_op):  # before: keeps the nodes' order
+            if meta.dtype not in tables:
+                tables[meta.dtype] = _bit_table(bwd_module.graph, meta.dtype)
+            restored = _unpack_bits(bwd_module.graph, placeholder, meta.shape, tables[meta.dtype])
+        for reader in readers:
+            reader.replace_input_with(placeholder, restored)
     fwd_out.args = (tuple(outs),)
     fwd_module.recompile()
     bwd_module.recompile()
@@ -276,7 +323,7 @@ class EchoPartitioner:
         saved = _saved_values(graph, export.forward, recomputed)
         num_fwd_outputs = len(_extract_fwd_bwd_outputs(joint_module)[0])
         fwd_module, bwd_module = _extract_fwd_bwd_modules(joint_module, saved)
-        _save_draws_as_bool(fwd_module, bwd_module, num_fwd_outputs)
+        _save_draws_as_bits(fwd_module, bwd_module, num_fwd_outputs)
         self.last = plan
         _LOG.info("memfold Echo partition: %s graph kept, %d forward nodes recomputed, %d of %d "
                   "forward nodes translated; kept as they are (unknown to memfold): %s",

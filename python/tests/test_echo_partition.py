@@ -56,10 +56,7 @@ def _views_an_input(node):
 def _nbytes(node):
     if _views_an_input(node):
         return 0
-    meta = node.meta.get("tensor_meta")
-    if meta is None:  # an added conversion: the draw saved as bool takes one byte per element
-        meta = node.args[0].meta["tensor_meta"]
-        return meta.shape.numel()
+    meta = node.meta["tensor_meta"]
     return meta.shape.numel() * torch.empty((), dtype=meta.dtype).element_size()
 
 
@@ -126,7 +123,7 @@ class Dropped(nn.Module):
         return self.fc2(self.drop(torch.relu(self.fc1(x))))
 
 
-def test_dropout_mask_is_saved_as_bool_and_never_redrawn():
+def test_dropout_mask_is_saved_in_one_bit_and_never_redrawn():
     torch.manual_seed(0)
     model, x = Dropped(), torch.randn(32, 64)
     partitioner = mt.EchoPartitioner()
@@ -143,9 +140,12 @@ def test_dropout_mask_is_saved_as_bool_and_never_redrawn():
     out_d, grads_d, _ = train_step(copy.deepcopy(model), default, (x,))
     out_e, grads_e, _ = train_step(copy.deepcopy(model), echo, (x,))
     assert torch.equal(out_d, out_e) and identical(grads_d, grads_e)
+    # The draw crosses packed: one byte per eight elements of the [32, 256] mask.
     outputs = next(n for n in fwd_graphs[0].graph.nodes if n.op == "output").args[0]
-    assert any(n.target is torch.ops.aten._to_copy.default and n.kwargs.get("dtype") is torch.bool
-               for n in outputs if hasattr(n, "target"))
+    packed = [n for n in outputs if isinstance(n, torch.fx.Node) and
+              n.meta.get("tensor_meta") is not None and
+              n.meta["tensor_meta"].dtype is torch.uint8]
+    assert [tuple(n.meta["tensor_meta"].shape) for n in packed] == [(32 * 256 // 8,)]
     assert echo.saved < default.saved
     assert "aten.bernoulli_.float" in partitioner.last["opaque_forward"]
 
