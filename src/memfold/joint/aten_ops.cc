@@ -72,6 +72,15 @@ std::optional<AtenTranslation> Unary(const Call& c) {
   return AtenTranslation{kOp, {x}, {}};
 }
 
+// hardtanh(x, 0, 6) is ReLU6 (MobileNet v2's activation); other bounds have no memfold op.
+std::optional<AtenTranslation> HardTanh(const Call& c) {
+  const ValueId x = TensorArg(c.args, 0);
+  if (x == kNoValue || NumberArg(c.args, 1, -1.0) != 0.0 || NumberArg(c.args, 2, 1.0) != 6.0) {
+    return std::nullopt;
+  }
+  return AtenTranslation{"relu6", {x}, {}};
+}
+
 // add/sub with alpha (argument 2) other than 1 are not plain memfold add/sub.
 template <const char* kOp>
 std::optional<AtenTranslation> Binary(const Call& c) {
@@ -191,6 +200,7 @@ const std::map<std::string, Translate, std::less<>>& Table() {
       {"aten.exp.default", &Unary<kExp>},
       {"aten.neg.default", &Unary<kNeg>},
       {"aten.hardswish.default", &Unary<kHardSwish>},
+      {"aten.hardtanh.default", &HardTanh},
       {"aten.add.Tensor", &Binary<kAdd>},
       {"aten.add.Scalar", &Binary<kAdd>},
       {"aten.sub.Tensor", &Binary<kSub>},
