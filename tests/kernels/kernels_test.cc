@@ -165,6 +165,8 @@ const UnaryCase kUnaryCases[] = {
     {"neg", [](float v) { return -v; }, [](double v) { return -v; }},
     {"hard_swish", [](float v) { return v * std::min(6.0f, std::max(0.0f, v + 3.0f)) / 6.0f; },
      [](double v) { return v * std::clamp(v + 3.0, 0.0, 6.0) / 6.0; }},
+    {"silu", [](float v) { return v / (1.0f + std::exp(-v)); },
+     [](double v) { return v / (1.0 + std::exp(-v)); }},
 };
 
 TEST(KernelUnaryTest, MatchesReferenceOnRandomAndSpecialValues) {

@@ -188,9 +188,10 @@ std::optional<AtenTranslation> LayerNorm(const Call& c) {
 }
 
 constexpr char kRelu[] = "relu", kTanh[] = "tanh", kSigmoid[] = "sigmoid", kExp[] = "exp",
-               kNeg[] = "neg", kHardSwish[] = "hard_swish", kAdd[] = "add", kSub[] = "sub",
-               kMul[] = "mul", kDiv[] = "div", kMax[] = "max", kMin[] = "min", kMatMul[] = "matmul",
-               kBatchMatMul[] = "batch_matmul", kMean[] = "mean", kSum[] = "reduce_sum";
+               kNeg[] = "neg", kHardSwish[] = "hard_swish", kSilu[] = "silu", kAdd[] = "add",
+               kSub[] = "sub", kMul[] = "mul", kDiv[] = "div", kMax[] = "max", kMin[] = "min",
+               kMatMul[] = "matmul", kBatchMatMul[] = "batch_matmul", kMean[] = "mean",
+               kSum[] = "reduce_sum";
 
 const std::map<std::string, Translate, std::less<>>& Table() {
   static const std::map<std::string, Translate, std::less<>> table = {
@@ -201,6 +202,7 @@ const std::map<std::string, Translate, std::less<>>& Table() {
       {"aten.neg.default", &Unary<kNeg>},
       {"aten.hardswish.default", &Unary<kHardSwish>},
       {"aten.hardtanh.default", &HardTanh},
+      {"aten.silu.default", &Unary<kSilu>},
       {"aten.add.Tensor", &Binary<kAdd>},
       {"aten.add.Scalar", &Binary<kAdd>},
       {"aten.sub.Tensor", &Binary<kSub>},

@@ -127,6 +127,7 @@ TEST(AtenOps, EveryMappedTargetTranslatesToAnOpTheRegistryAccepts) {
       {"aten.neg.default", {T(0)}, {{2, 3}}, {2, 3}, "neg"},
       {"aten.hardswish.default", {T(0)}, {{2, 3}}, {2, 3}, "hard_swish"},
       {"aten.hardtanh.default", {T(0), 0.0, 6.0}, {{2, 3}}, {2, 3}, "relu6"},
+      {"aten.silu.default", {T(0)}, {{2, 3}}, {2, 3}, "silu"},
       {"aten.add.Tensor", {T(0), T(1)}, {{2, 3}, {3}}, {2, 3}, "add"},
       {"aten.add.Scalar", {T(0), 2.0}, {{2, 3}}, {2, 3}, "add"},
       {"aten.sub.Tensor", {T(0), T(1)}, {{2, 3}, {2, 3}}, {2, 3}, "sub"},

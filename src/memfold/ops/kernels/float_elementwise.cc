@@ -69,6 +69,11 @@ void HardSwishF32(const KernelContext& ctx) {
 }
 
 template <typename A>
+void SiluF32(const KernelContext& ctx) {
+  Unary<A>(ctx, [](float v) { return v / (1.0f + std::exp(-v)); });
+}
+
+template <typename A>
 void AddF32(const KernelContext& ctx) {
   Binary<A>(ctx, [](float a, float b) { return a + b; });
 }
@@ -100,6 +105,7 @@ MF_INSTANTIATE_KERNEL(SigmoidF32)
 MF_INSTANTIATE_KERNEL(ExpF32)
 MF_INSTANTIATE_KERNEL(NegF32)
 MF_INSTANTIATE_KERNEL(HardSwishF32)
+MF_INSTANTIATE_KERNEL(SiluF32)
 MF_INSTANTIATE_KERNEL(AddF32)
 MF_INSTANTIATE_KERNEL(SubF32)
 MF_INSTANTIATE_KERNEL(MulF32)

@@ -26,6 +26,8 @@ template <typename A>
 void NegF32(const KernelContext& ctx);
 template <typename A>
 void HardSwishF32(const KernelContext& ctx);
+template <typename A>
+void SiluF32(const KernelContext& ctx);
 
 // Broadcasting binary (reference_ops::Add / BroadcastAdd6DSlow and friends): output in
 // row-major order, fused activation clamp.
