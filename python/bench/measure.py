@@ -27,7 +27,7 @@ from functorch.compile import (aot_module, default_partition, make_boxed_func,
                                min_cut_rematerialization_partition)
 
 import memfold.torch as mt
-from models import MODELS
+from models import MODELS, build as build_model
 
 
 def _keep(fx_module, _inputs):
@@ -62,7 +62,7 @@ def _with_checkpoints(model, blocks):
 
 def build(name, mode):
     torch.manual_seed(0)
-    model, inputs, blocks = MODELS[name]()
+    model, inputs, blocks = build_model(name)
     if mode == "eager":
         return model, model, inputs
     if mode == "checkpoint":
@@ -139,10 +139,16 @@ def mib(n):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("models", nargs="*", default=list(MODELS))
+    parser.add_argument("models", nargs="*", default=list(MODELS),
+                        help="names from models.py, or torchvision:NAME for any torchvision "
+                             "classifier (64x64, batch 8)")
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--modes", default="eager,checkpoint,aot-default,aot-mincut,aot-echo",
+                        help="comma-separated; aot-default is the reference")
     args = parser.parse_args()
-    modes = ["eager", "checkpoint", "aot-default", "aot-mincut", "aot-echo"]
+    modes = args.modes.split(",")
+    if "aot-default" not in modes:
+        parser.error("--modes must include aot-default, the reference")
     torch.set_num_threads(max(1, torch.get_num_threads()))
     print("| model | mode | saved activations | vs AOT default | peak live | step ms "
           "| vs AOT default | bit-equal to AOT default |")

@@ -106,6 +106,19 @@ def deepspeech2(frames=100):
     return model, (torch.randn(8, 1, 64, frames),), [model.conv, model.rnn]
 
 
+def torchvision_model(name, batch=8, resolution=64):
+    """Any torchvision classifier by name (100 classes), on random images."""
+    model = getattr(torchvision.models, name)(num_classes=100)
+    return model, (torch.randn(batch, 3, resolution, resolution),), []
+
+
+def build(name):
+    """A model of MODELS, or "torchvision:NAME" for any torchvision classifier."""
+    if name.startswith("torchvision:"):
+        return torchvision_model(name.split(":", 1)[1])
+    return MODELS[name]()
+
+
 MODELS = {
     "nmt": nmt,
     # The same at a size where arithmetic, not per-operator dispatch, dominates the step.
