@@ -167,6 +167,8 @@ const UnaryCase kUnaryCases[] = {
      [](double v) { return v * std::clamp(v + 3.0, 0.0, 6.0) / 6.0; }},
     {"silu", [](float v) { return v / (1.0f + std::exp(-v)); },
      [](double v) { return v / (1.0 + std::exp(-v)); }},
+    {"gelu", [](float v) { return 0.5f * v * (1.0f + std::erf(v * 0.70710678118654752f)); },
+     [](double v) { return 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0))); }},
 };
 
 TEST(KernelUnaryTest, MatchesReferenceOnRandomAndSpecialValues) {

@@ -81,6 +81,14 @@ std::optional<AtenTranslation> HardTanh(const Call& c) {
   return AtenTranslation{"relu6", {x}, {}};
 }
 
+// gelu(x, approximate="none"): the exact (erf) form; the tanh approximation has no memfold op.
+std::optional<AtenTranslation> Gelu(const Call& c) {
+  const ValueId x = TensorArg(c.args, 0);
+  const bool exact = c.args.size() < 2 || (c.args[1].is_string() && c.args[1] == "none");
+  if (x == kNoValue || !exact) return std::nullopt;
+  return AtenTranslation{"gelu", {x}, {}};
+}
+
 // add/sub with alpha (argument 2) other than 1 are not plain memfold add/sub.
 template <const char* kOp>
 std::optional<AtenTranslation> Binary(const Call& c) {
@@ -203,6 +211,7 @@ const std::map<std::string, Translate, std::less<>>& Table() {
       {"aten.hardswish.default", &Unary<kHardSwish>},
       {"aten.hardtanh.default", &HardTanh},
       {"aten.silu.default", &Unary<kSilu>},
+      {"aten.gelu.default", &Gelu},
       {"aten.add.Tensor", &Binary<kAdd>},
       {"aten.add.Scalar", &Binary<kAdd>},
       {"aten.sub.Tensor", &Binary<kSub>},

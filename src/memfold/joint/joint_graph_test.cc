@@ -128,6 +128,7 @@ TEST(AtenOps, EveryMappedTargetTranslatesToAnOpTheRegistryAccepts) {
       {"aten.hardswish.default", {T(0)}, {{2, 3}}, {2, 3}, "hard_swish"},
       {"aten.hardtanh.default", {T(0), 0.0, 6.0}, {{2, 3}}, {2, 3}, "relu6"},
       {"aten.silu.default", {T(0)}, {{2, 3}}, {2, 3}, "silu"},
+      {"aten.gelu.default", {T(0)}, {{2, 3}}, {2, 3}, "gelu"},
       {"aten.add.Tensor", {T(0), T(1)}, {{2, 3}, {3}}, {2, 3}, "add"},
       {"aten.add.Scalar", {T(0), 2.0}, {{2, 3}}, {2, 3}, "add"},
       {"aten.sub.Tensor", {T(0), T(1)}, {{2, 3}, {2, 3}}, {2, 3}, "sub"},
@@ -199,6 +200,7 @@ TEST(AtenOps, ArgumentsOutsideTheTableStayOpaque) {
   const ValueId a = g.AddValue(v), b = g.AddValue(v), out = g.AddValue(v);
   EXPECT_FALSE(TranslateAten(&g, "aten.erf.default", {T(a)}, {out}));
   EXPECT_FALSE(TranslateAten(&g, "aten.hardtanh.default", {T(a), 0.0, 20.0}, {out}));
+  EXPECT_FALSE(TranslateAten(&g, "aten.gelu.default", {T(a), "tanh"}, {out}));
   EXPECT_FALSE(TranslateAten(&g, "aten.add.Tensor", {T(a), T(b), 2}, {out}));  // alpha 2
   EXPECT_FALSE(TranslateAten(&g, "aten.addmm.default", {T(a), T(a), T(b)}, {out}));
   EXPECT_FALSE(TranslateAten(&g, "aten.relu.default", Json::object(), {out}));

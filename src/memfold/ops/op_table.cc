@@ -87,6 +87,7 @@ std::vector<OpDef> BuildOpTable() {
       Unary("neg", MF_KERNEL(DType::kF32, NegF32), GradNeg),
       Unary("hard_swish", MF_KERNEL(DType::kF32, HardSwishF32)),
       Unary("silu", MF_KERNEL(DType::kF32, SiluF32)),  // x * sigmoid(x) (PyTorch's SiLU)
+      Unary("gelu", MF_KERNEL(DType::kF32, GeluF32)),  // x * Phi(x), exact (erf) form
       WithKernel(Binary("add", MF_KERNEL(DType::kF32, AddF32), true, GradAdd),
                  MF_KERNEL(DType::kI8, AddI8)),
       WithKernel(Binary("sub", MF_KERNEL(DType::kF32, SubF32), true, GradSub),

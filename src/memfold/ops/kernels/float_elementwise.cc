@@ -74,6 +74,11 @@ void SiluF32(const KernelContext& ctx) {
 }
 
 template <typename A>
+void GeluF32(const KernelContext& ctx) {
+  Unary<A>(ctx, [](float v) { return 0.5f * v * (1.0f + std::erf(v * 0.70710678118654752f)); });
+}
+
+template <typename A>
 void AddF32(const KernelContext& ctx) {
   Binary<A>(ctx, [](float a, float b) { return a + b; });
 }
@@ -106,6 +111,7 @@ MF_INSTANTIATE_KERNEL(ExpF32)
 MF_INSTANTIATE_KERNEL(NegF32)
 MF_INSTANTIATE_KERNEL(HardSwishF32)
 MF_INSTANTIATE_KERNEL(SiluF32)
+MF_INSTANTIATE_KERNEL(GeluF32)
 MF_INSTANTIATE_KERNEL(AddF32)
 MF_INSTANTIATE_KERNEL(SubF32)
 MF_INSTANTIATE_KERNEL(MulF32)

@@ -28,6 +28,8 @@ template <typename A>
 void HardSwishF32(const KernelContext& ctx);
 template <typename A>
 void SiluF32(const KernelContext& ctx);
+template <typename A>
+void GeluF32(const KernelContext& ctx);
 
 // Broadcasting binary (reference_ops::Add / BroadcastAdd6DSlow and friends): output in
 // row-major order, fused activation clamp.
