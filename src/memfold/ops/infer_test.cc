@@ -246,7 +246,7 @@ TEST_F(InferTest, CheckShapesCatchesStaleOutput) {
 TEST_F(InferTest, ErrorNamesTheNode) {
   const std::string m = ErrorOf("relu", {Tensor({2}), Tensor({2})}, {}, "first_relu");
   EXPECT_TRUE(Mentions(m, "node 'first_relu' (relu)"));
-  EXPECT_TRUE(Mentions(ErrorOf("gelu", {Tensor({2})}), "unknown op 'gelu'"));
+  EXPECT_TRUE(Mentions(ErrorOf("mish", {Tensor({2})}), "unknown op 'mish'"));
 }
 
 TEST_F(InferTest, ErrorWrongInputCount) {
