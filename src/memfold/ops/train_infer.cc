@@ -125,14 +125,19 @@ Status RequireSameShapesF32(const InferContext& ctx, size_t count) {
 
 int64_t Channels(const Shape& shape) { return shape.empty() ? 1 : shape.back(); }
 
-// The channel count of a batch normalisation's input along its "axis" attribute.
-Result<int64_t> BatchNormChannels(const Node& node, const Value& x, const char* op) {
-  const int64_t axis = node.attrs.Int("axis");
+// Checks a batch normalisation's float input x (input `x_index`) and its per-channel vectors
+// (inputs first_vector..4) along the node's "axis" attribute; returns the channel count.
+Result<int64_t> BatchNormChannels(const InferContext& ctx, size_t x_index, size_t first_vector) {
+  const Value& x = ctx.in(x_index);
+  MF_RETURN_IF_ERROR(RequireF32(x, "input"));
+  const int64_t axis = ctx.node.attrs.Int("axis");
   if (ResolveAxis(x.shape, axis) < 0) {
-    return Status::Error(std::string(op) + " channel axis " + std::to_string(axis) +
+    return Status::Error(ctx.node.op + " channel axis " + std::to_string(axis) +
                          " is outside an input of rank " + std::to_string(x.shape.size()));
   }
-  return LayoutOf(x.shape, axis).channels;
+  const int64_t channels = LayoutOf(x.shape, axis).channels;
+  MF_RETURN_IF_ERROR(RequireVectors(ctx, first_vector, 4, channels, "per-channel input"));
+  return channels;
 }
 
 int64_t LargestInput(const Graph& graph, const Node& node) {
@@ -329,32 +334,24 @@ Status InferScatterAdd(const InferContext& ctx, std::vector<TensorType>* out) {
 }
 
 Status InferBatchNormTrain(const InferContext& ctx, std::vector<TensorType>* out) {
-  const Value& x = ctx.in(0);
-  MF_RETURN_IF_ERROR(RequireF32(x, "input"));
-  MF_ASSIGN_OR_RETURN(const int64_t c, BatchNormChannels(ctx.node, x, "batch_norm_train"));
-  MF_RETURN_IF_ERROR(RequireVectors(ctx, 1, 4, c, "per-channel input"));
-  out->push_back({DType::kF32, x.shape});
+  MF_ASSIGN_OR_RETURN(const int64_t c, BatchNormChannels(ctx, 0, 1));
+  out->push_back({DType::kF32, ctx.in(0).shape});
   out->push_back({DType::kF32, {c}});
   out->push_back({DType::kF32, {c}});
   return Status::Ok();
 }
 
 Status InferBatchNormApply(const InferContext& ctx, std::vector<TensorType>* out) {
-  const Value& x = ctx.in(0);
-  MF_RETURN_IF_ERROR(RequireF32(x, "input"));
-  MF_ASSIGN_OR_RETURN(const int64_t c, BatchNormChannels(ctx.node, x, "batch_norm_apply"));
-  MF_RETURN_IF_ERROR(RequireVectors(ctx, 1, 4, c, "per-channel input"));
-  out->push_back({DType::kF32, x.shape});
+  MF_RETURN_IF_ERROR(BatchNormChannels(ctx, 0, 1).status());
+  out->push_back({DType::kF32, ctx.in(0).shape});
   return Status::Ok();
 }
 
 Status InferBatchNormGrad(const InferContext& ctx, std::vector<TensorType>* out) {
   const Value& x = ctx.in(1);
-  MF_RETURN_IF_ERROR(RequireF32(x, "input"));
   MF_RETURN_IF_ERROR(RequireF32(ctx.in(0), "gradient"));
   MF_RETURN_IF_ERROR(RequireShape(ctx.in(0), x.shape, "gradient"));
-  MF_ASSIGN_OR_RETURN(const int64_t c, BatchNormChannels(ctx.node, x, "batch_norm_grad"));
-  MF_RETURN_IF_ERROR(RequireVectors(ctx, 2, 4, c, "per-channel input"));
+  MF_ASSIGN_OR_RETURN(const int64_t c, BatchNormChannels(ctx, 1, 2));
   out->push_back({DType::kF32, x.shape});
   out->push_back({DType::kF32, {c}});
   out->push_back({DType::kF32, {c}});
