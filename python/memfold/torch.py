@@ -74,7 +74,7 @@ def _forward_nodes(joint_module):
 
 
 def _mutated_inputs(graph):
-    """Placeholders an op updates in place: batch-norm running statistics."""
+    """Graph inputs an op updates in place: batch-norm running statistics."""
     mutated = set()
     for node in graph.nodes:
         if node.op == "call_function" and node.target is _BATCH_NORM:
@@ -130,12 +130,9 @@ class JointExport:
         return self.value_of[node]
 
     def _outputs(self, node, role):
-        """A tensor result is one value; a tuple's elements are its getitem users."""
-        if _tensor_meta(node) is not None and hasattr(_tensor_meta(node), "shape"):
-            return [self._add_value(node, role)]
-        items = sorted((u for u in node.users if u.target is operator.getitem),
-                       key=lambda u: u.args[1])
-        return [v for v in (self._add_value(u, role) for u in items) if v is not None]
+        """The value ids of a node's results (see _value_nodes)."""
+        ids = (self._add_value(n, role) for n in _value_nodes(node))
+        return [v for v in ids if v is not None]
 
     @staticmethod
     def _arguments(node):
@@ -158,10 +155,12 @@ class JointExport:
 
 
 def _value_nodes(node):
-    """The fx nodes holding a node's results: itself, or its getitem users."""
+    """The fx nodes holding a node's results: itself when it returns one tensor, else the
+    getitem users that take its tuple apart, in tuple order."""
     if _tensor_meta(node) is not None and hasattr(_tensor_meta(node), "shape"):
         return [node]
-    return [u for u in node.users if u.target is operator.getitem]
+    return sorted((u for u in node.users if u.target is operator.getitem),
+                  key=lambda u: u.args[1])
 
 
 def _rerun_batch_norms_without_statistics(graph, recomputed, forward):
@@ -271,6 +270,8 @@ def _save_draws_as_bits(fwd_module, bwd_module, num_fwd_outputs):
     element, and are unpacked exactly at the start of the backward pass."""
     fwd_out = next(n for n in fwd_module.graph.nodes if n.op == "output")
     outs = list(fwd_out.args[0])
+    # The backward module's inputs: the saved values, in forward-output order, then tangents
+    # (fx calls graph inputs "placeholder" nodes).
     bwd_inputs = [n for n in bwd_module.graph.nodes if n.op == "placeholder"]
     first_op = next(n for n in bwd_module.graph.nodes if n.op != "placeholder")
     tables = {}  # one bit table per mask dtype, built once at the start of the backward pass
@@ -281,14 +282,14 @@ def _save_draws_as_bits(fwd_module, bwd_module, num_fwd_outputs):
         meta = _tensor_meta(value)
         with fwd_module.graph.inserting_before(fwd_out):
             outs[k] = _pack_bits(fwd_module.graph, value, int(meta.shape.numel()))
-        placeholder = bwd_inputs[k - num_fwd_outputs]
-        readers = list(placeholder.users)
+        saved_draw = bwd_inputs[k - num_fwd_outputs]
+        readers = list(saved_draw.users)
         with bwd_module.graph.inserting_before(first_op):  # before: keeps the nodes' order
             if meta.dtype not in tables:
                 tables[meta.dtype] = _bit_table(bwd_module.graph, meta.dtype)
-            restored = _unpack_bits(bwd_module.graph, placeholder, meta.shape, tables[meta.dtype])
+            restored = _unpack_bits(bwd_module.graph, saved_draw, meta.shape, tables[meta.dtype])
         for reader in readers:
-            reader.replace_input_with(placeholder, restored)
+            reader.replace_input_with(saved_draw, restored)
     fwd_out.args = (tuple(outs),)
     fwd_module.recompile()
     bwd_module.recompile()
