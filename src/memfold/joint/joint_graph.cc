@@ -43,6 +43,11 @@ std::optional<Role> ParseRole(const std::string& name) {
   return std::nullopt;
 }
 
+// Values of these roles come from outside the graph: no node writes them.
+bool IsFedByTheCaller(Role role) {
+  return role == Role::kInput || role == Role::kWeight || role == Role::kState;
+}
+
 std::string Where(const char* list, size_t k) {
   return std::string(list) + "[" + std::to_string(k) + "]";
 }
@@ -155,8 +160,7 @@ class Builder {
     for (const Json& arg : args) MF_RETURN_IF_ERROR(CheckArgument(arg, node, &node.inputs));
     MF_ASSIGN_OR_RETURN(node.outputs, IdList(j, "outputs", file_values_, false));
     for (ValueId out : node.outputs) {
-      if (written_[static_cast<size_t>(out)] || g.value(out).role == Role::kInput ||
-          g.value(out).role == Role::kWeight || g.value(out).role == Role::kState) {
+      if (written_[static_cast<size_t>(out)] || IsFedByTheCaller(g.value(out).role)) {
         return Status::Error(Where("nodes", k) + " (" + node.name + ") writes " +
                              g.value(out).name + ", an input or a value written before");
       }
@@ -186,9 +190,7 @@ class Builder {
     Result<std::vector<ValueId>> ids = ArgumentValues(arg, file_values_);
     if (!ids.ok()) return Status::Error(node.name + ": an argument " + ids.status().message());
     for (ValueId id : *ids) {
-      const Role role = joint_->graph.value(id).role;
-      if (!written_[static_cast<size_t>(id)] && role != Role::kInput && role != Role::kWeight &&
-          role != Role::kState) {
+      if (!written_[static_cast<size_t>(id)] && !IsFedByTheCaller(joint_->graph.value(id).role)) {
         return Status::Error(node.name + " reads " + joint_->graph.value(id).name +
                              " before any node writes it");
       }
@@ -275,9 +277,8 @@ Status ReadOutputs(const Json& root, int32_t file_values, JointGraph* joint) {
     if (grad != kNoValue) g.outputs.push_back(grad);
   }
   for (ValueId v = 0; v < g.num_values(); ++v) {
-    const Role role = g.value(v).role;
-    if (g.value(v).producer == kNoNode && !g.value(v).is_constant() &&
-        (role == Role::kInput || role == Role::kWeight || role == Role::kState)) {
+    const Value& value = g.value(v);
+    if (value.producer == kNoNode && !value.is_constant() && IsFedByTheCaller(value.role)) {
       g.inputs.push_back(v);
     }
   }
