@@ -3,7 +3,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <iterator>
 #include <limits>
 #include <nlohmann/json.hpp>
 
@@ -12,6 +11,7 @@
 #include "memfold/exec/executor.h"
 #include "memfold/exec/run_memory.h"
 #include "memfold/io/arena_svg.h"
+#include "memfold/io/file.h"
 #include "memfold/io/plan_export.h"
 #include "memfold/io/sha256.h"
 #include "memfold/io/text.h"
@@ -97,9 +97,7 @@ Json DifferenceJson(const std::optional<ReadDifference>& d) {
 
 Result<std::vector<Bytes>> ReadInputs(const Graph& g, const std::optional<std::string>& file) {
   if (!file) return DefaultInputs(g);
-  std::ifstream in(*file, std::ios::binary);
-  if (!in) return Status::Error(*file + ": cannot open the input file");
-  const std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  MF_ASSIGN_OR_RETURN(const std::string data, ReadWholeFile(*file, "the input file"));
   int64_t needed = 0;
   for (ValueId v : g.inputs) needed += g.value(v).bytes();
   if (static_cast<int64_t>(data.size()) != needed) {

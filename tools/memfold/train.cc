@@ -6,13 +6,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "commands.h"
 #include "memfold/exec/training.h"
+#include "memfold/io/file.h"
 #include "memfold/io/sha256.h"
 #include "memfold/io/text.h"
 #include "memfold/io/training_svg.h"
@@ -172,14 +171,11 @@ int RunSteps(const TrainOptions& o, const PlannedTraining& p, Json* out) {
 Result<TrainingSource> LoadTrainingSource(const std::string& model) {
   TrainingSource source;
   if (model.size() > 5 && model.compare(model.size() - 5, 5, ".json") == 0) {
-    std::ifstream in(model, std::ios::binary);
-    if (!in) return Status::Error("cannot open " + model);
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (!IsJointGraphText(text.str())) {
+    MF_ASSIGN_OR_RETURN(const std::string text, ReadWholeFile(model));
+    if (!IsJointGraphText(text)) {
       return Status::Error(model + " is not a joint graph (memfold.torch.export writes them)");
     }
-    Result<JointGraph> joint = ReadJointGraph(text.str());
+    Result<JointGraph> joint = ReadJointGraph(text);
     if (!joint.ok()) return Status::Error(model + ": " + joint.status().message());
     source.joint = std::move(joint).value();
     return source;

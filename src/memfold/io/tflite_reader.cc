@@ -2,10 +2,9 @@
 
 #include <cmath>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <limits>
 
+#include "memfold/io/file.h"
 #include "memfold/io/tflite_ops.h"
 #include "memfold/io/tflite_schema.h"
 #include "memfold/ops/registry.h"
@@ -400,9 +399,7 @@ Result<TfliteModel> ParseTflite(Bytes file, const std::string& label) {
 }
 
 Result<TfliteModel> ReadTfliteFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::Error(path + ": cannot open the file");
-  const std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  MF_ASSIGN_OR_RETURN(const std::string data, ReadWholeFile(path));
   const auto* begin = reinterpret_cast<const std::byte*>(data.data());
   return ParseTflite(Bytes(begin, begin + data.size()), path);
 }
