@@ -73,21 +73,26 @@ def build(name, mode):
     return model, _aot(model, partition), inputs
 
 
-def step(model, runner, inputs):
+def output_and_loss(model, runner, inputs):
+    """The forward pass of one training step (same seed every time): output and loss."""
     model.zero_grad(set_to_none=True)
     torch.manual_seed(1)
     out = runner(*inputs)
-    out.float().pow(2).mean().backward()
+    return out, out.float().pow(2).mean()
+
+
+def step(model, runner, inputs):
+    out, loss = output_and_loss(model, runner, inputs)
+    loss.backward()
     return out
 
 
 def memory(model, runner, inputs):
     """(bytes live between forward and backward, peak bytes over the step), both above what was
-    live when the step started, from the CPU allocator's events (torch.profiler)."""
-    model.zero_grad(set_to_none=True)
-    torch.manual_seed(1)
+    live when the step started, from the CPU allocator's events (torch.profiler). The output is
+    not held past the loss, as in a training loop."""
     with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
-        loss = runner(*inputs).float().pow(2).mean()
+        loss = output_and_loss(model, runner, inputs)[1]
         with record_function("memfold::backward"):
             loss.backward()
     events = prof.profiler.kineto_results.events()  # every allocation and free, timed
