@@ -15,7 +15,7 @@
 
 #include "memfold/exec/checked_run_test_util.h"
 #include "memfold/exec/executor.h"
-#include "memfold/ops/kernels/quant_math.h"
+#include "memfold/ops/kernel_args.h"
 #include "memfold/passes/quantize.h"
 #include "memfold/placement/verify_plan.h"
 #include "memfold/plan/plan_graph.h"

@@ -9,6 +9,7 @@
 
 #include "memfold/exec/executor.h"
 #include "memfold/io/model_loader.h"
+#include "memfold/ops/kernel_args.h"
 #include "memfold/ops/kernels/quant_math.h"
 
 namespace memfold {

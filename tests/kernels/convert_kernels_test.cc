@@ -24,7 +24,9 @@
 
 #include "memfold/exec/executor.h"
 #include "memfold/ir/graph.h"
+#include "memfold/ops/kernel_args.h"
 #include "memfold/ops/kernels/access.h"
+#include "memfold/ops/kernels/prepare.h"
 #include "memfold/ops/kernels/quant_math.h"
 #include "memfold/ops/kernels/svdf.h"
 #include "memfold/ops/registry.h"
@@ -62,8 +64,8 @@ Buffer MakeBuffer(DType dtype, Shape shape, std::vector<T> data, float scale = 1
 void Call(KernelFn kernel, const Node& node, std::vector<Buffer*> inputs, Buffer* output,
           std::vector<int64_t> scratch_sizes = {}) {
   std::vector<TensorArg> in;
-  for (Buffer* b : inputs) in.push_back(b ? TensorArg{&b->value, b->bytes.data()} : TensorArg{});
-  std::vector<TensorArg> out{TensorArg{&output->value, output->bytes.data()}};
+  for (Buffer* b : inputs) in.push_back(b ? TensorArgOf(b->value, b->bytes.data()) : TensorArg{});
+  std::vector<TensorArg> out{TensorArgOf(output->value, output->bytes.data())};
   std::vector<Bytes> scratch_storage;
   std::vector<std::byte*> scratch;
   scratch_storage.reserve(scratch_sizes.size());
@@ -71,7 +73,7 @@ void Call(KernelFn kernel, const Node& node, std::vector<Buffer*> inputs, Buffer
     scratch_storage.emplace_back(static_cast<size_t>(size), std::byte{0xA5});
     scratch.push_back(scratch_storage.back().data());
   }
-  kernel(KernelContext{node, in, out, scratch});
+  kernel(KernelArgsFor(node, std::move(in), std::move(out)).Context(scratch));
 }
 
 Node MakeNode(std::string op, Attrs attrs = {}) {

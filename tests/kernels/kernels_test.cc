@@ -21,6 +21,7 @@
 
 #include "memfold/exec/executor.h"
 #include "memfold/ir/graph.h"
+#include "memfold/ops/kernel_args.h"
 #include "memfold/ops/kernels/float_kernels.h"
 #include "memfold/ops/registry.h"
 #include "tests/kernels/kernel_test_util.h"
@@ -1117,10 +1118,10 @@ void RunKernel(std::string_view op, const Attrs& attrs, std::vector<const Value*
   ASSERT_TRUE(filled.ok()) << filled.message();
   std::vector<TensorArg> inputs;
   for (size_t k = 0; k < in_values.size(); ++k) {
-    inputs.push_back({in_values[k], reinterpret_cast<std::byte*>(in_data[k])});
+    inputs.push_back(TensorArgOf(*in_values[k], reinterpret_cast<std::byte*>(in_data[k])));
   }
-  const std::vector<TensorArg> outputs = {{&out_value, reinterpret_cast<std::byte*>(out_data)}};
-  kernel(KernelContext{node, inputs, outputs});
+  std::vector<TensorArg> outputs = {TensorArgOf(out_value, reinterpret_cast<std::byte*>(out_data))};
+  kernel(KernelArgsFor(node, std::move(inputs), std::move(outputs)).Context());
 }
 
 Value F32Value(Shape shape) {

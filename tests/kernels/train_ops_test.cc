@@ -24,6 +24,7 @@
 #include "memfold/exec/executor.h"
 #include "memfold/exec/overlap_trace.h"
 #include "memfold/ir/graph.h"
+#include "memfold/ops/kernel_args.h"
 #include "memfold/ops/kernels/train_kernels.h"
 #include "memfold/ops/registry.h"
 
@@ -803,15 +804,16 @@ void RunInPlace(const OpRun& run, std::vector<Floats>* storage) {
   const OpDef* def = OpOf(node);
   std::vector<TensorArg> inputs, outputs;
   for (size_t k = 0; k < node.inputs.size(); ++k) {
-    inputs.push_back(
-        {&graph.value(node.inputs[k]), reinterpret_cast<std::byte*>((*storage)[k].data())});
+    inputs.push_back(TensorArgOf(graph.value(node.inputs[k]),
+                                 reinterpret_cast<std::byte*>((*storage)[k].data())));
   }
   for (size_t k = 0; k < node.outputs.size(); ++k) {
     const auto source = static_cast<size_t>(def->updates_input[k]);
-    outputs.push_back(
-        {&graph.value(node.outputs[k]), reinterpret_cast<std::byte*>((*storage)[source].data())});
+    outputs.push_back(TensorArgOf(graph.value(node.outputs[k]),
+                                  reinterpret_cast<std::byte*>((*storage)[source].data())));
   }
-  def->FindKernel(DType::kF32)(KernelContext{node, inputs, outputs, {}});
+  def->FindKernel(DType::kF32)(
+      KernelArgsFor(node, std::move(inputs), std::move(outputs)).Context());
 }
 
 TEST(TrainOpOptimizerTest, SgdMomentumHandComputed) {

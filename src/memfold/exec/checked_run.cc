@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 
+#include "memfold/ops/kernel_args.h"
 #include "memfold/ops/registry.h"
 #include "memfold/plan/shared_storage.h"
 
@@ -62,12 +63,12 @@ std::string Hex(uint64_t hash) {
 // whole value, or its rows inside a concatenation's output.
 template <typename Visit>
 void ForEachRun(const TensorArg& arg, Visit&& visit) {
-  const int64_t bytes = arg.value->bytes();
+  const int64_t bytes = arg.bytes();
   if (arg.row == 0) {
     if (bytes > 0) visit(arg.data, bytes);
     return;
   }
-  const int64_t element = ElementBytes(arg.value->dtype);
+  const int64_t element = ElementBytes(arg.dtype);
   const int64_t row = arg.row * element, stride = arg.row_stride * element;
   for (int64_t done = 0, k = 0; done < bytes; done += row, ++k) {
     visit(arg.data + k * stride, std::min(row, bytes - done));
@@ -157,7 +158,7 @@ class ReferenceRecorder final : public RunMonitor {
     }
     return Status::Ok();
   }
-  Result<AccessWatch*> Before(size_t, const Node& node, const NodeArgs& args) override {
+  Result<AccessWatch*> Before(size_t, const Node& node, const KernelContext& args) override {
     for (size_t k = 0; k < node.inputs.size(); ++k) {
       if (node.inputs[k] != kNoValue && shared_.persistent[static_cast<size_t>(node.inputs[k])]) {
         state_reads_[node.inputs[k]].push_back(HashOf(args.inputs[k]));
@@ -165,7 +166,7 @@ class ReferenceRecorder final : public RunMonitor {
     }
     return static_cast<AccessWatch*>(nullptr);
   }
-  Status After(size_t, const Node& node, const NodeArgs& args, bool) override {
+  Status After(size_t, const Node& node, const KernelContext& args, bool) override {
     for (size_t k = 0; k < node.outputs.size(); ++k) Record(node.outputs[k], args.outputs[k].data);
     return Status::Ok();
   }
@@ -256,7 +257,7 @@ class PlanChecker final : public RunMonitor {
     for (ValueId v : graph_.inputs) {
       const int32_t buffer = live_.buffer_of[static_cast<size_t>(v)];
       if (buffer == kNoBuffer) continue;
-      ForEachRun(TensorArg{&graph_.value(v), where[static_cast<size_t>(v)]},
+      ForEachRun(TensorArgOf(graph_.value(v), where[static_cast<size_t>(v)]),
                  [&](const std::byte* p, int64_t n) {
                    std::fill_n(tags_.begin() + (p - arena_), n, Tag(buffer));
                  });
@@ -264,7 +265,8 @@ class PlanChecker final : public RunMonitor {
     return Status::Ok();
   }
 
-  Result<AccessWatch*> Before(size_t position, const Node& node, const NodeArgs& args) override {
+  Result<AccessWatch*> Before(size_t position, const Node& node,
+                              const KernelContext& args) override {
     for (size_t k = 0; k < node.inputs.size(); ++k) {
       const ValueId v = node.inputs[k];
       if (v == kNoValue || graph_.value(v).is_constant()) continue;
@@ -273,7 +275,7 @@ class PlanChecker final : public RunMonitor {
     return Arm(position, node, args);
   }
 
-  Status After(size_t position, const Node& node, const NodeArgs& args, bool ran) override {
+  Status After(size_t position, const Node& node, const KernelContext& args, bool ran) override {
     if (armed_) {
       armed_ = false;
       if (const std::byte* p = watch_.clobbered(); p != nullptr)
@@ -286,7 +288,7 @@ class PlanChecker final : public RunMonitor {
     for (ValueId v : graph_.outputs) {
       if (graph_.value(v).is_constant()) continue;
       MF_RETURN_IF_ERROR(
-          CheckRead(-1, nullptr, v, TensorArg{&graph_.value(v), where[static_cast<size_t>(v)]}));
+          CheckRead(-1, nullptr, v, TensorArgOf(graph_.value(v), where[static_cast<size_t>(v)])));
     }
     return Status::Ok();
   }
@@ -363,18 +365,18 @@ class PlanChecker final : public RunMonitor {
   }
 
   // Arms the in-kernel watch over the bytes the node both writes and reads, if any.
-  AccessWatch* Arm(size_t position, const Node& node, const NodeArgs& args) {
+  AccessWatch* Arm(size_t position, const Node& node, const KernelContext& args) {
     const KernelEntry* entry =
         OpOf(node)->alias ? nullptr
                           : OpOf(node)->FindKernelEntry(graph_.value(node.inputs[0]).dtype);
     if (entry == nullptr || entry->traced == nullptr) return nullptr;
     std::vector<Span> reads, writes;
     for (size_t k = 0; k < node.inputs.size(); ++k) {
-      if (InArena(node.inputs[k]) && args.inputs[k].value->bytes() > 0)
+      if (InArena(node.inputs[k]) && args.inputs[k].bytes() > 0)
         reads.push_back(SpanOf(args.inputs[k]));
     }
     for (size_t k = 0; k < node.outputs.size(); ++k) {
-      if (InArena(node.outputs[k]) && args.outputs[k].value->bytes() > 0)
+      if (InArena(node.outputs[k]) && args.outputs[k].bytes() > 0)
         writes.push_back(SpanOf(args.outputs[k]));
     }
     const std::vector<int32_t>& scratch = ScratchOf(position);
@@ -403,7 +405,8 @@ class PlanChecker final : public RunMonitor {
     return live_.scratch_of[static_cast<size_t>(graph_.schedule[position])];
   }
 
-  Status Clobbered(size_t position, const Node& node, const NodeArgs& args, const std::byte* p) {
+  Status Clobbered(size_t position, const Node& node, const KernelContext& args,
+                   const std::byte* p) {
     for (size_t k = 0; k < node.inputs.size(); ++k) {
       if (!InArena(node.inputs[k])) continue;
       int64_t seen = 0;
@@ -425,7 +428,7 @@ class PlanChecker final : public RunMonitor {
   }
 
   // Tags the bytes the node wrote; two of its results sharing a byte is a difference too.
-  Status TagWrites(size_t position, const Node& node, const NodeArgs& args) {
+  Status TagWrites(size_t position, const Node& node, const KernelContext& args) {
     std::vector<uint32_t> written;
     std::optional<int64_t> shared;
     auto tag = [&](const std::byte* p, int64_t n, uint32_t t) {

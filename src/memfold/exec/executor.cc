@@ -7,6 +7,7 @@
 #include <memory>
 #include <new>
 
+#include "memfold/ops/kernel_args.h"
 #include "memfold/ops/registry.h"
 
 namespace memfold {
@@ -15,36 +16,32 @@ namespace {
 // Unplanned buffers and a fresh arena start as this: NaN for floats, -1 for integers.
 constexpr std::byte kPoison{0xFF};
 
-// The arguments of one node: where its inputs and outputs are, and (planned runs, `live`) the
-// row layout of values that lie in rows of a concat.
-struct ArgStorage {
-  std::vector<TensorArg> inputs, outputs;
-  NodeArgs view(std::span<std::byte* const> scratch) const { return {inputs, outputs, scratch}; }
-};
-
-ArgStorage ArgsOf(const Graph& graph, const Node& node, const std::vector<std::byte*>& where,
-                  const Liveness* live) {
-  auto arg = [&](ValueId v) {
-    if (v == kNoValue) return TensorArg{};
-    TensorArg a{&graph.value(v), where[static_cast<size_t>(v)]};
-    if (const RowLayout rows = live ? ViewRows(*live, v) : RowLayout{}; rows.row_bytes != 0) {
-      const int64_t element = StorageBytes(a.value->dtype, 1);
-      a.row = rows.row_bytes / element;
-      a.row_stride = rows.stride_bytes / element;
+// The arguments of one node at `where`, with (planned runs, `live`) the row layout of values
+// that lie in rows of a concat.
+NodeKernelArgs ArgsOf(const Graph& graph, const Node& node, const std::vector<std::byte*>& where,
+                      const Liveness* live) {
+  NodeKernelArgs args = KernelArgsOf(graph, node, where);
+  if (live == nullptr) return args;
+  auto set_rows = [&](std::span<const ValueId> values, std::vector<TensorArg>* tensors) {
+    for (size_t k = 0; k < values.size(); ++k) {
+      if (values[k] == kNoValue) continue;
+      if (const RowLayout rows = ViewRows(*live, values[k]); rows.row_bytes != 0) {
+        const int64_t element = StorageBytes((*tensors)[k].dtype, 1);
+        (*tensors)[k].row = rows.row_bytes / element;
+        (*tensors)[k].row_stride = rows.stride_bytes / element;
+      }
     }
-    return a;
   };
-  ArgStorage args;
-  for (ValueId in : node.inputs) args.inputs.push_back(arg(in));
-  for (ValueId out : node.outputs) args.outputs.push_back(arg(out));
+  set_rows(node.inputs, &args.inputs);
+  set_rows(node.outputs, &args.outputs);
   return args;
 }
 
 // Runs one node's kernel, traced under `watch` when one is given and the kernel has a traced
 // form.
-void RunKernel(const Graph& graph, const Node& node, const NodeArgs& args, AccessWatch* watch) {
+void RunKernel(const Graph& graph, const Node& node, const KernelContext& context,
+               AccessWatch* watch) {
   const KernelEntry* entry = OpOf(node)->FindKernelEntry(graph.value(node.inputs[0]).dtype);
-  const KernelContext context{node, args.inputs, args.outputs, args.scratch};
   if (watch == nullptr || entry->traced == nullptr) {
     entry->run(context);
     return;
@@ -287,20 +284,21 @@ Result<RunOutputs> Session::Run(const std::vector<Bytes>& inputs, const Liveness
         unplanned_bytes += bytes;
       }
     }
-    const ArgStorage args = ArgsOf(graph, node, where, planned ? live : nullptr);
+    const NodeKernelArgs args = ArgsOf(graph, node, where, planned ? live : nullptr);
+    const KernelContext context = args.Context(scratch);
     AccessWatch* watch = nullptr;
     if (monitor != nullptr) {
-      MF_ASSIGN_OR_RETURN(watch, monitor->Before(pos, node, args.view(scratch)));
+      MF_ASSIGN_OR_RETURN(watch, monitor->Before(pos, node, context));
     }
     const bool runs = !OpOf(node)->alias && !(planned && AlreadyInPlace(*live, id));
     const auto start = std::chrono::steady_clock::now();
-    if (runs) RunKernel(graph, node, args.view(scratch), watch);
+    if (runs) RunKernel(graph, node, context, watch);
     if (options.layer_ms != nullptr) {
       (*options.layer_ms)[node.layer.empty() ? "other" : node.layer] +=
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
               .count();
     }
-    if (monitor != nullptr) MF_RETURN_IF_ERROR(monitor->After(pos, node, args.view(scratch), runs));
+    if (monitor != nullptr) MF_RETURN_IF_ERROR(monitor->After(pos, node, context, runs));
     Capture(graph, node, where, options.capture, &captured);
   }
   if (monitor != nullptr) MF_RETURN_IF_ERROR(monitor->Finished(where));

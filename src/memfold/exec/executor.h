@@ -31,13 +31,6 @@
 
 namespace memfold {
 
-// A node's arguments as its kernel sees them.
-struct NodeArgs {
-  std::span<const TensorArg> inputs;  // value == nullptr for an absent optional input
-  std::span<const TensorArg> outputs;
-  std::span<std::byte* const> scratch;
-};
-
 // Watches a run operator by operator (checked execution, exec/checked_run.h; calibration,
 // passes/quantize.cc). Each hook does nothing unless overridden; an error from any call stops
 // the run with that error.
@@ -51,11 +44,12 @@ class RunMonitor {
   }
   // Before the node at schedule position `position` runs. A watch returned here makes the
   // node run its traced kernel under it (nodes without one run as usual).
-  virtual Result<AccessWatch*> Before(size_t position, const Node& node, const NodeArgs& args) {
+  virtual Result<AccessWatch*> Before(size_t position, const Node& node,
+                                      const KernelContext& args) {
     return static_cast<AccessWatch*>(nullptr);
   }
   // After the node; `ran` is false for nodes the executor skips (aliases, copy-free views).
-  virtual Status After(size_t position, const Node& node, const NodeArgs& args, bool ran) {
+  virtual Status After(size_t position, const Node& node, const KernelContext& args, bool ran) {
     return Status::Ok();
   }
   // After the last node, right before the caller's outputs are copied out.

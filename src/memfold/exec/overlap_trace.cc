@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "memfold/ops/kernel_args.h"
 #include "memfold/ops/kernels/access.h"
 #include "memfold/ops/registry.h"
 
@@ -72,21 +73,23 @@ std::optional<int64_t> SafeOverlapByTrace(const Graph& graph, const Node& node, 
     Fill(storage.back().data(), bytes);
     return storage.back().data();
   };
-  auto bind = [&](ValueId v, std::byte* data) -> TensorArg {
-    if (v == kNoValue) return {};
+  // Every tensor gets its own bytes, except input `input` and output 0, which share `block`.
+  std::vector<std::byte*> where(static_cast<size_t>(graph.num_values()), nullptr);
+  auto bind = [&](ValueId v, std::byte* data) {
+    if (v == kNoValue) return;
     const Value& value = graph.value(v);
-    if (data != nullptr) return {&value, data};
-    if (value.is_constant()) return {&value, storage.emplace_back(*value.data).data()};
-    return {&value, own(value.bytes())};
+    std::byte*& at = where[static_cast<size_t>(v)];
+    if (data != nullptr) {
+      at = data;
+    } else if (at == nullptr) {
+      at = value.is_constant() ? storage.emplace_back(*value.data).data() : own(value.bytes());
+    }
   };
-  std::vector<TensorArg> inputs, outputs;
-  for (size_t k = 0; k < node.inputs.size(); ++k) {
-    inputs.push_back(
-        bind(node.inputs[k], k == static_cast<size_t>(input) ? block.data() + out_bytes : nullptr));
-  }
-  for (size_t k = 0; k < node.outputs.size(); ++k) {
-    outputs.push_back(bind(node.outputs[k], k == 0 ? block.data() : nullptr));
-  }
+  bind(node.inputs[static_cast<size_t>(input)], block.data() + out_bytes);
+  bind(node.outputs[0], block.data());
+  for (ValueId v : node.inputs) bind(v, nullptr);
+  for (ValueId v : node.outputs) bind(v, nullptr);
+  const NodeKernelArgs args = KernelArgsOf(graph, node, where);
   std::vector<std::byte*> scratch;
   if (def->scratch != nullptr) {
     for (int64_t bytes : def->scratch(graph, node)) scratch.push_back(own(bytes));
@@ -94,7 +97,7 @@ std::optional<int64_t> SafeOverlapByTrace(const Graph& graph, const Node& node, 
   OverlapWatch watch(block.data(), out_bytes, in_bytes);
   {
     ScopedWatch scope(&watch);
-    entry->traced(KernelContext{node, inputs, outputs, scratch});
+    entry->traced(args.Context(scratch));
   }
   return watch.safe_overlap();
 }

@@ -6,8 +6,9 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 
-#include "memfold/ir/graph.h"
+#include "memfold/ir/dtype.h"
 
 namespace memfold {
 
@@ -21,14 +22,14 @@ struct ChannelLayout {
 };
 
 // The axis named by `axis` (negative counts from the end), or -1 when out of range.
-inline int64_t ResolveAxis(const Shape& shape, int64_t axis) {
+inline int64_t ResolveAxis(std::span<const int64_t> shape, int64_t axis) {
   const auto rank = static_cast<int64_t>(shape.size());
   const int64_t resolved = axis < 0 ? axis + rank : axis;
   return resolved >= 0 && resolved < rank ? resolved : -1;
 }
 
 // Precondition: ResolveAxis(shape, axis) >= 0.
-inline ChannelLayout LayoutOf(const Shape& shape, int64_t axis) {
+inline ChannelLayout LayoutOf(std::span<const int64_t> shape, int64_t axis) {
   ChannelLayout layout;
   const int64_t a = ResolveAxis(shape, axis);
   for (int64_t k = 0; k < static_cast<int64_t>(shape.size()); ++k) {

@@ -12,6 +12,7 @@
 #include "memfold/ops/kernels/convert_kernels.h"
 #include "memfold/ops/kernels/float_kernels.h"
 #include "memfold/ops/kernels/int_kernels.h"
+#include "memfold/ops/kernels/prepare.h"
 #include "memfold/ops/kernels/svdf.h"
 #include "memfold/ops/kernels/train_kernels.h"
 #include "memfold/ops/overlap_models.h"
@@ -107,6 +108,7 @@ std::vector<OpDef> BuildOpTable() {
        .overlap_algorithmic = AlgorithmicFullyConnected,
        .kernels = {MF_KERNEL(DType::kF32, FullyConnectedF32),
                    MF_KERNEL(DType::kI8, FullyConnectedI8)},
+       .prepare = PrepareFullyConnectedI8,
        .gradient = GradFullyConnected,
        .grad_reads_inputs = kReadsBoth},
       {.name = "matmul",
@@ -136,6 +138,7 @@ std::vector<OpDef> BuildOpTable() {
        .overlap_analytic = AnalyticWindow,
        .overlap_algorithmic = AlgorithmicConv2D,
        .kernels = {MF_KERNEL(DType::kF32, Conv2DF32), MF_KERNEL(DType::kI8, Conv2DI8)},
+       .prepare = PrepareConvI8,
        .gradient = GradConv2D,
        .grad_reads_inputs = kReadsBoth},
       {.name = "depthwise_conv2d",
@@ -148,6 +151,7 @@ std::vector<OpDef> BuildOpTable() {
        .overlap_algorithmic = AlgorithmicDepthwise,
        .kernels = {MF_KERNEL(DType::kF32, DepthwiseConv2DF32),
                    MF_KERNEL(DType::kI8, DepthwiseConv2DI8)},
+       .prepare = PrepareConvI8,
        .gradient = GradDepthwise,
        .grad_reads_inputs = kReadsBoth},
       {.name = "max_pool2d",

@@ -25,6 +25,7 @@
 
 #include "memfold/base/status.h"
 #include "memfold/ir/graph.h"
+#include "memfold/ops/kernels/kernel_context.h"
 
 namespace memfold {
 
@@ -49,45 +50,29 @@ struct Cost {
 };
 using CostFn = Cost (*)(const Graph& graph, const Node& node);
 
-// A tensor as a kernel sees it: its type and where its bytes are.
-struct TensorArg {
-  const Value* value = nullptr;
-  std::byte* data = nullptr;
-  // A value laid out in rows inside a concat's output (see Out in kernels/access.h), in
-  // elements; 0 = contiguous. Kernels write outputs through it; the only input that can have
-  // it is a concat's, placed in its output already (the concat skips it).
-  int64_t row = 0;
-  int64_t row_stride = 0;
-  template <typename T>
-  T* ptr() const {
-    return reinterpret_cast<T*>(data);
-  }
-  const Shape& shape() const { return value->shape; }
-  int64_t elements() const { return value->elements(); }
-  explicit operator bool() const { return value != nullptr; }
-};
-
-struct KernelContext {
-  const Node& node;
-  std::span<const TensorArg> inputs;  // absent optional inputs have value == nullptr
-  std::span<const TensorArg> outputs;
-  std::span<std::byte* const> scratch;  // one pointer per size the op's `scratch` asked for
-};
 using KernelFn = void (*)(const KernelContext& ctx);
 // Sizes in bytes of the scratch buffers a node's kernel needs while it runs (TFLM kernels
 // request them with RequestScratchBufferInArena). They are planned in the arena.
 using ScratchFn = std::vector<int64_t> (*)(const Graph& graph, const Node& node);
 
+// What an op computes from its tensors' types before a run (KernelContext::prepared); the
+// context's data pointers are not read.
+using PrepareFn = std::vector<int32_t> (*)(const KernelContext& ctx);
+
 struct KernelEntry {
   DType dtype;  // the element type of the node's first input
   KernelFn run;
   KernelFn traced = nullptr;  // the same kernel recording its accesses (safe-overlap trace)
+  // The C++ expression naming `run` (generated device code calls it by this name).
+  std::string_view symbol;
 };
 // Both instantiations of a kernel template.
 #define MF_KERNEL(dtype, kernel) \
-  ::memfold::KernelEntry { dtype, &kernel<Direct>, &kernel<Traced> }
-#define MF_KERNEL_T(dtype, kernel, T) \
-  ::memfold::KernelEntry { dtype, &kernel<Direct, T>, &kernel<Traced, T> }
+  ::memfold::KernelEntry { dtype, &kernel<Direct>, &kernel<Traced>, #kernel "<memfold::Direct>" }
+#define MF_KERNEL_T(dtype, kernel, T)                                                  \
+  ::memfold::KernelEntry {                                                             \
+    dtype, &kernel<Direct, T>, &kernel<Traced, T>, #kernel "<memfold::Direct, " #T ">" \
+  }
 
 // The safe overlap O_s, in bytes, of output 0 over input `input` (diagonal memory
 // optimisation, REFERENCE.md §1), or nullopt when the method has no model of this op.
@@ -126,6 +111,7 @@ struct OpDef {
   bool alias = false;
   std::vector<KernelEntry> kernels;
   ScratchFn scratch = nullptr;
+  PrepareFn prepare = nullptr;
   // Training. Per output, the input whose storage the output updates in place (optimizer
   // steps on persistent weights and state), -1 for a fresh output; empty = all fresh.
   std::vector<int> updates_input;

@@ -35,44 +35,33 @@ Result<Window2D> ComputeWindow(const Attrs& attrs, int64_t in_h, int64_t in_w, i
   const int64_t eff_h = (k_h - 1) * w.dil_h + 1;
   const int64_t eff_w = (k_w - 1) * w.dil_w + 1;
   const std::string& padding = attrs.Str("padding");
-  if (padding == "same") {
-    w.out_h = (in_h + w.stride_h - 1) / w.stride_h;
-    w.out_w = (in_w + w.stride_w - 1) / w.stride_w;
-    w.pad_top = std::max<int64_t>(0, (w.out_h - 1) * w.stride_h + eff_h - in_h) / 2;
-    w.pad_left = std::max<int64_t>(0, (w.out_w - 1) * w.stride_w + eff_w - in_w) / 2;
-  } else if (padding == "valid" || padding == "explicit") {
-    int64_t pad_h = 0, pad_w = 0;
-    if (padding == "explicit") {
-      const auto& pads = attrs.Ints("pads");
-      if (pads.size() != 4 || *std::min_element(pads.begin(), pads.end()) < 0) {
-        return Status::Error("explicit padding needs 'pads' = [top, bottom, left, right] >= 0");
-      }
-      w.pad_top = pads[0];
-      w.pad_left = pads[2];
-      pad_h = pads[0] + pads[1];
-      pad_w = pads[2] + pads[3];
+  std::span<const int64_t> pads;
+  if (padding == "explicit") {
+    pads = attrs.Ints("pads");
+    if (pads.size() != 4 || *std::min_element(pads.begin(), pads.end()) < 0) {
+      return Status::Error("explicit padding needs 'pads' = [top, bottom, left, right] >= 0");
     }
+  } else if (padding != "same" && padding != "valid") {
+    return Status::Error("padding must be 'same', 'valid' or 'explicit', not '" + padding + "'");
+  }
+  if (padding != "same") {
+    const int64_t pad_h = pads.empty() ? 0 : pads[0] + pads[1];
+    const int64_t pad_w = pads.empty() ? 0 : pads[2] + pads[3];
     if (in_h + pad_h < eff_h || in_w + pad_w < eff_w) {
       return Status::Error("the window (" + std::to_string(eff_h) + "x" + std::to_string(eff_w) +
                            ") is larger than the padded input (" + std::to_string(in_h + pad_h) +
                            "x" + std::to_string(in_w + pad_w) + ")");
     }
-    w.out_h = (in_h + pad_h - eff_h) / w.stride_h + 1;
-    w.out_w = (in_w + pad_w - eff_w) / w.stride_w + 1;
-  } else {
-    return Status::Error("padding must be 'same', 'valid' or 'explicit', not '" + padding + "'");
   }
+  PlaceWindow(padding, pads, &w);
   return w;
 }
 
 Result<ActivationRange> ParseActivation(const Attrs& attrs) {
   const AttrValue* value = attrs.Find("activation");
   const std::string name = value ? std::get<std::string>(*value) : "none";
-  constexpr float kInf = std::numeric_limits<float>::infinity();
-  if (name == "none") return ActivationRange{-kInf, kInf};
-  if (name == "relu") return ActivationRange{0.0f, kInf};
-  if (name == "relu6") return ActivationRange{0.0f, 6.0f};
-  if (name == "relu_n1_to_1") return ActivationRange{-1.0f, 1.0f};
+  if (name == "none" || name == "relu" || name == "relu6" || name == "relu_n1_to_1")
+    return ActivationRangeOf(name);
   return Status::Error("activation must be none, relu, relu6 or relu_n1_to_1, not '" + name + "'");
 }
 

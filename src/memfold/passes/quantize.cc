@@ -99,7 +99,7 @@ class RangeRecorder final : public RunMonitor {
       MF_RETURN_IF_ERROR(Observe(g_, v, where[static_cast<size_t>(v)], ranges_));
     return Status::Ok();
   }
-  Status After(size_t, const Node& node, const NodeArgs& args, bool) override {
+  Status After(size_t, const Node& node, const KernelContext& args, bool) override {
     for (size_t k = 0; k < node.outputs.size(); ++k) {
       MF_RETURN_IF_ERROR(Observe(g_, node.outputs[k], args.outputs[k].data, ranges_));
     }

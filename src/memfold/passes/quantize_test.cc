@@ -7,6 +7,7 @@
 
 #include "memfold/exec/executor.h"
 #include "memfold/ops/builder.h"
+#include "memfold/ops/kernel_args.h"
 #include "memfold/ops/kernels/quant_math.h"
 
 namespace memfold {

@@ -26,8 +26,8 @@ int32_t WrappingAdd(int32_t a, int32_t b) {
 
 template <typename A, typename Q>
 void AffineQuantize(const KernelContext& ctx) {
-  const float scale = Scale(*ctx.outputs[0].value);
-  const int32_t zero_point = ZeroPoint(*ctx.outputs[0].value);
+  const float scale = Scale(ctx.outputs[0]);
+  const int32_t zero_point = ZeroPoint(ctx.outputs[0]);
   constexpr int32_t kMin = std::numeric_limits<Q>::min();
   constexpr int32_t kMax = std::numeric_limits<Q>::max();
   In<A, float> x{ctx.inputs[0].ptr<float>()};
@@ -43,8 +43,8 @@ void AffineQuantize(const KernelContext& ctx) {
 
 template <typename A, typename T, typename Q>
 void RequantizeTo(const KernelContext& ctx) {
-  const Value& in = *ctx.inputs[0].value;
-  const Value& out = *ctx.outputs[0].value;
+  const TensorArg& in = ctx.inputs[0];
+  const TensorArg& out = ctx.outputs[0];
   int32_t multiplier = 0;
   int shift = 0;
   QuantizeMultiplier(static_cast<double>(Scale(in)) / static_cast<double>(Scale(out)), &multiplier,
@@ -71,7 +71,7 @@ void RequantizeTo(const KernelContext& ctx) {
 
 template <typename A>
 void QuantizeF32(const KernelContext& ctx) {
-  switch (ctx.outputs[0].value->dtype) {
+  switch (ctx.outputs[0].dtype) {
     case DType::kI8:
       AffineQuantize<A, int8_t>(ctx);
       break;
@@ -85,7 +85,7 @@ void QuantizeF32(const KernelContext& ctx) {
 
 template <typename A, typename T>
 void Requantize(const KernelContext& ctx) {
-  switch (ctx.outputs[0].value->dtype) {
+  switch (ctx.outputs[0].dtype) {
     case DType::kI8:
       RequantizeTo<A, T, int8_t>(ctx);
       break;
@@ -105,8 +105,8 @@ void Requantize(const KernelContext& ctx) {
 
 template <typename A, typename T>
 void Dequantize(const KernelContext& ctx) {
-  const float scale = Scale(*ctx.inputs[0].value);
-  const int32_t zero_point = ZeroPoint(*ctx.inputs[0].value);
+  const float scale = Scale(ctx.inputs[0]);
+  const int32_t zero_point = ZeroPoint(ctx.inputs[0]);
   In<A, T> x{ctx.inputs[0].ptr<T>()};
   Out<A, float> y{OutputOf<A, float>(ctx.outputs[0])};
   const int64_t n = ctx.outputs[0].elements();

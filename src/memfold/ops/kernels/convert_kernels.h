@@ -9,9 +9,8 @@
 #pragma once
 
 #include <cstdint>
-#include <vector>
 
-#include "memfold/ops/registry.h"
+#include "memfold/ops/kernels/kernel_context.h"
 
 namespace memfold {
 
@@ -47,6 +46,4 @@ void MeanQuantized(const KernelContext& ctx);
 
 // Scratch of mean: TFLM requests output elements * 4 bytes for int8 and int16 inputs, nothing
 // for float.
-std::vector<int64_t> MeanScratch(const Graph& graph, const Node& node);
-
 }  // namespace memfold

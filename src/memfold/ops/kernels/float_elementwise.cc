@@ -21,7 +21,7 @@ void Unary(const KernelContext& ctx, F f) {
 // fused activation.
 template <typename A, typename F>
 void Binary(const KernelContext& ctx, F f) {
-  const ActivationRange act = ParseActivation(ctx.node.attrs).value();
+  const ActivationRange act = KernelActivation(ctx.attrs);
   In<A, float> a{ctx.inputs[0].ptr<float>()};
   In<A, float> b{ctx.inputs[1].ptr<float>()};
   Out<A, float> y{OutputOf<A, float>(ctx.outputs[0])};

@@ -6,7 +6,7 @@
 // Preconditions: shapes and attributes were checked by the op's inference function.
 #pragma once
 
-#include "memfold/ops/registry.h"
+#include "memfold/ops/kernels/kernel_context.h"
 
 namespace memfold {
 

@@ -2,7 +2,6 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
-#include <vector>
 
 #include "memfold/ops/kernels/access.h"
 #include "memfold/ops/kernels/float_kernels.h"
@@ -11,8 +10,9 @@
 namespace memfold {
 namespace {
 
-std::vector<int64_t> RowMajorStrides(const Shape& shape) {
-  std::vector<int64_t> strides(shape.size(), 1);
+RankArray RowMajorStrides(ShapeView shape) {
+  RankArray strides{};
+  if (!shape.empty()) strides[shape.size() - 1] = 1;
   for (size_t d = shape.size(); d-- > 1;) strides[d - 1] = strides[d] * shape[d];
   return strides;
 }
@@ -20,11 +20,11 @@ std::vector<int64_t> RowMajorStrides(const Shape& shape) {
 // Calls visit(output_index, input_index) for every output element in row-major order, where
 // the input index is base + sum(coord[d] * in_stride[d]).
 template <typename Visit>
-void WalkOutput(const Shape& out_shape, const std::vector<int64_t>& in_stride, int64_t base,
-                Visit visit) {
+void WalkOutput(ShapeView out_shape, const RankArray& in_stride, int64_t base, Visit visit) {
   const size_t rank = out_shape.size();
-  const int64_t n = NumElements(out_shape);
-  std::vector<int64_t> coord(rank, 0);
+  int64_t n = 1;
+  for (int64_t d : out_shape) n *= d;
+  RankArray coord{};
   int64_t in_index = base;
   for (int64_t i = 0; i < n; ++i) {
     visit(i, in_index);
@@ -37,7 +37,7 @@ void WalkOutput(const Shape& out_shape, const std::vector<int64_t>& in_stride, i
   }
 }
 
-bool IsMeanOverHeightWidth(const Shape& in, const std::vector<int64_t>& axes, bool keep) {
+bool IsMeanOverHeightWidth(ShapeView in, std::span<const int64_t> axes, bool keep) {
   if (in.size() != 4 || axes.size() != 2 || !keep) return false;
   auto norm = [](int64_t a) { return a < 0 ? a + 4 : a; };
   const int64_t a0 = norm(axes[0]), a1 = norm(axes[1]);
@@ -46,18 +46,18 @@ bool IsMeanOverHeightWidth(const Shape& in, const std::vector<int64_t>& axes, bo
 
 template <typename T>
 T PadValue(const KernelContext& ctx) {
-  return static_cast<T>(ctx.node.attrs.Float("value"));
+  return static_cast<T>(ctx.attrs.Float("value"));
 }
 
 }  // namespace
 
 template <typename A>
 void MeanF32(const KernelContext& ctx) {
-  const Shape& in = ctx.inputs[0].shape();
-  const auto& axes = ctx.node.attrs.Ints("axes");
+  const ShapeView in = ctx.inputs[0].shape;
+  const std::span<const int64_t> axes = ctx.attrs.Ints("axes");
   In<A, float> x{ctx.inputs[0].ptr<float>()};
   Out<A, float> y{OutputOf<A, float>(ctx.outputs[0])};
-  if (IsMeanOverHeightWidth(in, axes, ctx.node.attrs.Int("keepdims") != 0)) {
+  if (IsMeanOverHeightWidth(in, axes, ctx.attrs.Int("keepdims") != 0)) {
     const int64_t h = in[1], w = in[2], c = in[3];
     for (int64_t b = 0; b < in[0]; ++b) {
       for (int64_t d = 0; d < c; ++d) {
@@ -71,13 +71,13 @@ void MeanF32(const KernelContext& ctx) {
     return;
   }
   // General case: the output doubles as the running sum, visited in input row-major order.
-  std::vector<char> reduced(in.size(), 0);
+  std::array<bool, kMaxRank> reduced{};
   for (int64_t a : axes)
-    reduced[static_cast<size_t>(a < 0 ? a + static_cast<int64_t>(in.size()) : a)] = 1;
-  Shape kept(in.size(), 1);
+    reduced[static_cast<size_t>(a < 0 ? a + static_cast<int64_t>(in.size()) : a)] = true;
+  RankArray kept{};
   for (size_t d = 0; d < in.size(); ++d) kept[d] = reduced[d] ? 1 : in[d];
-  const std::vector<int64_t> kept_stride = RowMajorStrides(kept);
-  std::vector<int64_t> out_stride(in.size());
+  const RankArray kept_stride = RowMajorStrides(ShapeView(kept.data(), in.size()));
+  RankArray out_stride{};
   for (size_t d = 0; d < in.size(); ++d) out_stride[d] = reduced[d] ? 0 : kept_stride[d];
   const int64_t outputs = ctx.outputs[0].elements();
   for (int64_t i = 0; i < outputs; ++i) y.Set(i, 0.0f);
@@ -90,10 +90,10 @@ void MeanF32(const KernelContext& ctx) {
 
 template <typename A>
 void SoftmaxF32(const KernelContext& ctx) {
-  const Shape& shape = ctx.inputs[0].shape();
+  const ShapeView shape = ctx.inputs[0].shape;
   const int64_t depth = shape.back();
   const int64_t rows = depth == 0 ? 0 : ctx.inputs[0].elements() / depth;
-  const auto beta = static_cast<float>(ctx.node.attrs.Float("beta"));
+  const auto beta = static_cast<float>(ctx.attrs.Float("beta"));
   In<A, float> x{ctx.inputs[0].ptr<float>()};
   Out<A, float> y{OutputOf<A, float>(ctx.outputs[0])};
   for (int64_t r = 0; r < rows; ++r) {
@@ -112,9 +112,9 @@ void SoftmaxF32(const KernelContext& ctx) {
 
 template <typename A, typename T>
 void Concat(const KernelContext& ctx) {
-  const Shape& out_shape = ctx.outputs[0].shape();
+  const ShapeView out_shape = ctx.outputs[0].shape;
   const int64_t rank = static_cast<int64_t>(out_shape.size());
-  int64_t axis = ctx.node.attrs.Int("axis");
+  int64_t axis = ctx.attrs.Int("axis");
   if (axis < 0) axis += rank;
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < axis; ++d) outer *= out_shape[static_cast<size_t>(d)];
@@ -123,18 +123,16 @@ void Concat(const KernelContext& ctx) {
   // An input the planner already placed where it belongs in the output (a copy-free view,
   // plan/liveness.h) is not copied: one that starts at its place, contiguous along an
   // outermost axis, in rows along an inner one (reading those as a tensor would be wrong).
-  std::vector<char> in_place;
-  for (int64_t begin = 0; const TensorArg& input : ctx.inputs) {
-    in_place.push_back(input.data == reinterpret_cast<std::byte*>(y.base + y.At(begin)) &&
-                       (outer == 1 || input.row != 0));
-    begin += input.shape()[static_cast<size_t>(axis)] * inner;
-  }
   int64_t o = 0;
   for (int64_t k = 0; k < outer; ++k) {
-    for (size_t i = 0; i < ctx.inputs.size(); ++i) {
-      In<A, T> x{ctx.inputs[i].ptr<T>()};
-      const int64_t copy = ctx.inputs[i].shape()[static_cast<size_t>(axis)] * inner;
-      if (in_place[i]) {
+    int64_t start = 0;  // where the input's first row begins in the output
+    for (const TensorArg& input : ctx.inputs) {
+      In<A, T> x{input.ptr<T>()};
+      const int64_t copy = input.shape[static_cast<size_t>(axis)] * inner;
+      const bool in_place = input.data == reinterpret_cast<std::byte*>(y.base + y.At(start)) &&
+                            (outer == 1 || input.row != 0);
+      start += copy;
+      if (in_place) {
         o += copy;
         continue;
       }
@@ -145,37 +143,37 @@ void Concat(const KernelContext& ctx) {
 
 template <typename A, typename T>
 void Slice(const KernelContext& ctx) {
-  const Shape& in = ctx.inputs[0].shape();
-  const auto& begin = ctx.node.attrs.Ints("begin");
-  const std::vector<int64_t> stride = RowMajorStrides(in);
+  const ShapeView in = ctx.inputs[0].shape;
+  const std::span<const int64_t> begin = ctx.attrs.Ints("begin");
+  const RankArray stride = RowMajorStrides(in);
   int64_t base = 0;
   for (size_t d = 0; d < in.size(); ++d) base += begin[d] * stride[d];
   In<A, T> x{ctx.inputs[0].ptr<T>()};
   Out<A, T> y{OutputOf<A, T>(ctx.outputs[0])};
-  WalkOutput(ctx.outputs[0].shape(), stride, base, [&](int64_t o, int64_t i) { y.Set(o, x[i]); });
+  WalkOutput(ctx.outputs[0].shape, stride, base, [&](int64_t o, int64_t i) { y.Set(o, x[i]); });
 }
 
 template <typename A, typename T>
 void Transpose(const KernelContext& ctx) {
-  const std::vector<int64_t> in_stride = RowMajorStrides(ctx.inputs[0].shape());
-  const auto& perm = ctx.node.attrs.Ints("perm");
-  std::vector<int64_t> stride(perm.size());
+  const RankArray in_stride = RowMajorStrides(ctx.inputs[0].shape);
+  const std::span<const int64_t> perm = ctx.attrs.Ints("perm");
+  RankArray stride{};
   for (size_t d = 0; d < perm.size(); ++d) stride[d] = in_stride[static_cast<size_t>(perm[d])];
   In<A, T> x{ctx.inputs[0].ptr<T>()};
   Out<A, T> y{OutputOf<A, T>(ctx.outputs[0])};
-  WalkOutput(ctx.outputs[0].shape(), stride, 0, [&](int64_t o, int64_t i) { y.Set(o, x[i]); });
+  WalkOutput(ctx.outputs[0].shape, stride, 0, [&](int64_t o, int64_t i) { y.Set(o, x[i]); });
 }
 
 template <typename A, typename T>
 void Pad(const KernelContext& ctx) {
-  const Shape& in = ctx.inputs[0].shape();
-  const Shape& out = ctx.outputs[0].shape();
-  const auto& pads = ctx.node.attrs.Ints("paddings");
+  const ShapeView in = ctx.inputs[0].shape;
+  const ShapeView out = ctx.outputs[0].shape;
+  const std::span<const int64_t> pads = ctx.attrs.Ints("paddings");
   const T fill = PadValue<T>(ctx);
-  const std::vector<int64_t> in_stride = RowMajorStrides(in);
+  const RankArray in_stride = RowMajorStrides(in);
   In<A, T> x{ctx.inputs[0].ptr<T>()};
   Out<A, T> y{OutputOf<A, T>(ctx.outputs[0])};
-  std::vector<int64_t> coord(out.size(), 0);
+  RankArray coord{};
   const int64_t n = ctx.outputs[0].elements();
   for (int64_t o = 0; o < n; ++o) {
     int64_t i = 0;
@@ -196,10 +194,10 @@ void Pad(const KernelContext& ctx) {
 // numpy broadcast of the input to the output shape: a row-major walk over the output.
 template <typename A, typename T>
 void BroadcastTo(const KernelContext& ctx) {
-  const Shape& out = ctx.outputs[0].shape();
+  const ShapeView out = ctx.outputs[0].shape;
   In<A, T> x{ctx.inputs[0].ptr<T>()};
   Out<A, T> y{OutputOf<A, T>(ctx.outputs[0])};
-  WalkOutput(out, BroadcastStrides(ctx.inputs[0].shape(), out.size()), 0,
+  WalkOutput(out, BroadcastStrides(ctx.inputs[0].shape, out.size()), 0,
              [&](int64_t o, int64_t i) { y.Set(o, x[i]); });
 }
 

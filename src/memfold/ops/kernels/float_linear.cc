@@ -12,10 +12,10 @@ namespace memfold {
 
 template <typename A>
 void FullyConnectedF32(const KernelContext& ctx) {
-  const Shape& w_shape = ctx.inputs[1].shape();
+  const ShapeView w_shape = ctx.inputs[1].shape;
   const int64_t out_depth = w_shape[0], depth = w_shape[1];
   const int64_t batches = ctx.inputs[0].elements() / depth;
-  const ActivationRange act = ParseActivation(ctx.node.attrs).value();
+  const ActivationRange act = KernelActivation(ctx.attrs);
   In<A, float> x{ctx.inputs[0].ptr<float>()};
   In<A, float> w{ctx.inputs[1].ptr<float>()};
   const bool has_bias = HasBias(ctx);
@@ -71,10 +71,10 @@ void MatMulBlock(In<A, float> a, In<A, float> b, Out<A, float> y, int64_t a0, in
 
 template <typename A>
 void MatMulF32(const KernelContext& ctx) {
-  const bool ta = ctx.node.attrs.Int("transpose_a") != 0;
-  const bool tb = ctx.node.attrs.Int("transpose_b") != 0;
-  const Shape& y_shape = ctx.outputs[0].shape();
-  const Shape& a_shape = ctx.inputs[0].shape();
+  const bool ta = ctx.attrs.Int("transpose_a") != 0;
+  const bool tb = ctx.attrs.Int("transpose_b") != 0;
+  const ShapeView y_shape = ctx.outputs[0].shape;
+  const ShapeView a_shape = ctx.inputs[0].shape;
   const int64_t k = ta ? a_shape[0] : a_shape[1];
   MatMulBlock<A>({ctx.inputs[0].ptr<float>()}, {ctx.inputs[1].ptr<float>()},
                  {OutputOf<A, float>(ctx.outputs[0])}, 0, 0, 0, y_shape[0], y_shape[1], k, ta, tb);
@@ -82,11 +82,11 @@ void MatMulF32(const KernelContext& ctx) {
 
 template <typename A>
 void BatchMatMulF32(const KernelContext& ctx) {
-  const bool ta = ctx.node.attrs.Int("transpose_a") != 0;
-  const bool tb = ctx.node.attrs.Int("transpose_b") != 0;
-  const Shape& a_shape = ctx.inputs[0].shape();
-  const Shape& b_shape = ctx.inputs[1].shape();
-  const Shape& y_shape = ctx.outputs[0].shape();
+  const bool ta = ctx.attrs.Int("transpose_a") != 0;
+  const bool tb = ctx.attrs.Int("transpose_b") != 0;
+  const ShapeView a_shape = ctx.inputs[0].shape;
+  const ShapeView b_shape = ctx.inputs[1].shape;
+  const ShapeView y_shape = ctx.outputs[0].shape;
   const size_t rank = y_shape.size();
   const int64_t m = y_shape[rank - 2], n = y_shape[rank - 1];
   const int64_t k = ta ? a_shape[a_shape.size() - 2] : a_shape[a_shape.size() - 1];

@@ -19,7 +19,7 @@ class FloatConvMath {
   using Acc = float;
 
   explicit FloatConvMath(const KernelContext& ctx)
-      : act_(ParseActivation(ctx.node.attrs).value()),
+      : act_(KernelActivation(ctx.attrs)),
         x_{ctx.inputs[0].ptr<float>()},
         w_{ctx.inputs[1].ptr<float>()},
         has_bias_(HasBias(ctx)),
@@ -46,7 +46,7 @@ class FloatConvMath {
 // The float pool loop with the fused activation clamp after `finish`.
 template <typename A, typename Fold, typename Finish>
 void PoolF32(const KernelContext& ctx, float init, Fold fold, Finish finish) {
-  const ActivationRange act = ParseActivation(ctx.node.attrs).value();
+  const ActivationRange act = KernelActivation(ctx.attrs);
   PoolLoop<A, float>(ctx, init, fold, [&](float acc, int64_t count) {
     return std::min(std::max(finish(acc, count), act.min), act.max);
   });

@@ -1,11 +1,10 @@
 // int8 convolution, depthwise convolution, fully-connected and pooling kernels (see
-// int_kernels.h). Multipliers are computed per call from the values' quantisation, in the
-// precision TFLM's Prepare uses; the loops are those of the reference_integer_ops kernels.
+// int_kernels.h). Requantisation multipliers come from the op's prepare (int_prepare.h); the
+// loops are those of the reference_integer_ops kernels. Freestanding.
 #include <algorithm>
 #include <cstdint>
 #include <limits>
-#include <string>
-#include <vector>
+#include <span>
 
 #include "memfold/ops/kernels/access.h"
 #include "memfold/ops/kernels/int_kernels.h"
@@ -16,32 +15,15 @@
 namespace memfold {
 namespace {
 
-// Per-output-channel multipliers as PopulateConvolutionQuantizationParams computes them: a
-// per-tensor filter scale is broadcast to every channel; the product is taken in double.
+// The per-channel multipliers and shifts an int8 prepare stored: channels of each.
 struct ChannelMultipliers {
-  std::vector<int32_t> multiplier;
-  std::vector<int> shift;
-};
-
-ChannelMultipliers PerChannelMultipliers(const KernelContext& ctx, int64_t channels) {
-  const float input_scale = Scale(*ctx.inputs[0].value);
-  const float output_scale = Scale(*ctx.outputs[0].value);
-  const Value& filter = *ctx.inputs[1].value;
-  const std::vector<float> filter_scales =
-      filter.quant ? filter.quant->scale : std::vector<float>{1.0f};
-  const bool per_channel = filter_scales.size() > 1;
-  ChannelMultipliers m;
-  m.multiplier.resize(static_cast<size_t>(channels));
-  m.shift.resize(static_cast<size_t>(channels));
-  for (int64_t c = 0; c < channels; ++c) {
-    const float scale = per_channel ? filter_scales[static_cast<size_t>(c)] : filter_scales[0];
-    const double effective = static_cast<double>(input_scale) * static_cast<double>(scale) /
-                             static_cast<double>(output_scale);
-    QuantizeMultiplier(effective, &m.multiplier[static_cast<size_t>(c)],
-                       &m.shift[static_cast<size_t>(c)]);
+  std::span<const int32_t> multiplier;
+  std::span<const int32_t> shift;
+  static ChannelMultipliers Of(const KernelContext& ctx) {
+    const size_t channels = ctx.prepared.size() / 2;
+    return {ctx.prepared.first(channels), ctx.prepared.subspan(channels)};
   }
-  return m;
-}
+};
 
 int8_t ClampToInt8(int32_t acc, const QuantRange& range) {
   acc = std::max(acc, range.min);
@@ -72,9 +54,8 @@ class Int8ConvMath {
 
   // Output channels are the last output dimension (NHWC).
   explicit Int8ConvMath(const KernelContext& ctx)
-      : requantize_{PerChannelMultipliers(ctx, ctx.outputs[0].shape()[3]),
-                    ZeroPoint(*ctx.outputs[0].value), OutputRange(ctx)},
-        input_offset_(-ZeroPoint(*ctx.inputs[0].value)),
+      : requantize_{ChannelMultipliers::Of(ctx), ZeroPoint(ctx.outputs[0]), OutputRange(ctx)},
+        input_offset_(-ZeroPoint(ctx.inputs[0])),
         x_{ctx.inputs[0].ptr<int8_t>()},
         w_{ctx.inputs[1].ptr<int8_t>()},
         has_bias_(HasBias(ctx)),
@@ -116,36 +97,16 @@ void DepthwiseConv2DI8(const KernelContext& ctx) {
   DepthwiseConvLoop(ctx, Int8ConvMath<A>(ctx));
 }
 
-namespace {
-
-// CalculateOpDataFullyConnected: per-channel filters take the conv path (double product); a
-// per-tensor filter goes through GetQuantizedConvolutionMultipler, whose product of the two
-// scales is rounded to float before the division in double (one multiplier, index 0).
-ChannelMultipliers FullyConnectedMultipliers(const KernelContext& ctx, bool per_channel,
-                                             int64_t out_depth) {
-  if (per_channel) return PerChannelMultipliers(ctx, out_depth);
-  const Value& filter = *ctx.inputs[1].value;
-  const double input_product_scale =
-      static_cast<double>(Scale(*ctx.inputs[0].value) * Scale(filter));
-  const double real_multiplier =
-      input_product_scale / static_cast<double>(Scale(*ctx.outputs[0].value));
-  ChannelMultipliers mult{{0}, {0}};
-  QuantizeMultiplier(real_multiplier, &mult.multiplier[0], &mult.shift[0]);
-  return mult;
-}
-
-}  // namespace
-
 template <typename A>
 void FullyConnectedI8(const KernelContext& ctx) {
-  const Shape& w_shape = ctx.inputs[1].shape();
+  const ShapeView w_shape = ctx.inputs[1].shape;
   const int64_t out_depth = w_shape[0], depth = w_shape[1];
   const int64_t batches = ctx.outputs[0].elements() / std::max<int64_t>(1, out_depth);
-  const Value& filter = *ctx.inputs[1].value;
-  const bool per_channel = filter.quant && filter.quant->per_channel();
-  const Requantizer requantize{FullyConnectedMultipliers(ctx, per_channel, out_depth),
-                               ZeroPoint(*ctx.outputs[0].value), OutputRange(ctx)};
-  const int32_t input_offset = -ZeroPoint(*ctx.inputs[0].value);
+  const TensorArg& filter = ctx.inputs[1];
+  const bool per_channel = filter.quant.per_channel();
+  const Requantizer requantize{ChannelMultipliers::Of(ctx), ZeroPoint(ctx.outputs[0]),
+                               OutputRange(ctx)};
+  const int32_t input_offset = -ZeroPoint(ctx.inputs[0]);
   // Per-channel filters are symmetric (reference FullyConnectedPerChannel has no filter offset).
   const int32_t filter_offset = per_channel ? 0 : -ZeroPoint(filter);
   In<A, int8_t> x{ctx.inputs[0].ptr<int8_t>()};

@@ -58,7 +58,7 @@ struct AddSubParams {
 };
 
 int AddSubLeftShift(const KernelContext& ctx) {
-  return ctx.outputs[0].value->dtype == DType::kI16 ? 15 : 20;
+  return ctx.outputs[0].dtype == DType::kI16 ? 15 : 20;
 }
 
 // The offsets and the three rescalings, quantised from the real multipliers that add and sub
@@ -66,9 +66,9 @@ int AddSubLeftShift(const KernelContext& ctx) {
 AddSubParams QuantizeAddSub(const KernelContext& ctx, double real_input1, double real_input2,
                             double real_output) {
   AddSubParams p{};
-  p.input1_offset = -ZeroPoint(*ctx.inputs[0].value);
-  p.input2_offset = -ZeroPoint(*ctx.inputs[1].value);
-  p.output_offset = ZeroPoint(*ctx.outputs[0].value);
+  p.input1_offset = -ZeroPoint(ctx.inputs[0]);
+  p.input2_offset = -ZeroPoint(ctx.inputs[1]);
+  p.output_offset = ZeroPoint(ctx.outputs[0]);
   p.left_shift = AddSubLeftShift(ctx);
   QuantizeMultiplierSmallerThanOneExp(real_input1, &p.input1_multiplier, &p.input1_shift);
   QuantizeMultiplierSmallerThanOneExp(real_input2, &p.input2_multiplier, &p.input2_shift);
@@ -78,8 +78,8 @@ AddSubParams QuantizeAddSub(const KernelContext& ctx, double real_input1, double
 
 // add_common.cc CalculateOpDataAdd: every quotient in double.
 AddSubParams AddParams(const KernelContext& ctx) {
-  const float s1 = Scale(*ctx.inputs[0].value), s2 = Scale(*ctx.inputs[1].value);
-  const float so = Scale(*ctx.outputs[0].value);
+  const float s1 = Scale(ctx.inputs[0]), s2 = Scale(ctx.inputs[1]);
+  const float so = Scale(ctx.outputs[0]);
   const double twice_max_input_scale = 2 * static_cast<double>(std::max(s1, s2));
   const double real_output =
       twice_max_input_scale / ((1 << AddSubLeftShift(ctx)) * static_cast<double>(so));
@@ -90,8 +90,8 @@ AddSubParams AddParams(const KernelContext& ctx) {
 // sub_common.cc CalculateOpDataSub: unlike add, the quotients are taken in float and only the
 // results widened to double.
 AddSubParams SubParams(const KernelContext& ctx) {
-  const float s1 = Scale(*ctx.inputs[0].value), s2 = Scale(*ctx.inputs[1].value);
-  const float so = Scale(*ctx.outputs[0].value);
+  const float s1 = Scale(ctx.inputs[0]), s2 = Scale(ctx.inputs[1]);
+  const float so = Scale(ctx.outputs[0]);
   const float twice_max_input_scale = 2 * std::max(s1, s2);
   const float real_output =
       twice_max_input_scale / (static_cast<float>(1 << AddSubLeftShift(ctx)) * so);
@@ -117,16 +117,16 @@ void SubI8(const KernelContext& ctx) {
 template <typename A>
 void MulI8(const KernelContext& ctx) {
   // mul_common.cc CalculateOpDataMul: the product of the input scales in double.
-  const float s1 = Scale(*ctx.inputs[0].value), s2 = Scale(*ctx.inputs[1].value);
-  const float so = Scale(*ctx.outputs[0].value);
+  const float s1 = Scale(ctx.inputs[0]), s2 = Scale(ctx.inputs[1]);
+  const float so = Scale(ctx.outputs[0]);
   const double real_multiplier =
       static_cast<double>(s1) * static_cast<double>(s2) / static_cast<double>(so);
   int32_t multiplier = 0;
   int shift = 0;
   QuantizeMultiplier(real_multiplier, &multiplier, &shift);
-  const int32_t input1_offset = -ZeroPoint(*ctx.inputs[0].value);
-  const int32_t input2_offset = -ZeroPoint(*ctx.inputs[1].value);
-  const int32_t output_offset = ZeroPoint(*ctx.outputs[0].value);
+  const int32_t input1_offset = -ZeroPoint(ctx.inputs[0]);
+  const int32_t input2_offset = -ZeroPoint(ctx.inputs[1]);
+  const int32_t output_offset = ZeroPoint(ctx.outputs[0]);
   BinaryI8<A>(ctx, [=](int32_t x, int32_t y) {
     return output_offset + MultiplyByQuantizedMultiplier((input1_offset + x) * (input2_offset + y),
                                                          multiplier, shift);
@@ -143,8 +143,8 @@ constexpr int kAccumulationIntegerBits = 12;  // sum of exps: Q12.19
 class SoftmaxExp {
  public:
   explicit SoftmaxExp(const KernelContext& ctx) {
-    const double beta = static_cast<double>(static_cast<float>(ctx.node.attrs.Float("beta")));
-    const double input_scale = static_cast<double>(Scale(*ctx.inputs[0].value));
+    const double beta = static_cast<double>(static_cast<float>(ctx.attrs.Float("beta")));
+    const double input_scale = static_cast<double>(Scale(ctx.inputs[0]));
     PreprocessSoftmaxScaling(beta, input_scale, kScaledDiffIntegerBits, &input_multiplier_,
                              &input_left_shift_);
     diff_min_ = static_cast<int32_t>(
@@ -169,7 +169,7 @@ class SoftmaxExp {
 template <typename A, typename OutT>
 void SoftmaxRows(const KernelContext& ctx) {
   const SoftmaxExp exp_of(ctx);
-  const Shape& shape = ctx.inputs[0].shape();
+  const ShapeView shape = ctx.inputs[0].shape;
   const int64_t depth = shape.empty() ? 1 : shape.back();
   const int64_t rows = ctx.inputs[0].elements() / std::max<int64_t>(1, depth);
   constexpr auto kOutMin = static_cast<int32_t>(std::numeric_limits<OutT>::min());
@@ -211,7 +211,7 @@ void SoftmaxRows(const KernelContext& ctx) {
 
 template <typename A>
 void SoftmaxI8(const KernelContext& ctx) {
-  if (ctx.outputs[0].value->dtype == DType::kI16) {
+  if (ctx.outputs[0].dtype == DType::kI16) {
     SoftmaxRows<A, int16_t>(ctx);
   } else {
     SoftmaxRows<A, int8_t>(ctx);

@@ -9,7 +9,7 @@
 // int8 tensor carries per-tensor quantisation (scale, zero point).
 #pragma once
 
-#include "memfold/ops/registry.h"
+#include "memfold/ops/kernels/kernel_context.h"
 
 namespace memfold {
 

@@ -2,10 +2,11 @@
 // reference_ops::QuantizedMeanOrSum in reduce.h, even when input and output share scale and zero
 // point; older TFLite took a truncating reference_ops::Mean shortcut in that case).
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstdint>
 #include <limits>
-#include <vector>
+#include <span>
 
 #include "memfold/ops/kernels/access.h"
 #include "memfold/ops/kernels/convert_kernels.h"
@@ -15,10 +16,10 @@ namespace memfold {
 namespace {
 
 // The reduced axes as TFLM's ResolveAxis leaves them: negatives wrapped, duplicates dropped.
-std::vector<char> ReducedAxes(const Shape& in, const std::vector<int64_t>& axes) {
+std::array<bool, kMaxRank> ReducedAxes(ShapeView in, std::span<const int64_t> axes) {
   const auto rank = static_cast<int64_t>(in.size());
-  std::vector<char> reduced(in.size(), 0);
-  for (int64_t a : axes) reduced[static_cast<size_t>(a < 0 ? a + rank : a)] = 1;
+  std::array<bool, kMaxRank> reduced{};
+  for (int64_t a : axes) reduced[static_cast<size_t>(a < 0 ? a + rank : a)] = true;
   return reduced;
 }
 
@@ -26,10 +27,10 @@ std::vector<char> ReducedAxes(const Shape& in, const std::vector<int64_t>& axes)
 
 template <typename A, typename T>
 void MeanQuantized(const KernelContext& ctx) {
-  const Value& in_value = *ctx.inputs[0].value;
-  const Value& out_value = *ctx.outputs[0].value;
-  const Shape& in = in_value.shape;
-  const std::vector<char> reduced = ReducedAxes(in, ctx.node.attrs.Ints("axes"));
+  const TensorArg& in_value = ctx.inputs[0];
+  const TensorArg& out_value = ctx.outputs[0];
+  const ShapeView in = in_value.shape;
+  const std::array<bool, kMaxRank> reduced = ReducedAxes(in, ctx.attrs.Ints("axes"));
   In<A, T> x{ctx.inputs[0].ptr<T>()};
   Out<A, T> y{OutputOf<A, T>(ctx.outputs[0])};
   Out<A, int32_t> sum{reinterpret_cast<int32_t*>(ctx.scratch[0])};
@@ -46,14 +47,14 @@ void MeanQuantized(const KernelContext& ctx) {
   // ReduceSumImpl: input in row-major order; the sum index is the row-major offset over the
   // dimensions that are kept.
   const size_t rank = in.size();
-  std::vector<int64_t> sum_stride(rank, 0);
+  RankArray sum_stride{};
   int64_t stride = 1;
   for (size_t d = rank; d-- > 0;) {
     if (reduced[d]) continue;
     sum_stride[d] = stride;
     stride *= in[d];
   }
-  std::vector<int64_t> coord(sum_stride.size());  // zeros
+  RankArray coord{};
   const int64_t n = ctx.inputs[0].elements();
   int64_t s = 0;
   for (int64_t i = 0; i < n; ++i) {
@@ -96,12 +97,6 @@ void MeanQuantized(const KernelContext& ctx) {
     value = std::min(std::max(value, kMin), kMax);
     y.Set(i, static_cast<T>(value));
   }
-}
-
-std::vector<int64_t> MeanScratch(const Graph& graph, const Node& node) {
-  const DType dtype = graph.value(node.inputs[0]).dtype;
-  if (dtype != DType::kI8 && dtype != DType::kI16) return {};
-  return {graph.value(node.outputs[0]).elements() * 4};
 }
 
 template void MeanQuantized<Direct, int8_t>(const KernelContext&);

@@ -9,15 +9,14 @@
 // Preconditions: the op's inference function has checked shapes and attributes.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
-#include <string>
-#include <vector>
 
 #include "memfold/ops/kernels/access.h"
+#include "memfold/ops/kernels/kernel_context.h"
 #include "memfold/ops/kernels/quant_math.h"
-#include "memfold/ops/registry.h"
-#include "memfold/ops/window.h"
+#include "memfold/ops/kernels/window_geometry.h"
 
 namespace memfold {
 
@@ -28,17 +27,17 @@ struct Nhwc {
     return ((b * h + y) * w + x) * c + ch;
   }
   // The indexer of a rank-4 tensor of shape [*, h, w, c].
-  static Nhwc Of(const Shape& s) { return {s[1], s[2], s[3]}; }
+  static Nhwc Of(ShapeView s) { return {s[1], s[2], s[3]}; }
 };
 
 // The window of a 2-D op whose (forward) input is `in` (NHWC), with a k_h x k_w filter.
-inline Window2D WindowOf(const KernelContext& ctx, const Shape& in, int64_t k_h, int64_t k_w) {
-  return ComputeWindow(ctx.node.attrs, in[1], in[2], k_h, k_w).value();
+inline Window2D WindowOf(const KernelContext& ctx, ShapeView in, int64_t k_h, int64_t k_w) {
+  return KernelWindow(ctx.attrs, in[1], in[2], k_h, k_w);
 }
 
 // The window of a 2-D op over input 0 (NHWC) with a k_h x k_w filter.
 inline Window2D WindowOf(const KernelContext& ctx, int64_t k_h, int64_t k_w) {
-  return WindowOf(ctx, ctx.inputs[0].shape(), k_h, k_w);
+  return WindowOf(ctx, ctx.inputs[0].shape, k_h, k_w);
 }
 
 // Whether the optional bias (input 2) is present.
@@ -52,16 +51,15 @@ In<A, T> BiasInput(const KernelContext& ctx) {
 
 // The clamp range of an integer output under the node's fused activation ("none" if unset).
 inline QuantRange OutputRange(const KernelContext& ctx) {
-  const Value& out = *ctx.outputs[0].value;
-  const std::string activation =
-      ctx.node.attrs.Has("activation") ? ctx.node.attrs.Str("activation") : "none";
-  return QuantizedActivationRange(activation, out.dtype, Scale(out), ZeroPoint(out));
+  const TensorArg& out = ctx.outputs[0];
+  return QuantizedActivationRange(ctx.attrs.StrOr("activation", "none"), out.dtype, Scale(out),
+                                  ZeroPoint(out));
 }
 
 // Element strides of `in` aligned to the last `rank` output dimensions, 0 on broadcast (size 1)
 // and missing leading dimensions.
-inline std::vector<int64_t> BroadcastStrides(const Shape& in, size_t rank) {
-  std::vector<int64_t> stride(rank, 0);
+inline RankArray BroadcastStrides(ShapeView in, size_t rank) {
+  RankArray stride{};
   int64_t step = 1;
   for (size_t d = 0; d < in.size(); ++d) {
     const int64_t dim = in[in.size() - 1 - d];
@@ -76,12 +74,12 @@ inline std::vector<int64_t> BroadcastStrides(const Shape& in, size_t rank) {
 // visit(output_index, index_a, index_b) once per output element, output_index increasing.
 template <typename Visit>
 void ForEachBroadcastIndex(const KernelContext& ctx, Visit visit) {
-  const Shape& out_shape = ctx.outputs[0].shape();
+  const ShapeView out_shape = ctx.outputs[0].shape;
   const size_t rank = out_shape.size();
-  const std::vector<int64_t> stride_a = BroadcastStrides(ctx.inputs[0].shape(), rank);
-  const std::vector<int64_t> stride_b = BroadcastStrides(ctx.inputs[1].shape(), rank);
+  const RankArray stride_a = BroadcastStrides(ctx.inputs[0].shape, rank);
+  const RankArray stride_b = BroadcastStrides(ctx.inputs[1].shape, rank);
   const int64_t n = ctx.outputs[0].elements();
-  std::vector<int64_t> index(rank, 0);
+  RankArray index{};
   int64_t ia = 0, ib = 0;
   for (int64_t i = 0; i < n; ++i) {
     visit(i, ia, ib);

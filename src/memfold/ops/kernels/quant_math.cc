@@ -206,7 +206,7 @@ int CalculateInputRadius(int input_integer_bits, int input_left_shift, int total
                                    static_cast<double>(std::numeric_limits<int>::max())));
 }
 
-QuantRange QuantizedActivationRange(const std::string& activation, DType dtype, float scale,
+QuantRange QuantizedActivationRange(std::string_view activation, DType dtype, float scale,
                                     int32_t zero_point) {
   int32_t qmin = 0, qmax = 0;
   switch (dtype) {
@@ -235,12 +235,10 @@ QuantRange QuantizedActivationRange(const std::string& activation, DType dtype, 
   return {qmin, qmax};
 }
 
-float Scale(const Value& v) {
-  return v.quant && !v.quant->scale.empty() ? v.quant->scale[0] : 1.0f;
-}
+float Scale(const TensorArg& t) { return t.quant.scale.empty() ? 1.0f : t.quant.scale[0]; }
 
-int32_t ZeroPoint(const Value& v) {
-  return v.quant && !v.quant->zero_point.empty() ? static_cast<int32_t>(v.quant->zero_point[0]) : 0;
+int32_t ZeroPoint(const TensorArg& t) {
+  return t.quant.zero_point.empty() ? 0 : static_cast<int32_t>(t.quant.zero_point[0]);
 }
 
 }  // namespace memfold

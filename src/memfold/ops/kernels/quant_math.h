@@ -2,13 +2,14 @@
 // multiplier quantisation (QuantizeMultiplier, via frexp and round-half-away-from-zero),
 // gemmlowp's SaturatingRoundingDoublingHighMul and RoundingDivideByPOT, the default
 // (double-rounding) MultiplyByQuantizedMultiplier, and the quantised activation range.
-// Every int8/int16 kernel requantises through these functions and nothing else. All O(1).
+// Every int8/int16 kernel requantises through these functions and nothing else. Freestanding
+// (the device runs them too). All O(1).
 #pragma once
 
 #include <cstdint>
-#include <string>
+#include <string_view>
 
-#include "memfold/ir/graph.h"
+#include "memfold/ops/kernels/kernel_context.h"
 
 namespace memfold {
 
@@ -72,11 +73,11 @@ struct QuantRange {
 
 // The clamp range of a fused activation ("none", "relu", "relu6", "relu_n1_to_1") on an
 // output of type `dtype` with the given scale and zero point.
-QuantRange QuantizedActivationRange(const std::string& activation, DType dtype, float scale,
+QuantRange QuantizedActivationRange(std::string_view activation, DType dtype, float scale,
                                     int32_t zero_point);
 
 // Scale and zero point of a per-tensor quantised value (scale 1, zero point 0 if absent).
-float Scale(const Value& v);
-int32_t ZeroPoint(const Value& v);
+float Scale(const TensorArg& t);
+int32_t ZeroPoint(const TensorArg& t);
 
 }  // namespace memfold

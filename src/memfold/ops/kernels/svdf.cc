@@ -6,27 +6,17 @@
 
 #include "memfold/ops/kernels/access.h"
 #include "memfold/ops/kernels/quant_math.h"
-#include "memfold/ops/window.h"
+#include "memfold/ops/kernels/window_geometry.h"
 
 namespace memfold {
 namespace {
 
-constexpr size_t kInput = 0, kWeightsFeature = 1, kWeightsTime = 2, kBias = 3, kState = 4;
+constexpr size_t kInput = kSvdfInput, kWeightsFeature = kSvdfWeightsFeature,
+                 kWeightsTime = kSvdfWeightsTime, kBias = 3, kState = 4;
 
-struct SvdfDims {
-  int64_t batch, input_size, filters, units, memory, rank;
-};
-
-SvdfDims Dims(const Node& node, const Value& input, const Value& weights_feature,
-              const Value& weights_time) {
-  SvdfDims d{};
-  d.rank = node.attrs.Int("rank");
-  d.batch = input.shape[0];
-  d.input_size = input.shape[1];
-  d.filters = weights_feature.shape[0];
-  d.units = d.filters / d.rank;
-  d.memory = weights_time.shape[1];
-  return d;
+SvdfDims Dims(const KernelContext& ctx) {
+  return SvdfDims::Of(ctx.attrs.Int("rank"), ctx.inputs[kInput].shape,
+                      ctx.inputs[kWeightsFeature].shape, ctx.inputs[kWeightsTime].shape);
 }
 
 int32_t WrappingAdd(int32_t a, int32_t b) {
@@ -99,12 +89,12 @@ void RankSums(const KernelContext& ctx, const SvdfDims& d, Out<A, S> sums, Add a
 // EvalIntegerSvdfReference<T>, T = the state / time-weight type (int8 or int16).
 template <typename A, typename T>
 void SvdfInteger(const KernelContext& ctx) {
-  const Value& input_v = *ctx.inputs[kInput].value;
-  const Value& feature_v = *ctx.inputs[kWeightsFeature].value;
-  const Value& time_v = *ctx.inputs[kWeightsTime].value;
-  const Value& state_v = *ctx.inputs[kState].value;
-  const Value& output_v = *ctx.outputs[0].value;
-  const SvdfDims d = Dims(ctx.node, input_v, feature_v, time_v);
+  const TensorArg& input_v = ctx.inputs[kInput];
+  const TensorArg& feature_v = ctx.inputs[kWeightsFeature];
+  const TensorArg& time_v = ctx.inputs[kWeightsTime];
+  const TensorArg& state_v = ctx.inputs[kState];
+  const TensorArg& output_v = ctx.outputs[0];
+  const SvdfDims d = Dims(ctx);
 
   // Prepare: the effective scales are products and quotients of float scales, in float.
   const float scale_1 = Scale(input_v) * Scale(feature_v) / Scale(state_v);
@@ -160,7 +150,7 @@ void SvdfInteger(const KernelContext& ctx) {
 
 template <typename A>
 void SvdfI8(const KernelContext& ctx) {
-  if (ctx.inputs[kWeightsTime].value->dtype == DType::kI16) {
+  if (ctx.inputs[kWeightsTime].dtype == DType::kI16) {
     SvdfInteger<A, int16_t>(ctx);
   } else {
     SvdfInteger<A, int8_t>(ctx);
@@ -169,10 +159,9 @@ void SvdfI8(const KernelContext& ctx) {
 
 template <typename A>
 void SvdfF32(const KernelContext& ctx) {
-  const SvdfDims d = Dims(ctx.node, *ctx.inputs[kInput].value, *ctx.inputs[kWeightsFeature].value,
-                          *ctx.inputs[kWeightsTime].value);
-  const Result<ActivationRange> act = ParseActivation(ctx.node.attrs);  // checked by inference
-  const bool activate = ctx.node.attrs.Str("activation") != "none" && act.ok();
+  const SvdfDims d = Dims(ctx);
+  const ActivationRange act = KernelActivation(ctx.attrs);
+  const bool activate = ctx.attrs.StrOr("activation", "none") != "none";
   In<A, float> input{ctx.inputs[kInput].ptr<float>()};
   In<A, float> feature{ctx.inputs[kWeightsFeature].ptr<float>()};
   In<A, float> time{ctx.inputs[kWeightsTime].ptr<float>()};
@@ -196,24 +185,8 @@ void SvdfF32(const KernelContext& ctx) {
   RankSums(ctx, d, output, [&](int64_t o, int64_t p) { output.Set(o, output[o] + products[p]); });
   // ActivationValFloat: max(lo, min(x, hi)) in that operand order (NaN becomes lo).
   for (int64_t i = 0; activate && i < d.batch * d.units; ++i) {
-    output.Set(i, std::max(act->min, std::min(output[i], act->max)));
+    output.Set(i, std::max(act.min, std::min(output[i], act.max)));
   }
-}
-
-std::vector<int64_t> SvdfScratch(const Graph& graph, const Node& node) {
-  const Value& input = graph.value(node.inputs[kInput]);
-  const Value& weights_feature = graph.value(node.inputs[kWeightsFeature]);
-  const Value& weights_time = graph.value(node.inputs[kWeightsTime]);
-  const SvdfDims d = Dims(node, input, weights_feature, weights_time);
-  if (input.dtype == DType::kF32) return {d.batch * d.filters * 4};
-  return {d.batch * d.filters * 4, d.batch * d.units * 4};
-}
-
-std::optional<int64_t> SvdfOverlap(const Graph& graph, const Node& node, int input) {
-  if (input != static_cast<int>(kInput) || node.inputs.empty() || node.inputs[kInput] == kNoValue) {
-    return std::nullopt;
-  }
-  return graph.value(node.outputs[0]).bytes();
 }
 
 template void SvdfI8<Direct>(const KernelContext&);

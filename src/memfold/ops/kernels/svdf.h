@@ -11,11 +11,10 @@
 // (input_size + memory)).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
-#include <optional>
-#include <vector>
 
-#include "memfold/ops/registry.h"
+#include "memfold/ops/kernels/kernel_context.h"
 
 namespace memfold {
 
@@ -27,14 +26,21 @@ void SvdfI8(const KernelContext& ctx);
 template <typename A>
 void SvdfF32(const KernelContext& ctx);
 
-// Scratch TFLM requests in Prepare: int8 — batch * filters int32 (time products), then
-// batch * units int32 (sums); float — batch * filters floats.
-std::vector<int64_t> SvdfScratch(const Graph& graph, const Node& node);
-
-// Safe overlap (diagonal memory optimisation) of the output over input 0: both kernels read the
-// whole input in the feature matmul before they write the first output element, so it is the
-// whole output, exactly (an algorithmic and analytic model in one). nullopt for other inputs.
-// O(1).
-std::optional<int64_t> SvdfOverlap(const Graph& graph, const Node& node, int input);
+// Input positions and the sizes SVDF works with.
+inline constexpr size_t kSvdfInput = 0, kSvdfWeightsFeature = 1, kSvdfWeightsTime = 2;
+struct SvdfDims {
+  int64_t batch, input_size, filters, units, memory, rank;
+  static SvdfDims Of(int64_t rank, ShapeView input, ShapeView weights_feature,
+                     ShapeView weights_time) {
+    SvdfDims d{};
+    d.rank = rank;
+    d.batch = input[0];
+    d.input_size = input[1];
+    d.filters = weights_feature[0];
+    d.units = d.filters / d.rank;
+    d.memory = weights_time[1];
+    return d;
+  }
+};
 
 }  // namespace memfold

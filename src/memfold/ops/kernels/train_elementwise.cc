@@ -84,7 +84,7 @@ void DropoutGradF32(const KernelContext& ctx) {
 
 template <typename A>
 void SoftmaxGradF32(const KernelContext& ctx) {
-  const int64_t depth = ctx.inputs[0].shape().back();
+  const int64_t depth = ctx.inputs[0].shape.back();
   const int64_t rows = depth == 0 ? 0 : ctx.inputs[0].elements() / depth;
   In<A, float> dy{ctx.inputs[0].ptr<float>()};
   In<A, float> y{ctx.inputs[1].ptr<float>()};
@@ -114,7 +114,7 @@ std::pair<double, double> RowLogSumExp(In<A, float> logits, int64_t row, int64_t
 
 template <typename A>
 void SoftmaxCrossEntropyF32(const KernelContext& ctx) {
-  const int64_t batch = ctx.inputs[0].shape()[0], classes = ctx.inputs[0].shape()[1];
+  const int64_t batch = ctx.inputs[0].shape[0], classes = ctx.inputs[0].shape[1];
   In<A, float> logits{ctx.inputs[0].ptr<float>()};
   In<A, int32_t> labels{ctx.inputs[1].ptr<int32_t>()};
   Out<A, float> loss{OutputOf<A, float>(ctx.outputs[0])};
@@ -135,7 +135,7 @@ void SoftmaxCrossEntropyGradF32(const KernelContext& ctx) {
   In<A, float> logits{ctx.inputs[1].ptr<float>()};
   In<A, int32_t> labels{ctx.inputs[2].ptr<int32_t>()};
   Out<A, float> dx{OutputOf<A, float>(ctx.outputs[0])};
-  const int64_t batch = ctx.inputs[1].shape()[0], classes = ctx.inputs[1].shape()[1];
+  const int64_t batch = ctx.inputs[1].shape[0], classes = ctx.inputs[1].shape[1];
   const double scale =
       batch == 0 ? 0.0 : static_cast<double>(dloss[0]) / static_cast<double>(batch);
   for (int64_t n = 0; n < batch; ++n) {
@@ -182,11 +182,10 @@ void MseLossGradF32(const KernelContext& ctx) {
 
 template <typename A>
 void ReduceSumF32(const KernelContext& ctx) {
-  const Shape& in = ctx.inputs[0].shape();
+  const ShapeView in = ctx.inputs[0].shape;
   const auto rank = static_cast<int64_t>(in.size());
   std::vector<char> reduced(in.size(), 0);
-  for (int64_t a : ctx.node.attrs.Ints("axes"))
-    reduced[static_cast<size_t>(a < 0 ? a + rank : a)] = 1;
+  for (int64_t a : ctx.attrs.Ints("axes")) reduced[static_cast<size_t>(a < 0 ? a + rank : a)] = 1;
   Odometer kept, summed;
   int64_t stride = 1;
   std::vector<int64_t> strides(in.size());
@@ -211,7 +210,7 @@ void ReduceSumF32(const KernelContext& ctx) {
 template <typename A, typename Visit>
 void VisitIds(const KernelContext& ctx, Visit visit) {
   const TensorArg& ids = ctx.inputs[1];
-  if (ids.value->dtype == DType::kI64) {
+  if (ids.dtype == DType::kI64) {
     visit(In<A, int64_t>{ids.ptr<int64_t>()});
   } else {
     visit(In<A, int32_t>{ids.ptr<int32_t>()});
@@ -220,7 +219,7 @@ void VisitIds(const KernelContext& ctx, Visit visit) {
 
 template <typename A>
 void GatherF32(const KernelContext& ctx) {
-  const int64_t vocab = ctx.inputs[0].shape()[0], depth = ctx.inputs[0].shape()[1];
+  const int64_t vocab = ctx.inputs[0].shape[0], depth = ctx.inputs[0].shape[1];
   In<A, float> table{ctx.inputs[0].ptr<float>()};
   Out<A, float> y{OutputOf<A, float>(ctx.outputs[0])};
   const int64_t n = ctx.inputs[1].elements();
@@ -234,7 +233,7 @@ void GatherF32(const KernelContext& ctx) {
 
 template <typename A>
 void ScatterAddF32(const KernelContext& ctx) {
-  const int64_t rows = ctx.outputs[0].shape()[0], depth = ctx.outputs[0].shape()[1];
+  const int64_t rows = ctx.outputs[0].shape[0], depth = ctx.outputs[0].shape[1];
   In<A, float> dy{ctx.inputs[0].ptr<float>()};
   Out<A, float> table{OutputOf<A, float>(ctx.outputs[0])};
   const int64_t total = ctx.outputs[0].elements();

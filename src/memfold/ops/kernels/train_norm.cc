@@ -47,9 +47,9 @@ struct GroupStats {
 template <typename A>
 struct NormForward {
   explicit NormForward(const KernelContext& ctx)
-      : depth(ctx.inputs[0].shape().back()),
+      : depth(ctx.inputs[0].shape.back()),
         rows(depth == 0 ? 0 : ctx.inputs[0].elements() / depth),
-        epsilon(ctx.node.attrs.Float("epsilon")),
+        epsilon(ctx.attrs.Float("epsilon")),
         x{ctx.inputs[0].ptr<float>()},
         gamma{ctx.inputs[1].ptr<float>()},
         beta{ctx.inputs[2].ptr<float>()},
@@ -85,7 +85,7 @@ struct GradTerm {
 template <typename A>
 struct NormBackward {
   explicit NormBackward(const KernelContext& ctx)
-      : depth(ctx.inputs[1].shape().back()),
+      : depth(ctx.inputs[1].shape.back()),
         rows(depth == 0 ? 0 : ctx.inputs[1].elements() / depth),
         dy{ctx.inputs[0].ptr<float>()},
         x{ctx.inputs[1].ptr<float>()},
@@ -120,16 +120,13 @@ struct NormBackward {
 template <typename A>
 void BatchNormTrainF32(const KernelContext& ctx) {
   const NormForward<A> t(ctx);
-  const ChannelLayout layout = LayoutOf(ctx.inputs[0].shape(), ctx.node.attrs.Int("axis"));
+  const ChannelLayout layout = LayoutOf(ctx.inputs[0].shape, ctx.attrs.Int("axis"));
   const int64_t channels = layout.channels, rows = layout.per_channel();
-  const double momentum = ctx.node.attrs.Float("momentum");
+  const double momentum = ctx.attrs.Float("momentum");
   // The running statistics are updated in place. A constant that is not state is bound to the
   // graph's shared bytes, so it is left alone; state constants get a per-session mutable copy.
-  auto writable = [](const TensorArg& arg) {
-    return !arg.value->is_constant() || arg.value->role == Role::kState;
-  };
-  const bool update_mean = rows > 0 && writable(ctx.inputs[3]);
-  const bool update_var = rows > 0 && writable(ctx.inputs[4]);
+  const bool update_mean = rows > 0 && !ctx.inputs[3].read_only;
+  const bool update_var = rows > 0 && !ctx.inputs[4].read_only;
   Out<A, float> running_mean{ctx.inputs[3].ptr<float>()};
   Out<A, float> running_var{ctx.inputs[4].ptr<float>()};
   for (int64_t c = 0; c < channels; ++c) {
@@ -157,7 +154,7 @@ void BatchNormTrainF32(const KernelContext& ctx) {
 template <typename A>
 void BatchNormGradF32(const KernelContext& ctx) {
   const NormBackward<A> t(ctx);
-  const ChannelLayout layout = LayoutOf(ctx.inputs[1].shape(), ctx.node.attrs.Int("axis"));
+  const ChannelLayout layout = LayoutOf(ctx.inputs[1].shape, ctx.attrs.Int("axis"));
   const int64_t channels = layout.channels, rows = layout.per_channel();
   for (int64_t c = 0; c < channels; ++c) {
     const double mu = t.mean[c], inv = t.invstd[c];
@@ -233,8 +230,8 @@ bool DropoutKeeps(int64_t seed, int64_t index, double rate) {
 
 template <typename A>
 void DropoutF32(const KernelContext& ctx) {
-  const double rate = ctx.node.attrs.Float("rate");
-  const int64_t seed = ctx.node.attrs.Int("seed");
+  const double rate = ctx.attrs.Float("rate");
+  const int64_t seed = ctx.attrs.Int("seed");
   const auto scale = static_cast<float>(1.0 / (1.0 - rate));
   In<A, float> x{ctx.inputs[0].ptr<float>()};
   Out<A, float> y{OutputOf<A, float>(ctx.outputs[0])};

@@ -11,8 +11,8 @@ namespace memfold {
 
 template <typename A>
 void SgdMomentumF32(const KernelContext& ctx) {
-  const auto lr = static_cast<float>(ctx.node.attrs.Float("lr"));
-  const auto momentum = static_cast<float>(ctx.node.attrs.Float("momentum"));
+  const auto lr = static_cast<float>(ctx.attrs.Float("lr"));
+  const auto momentum = static_cast<float>(ctx.attrs.Float("momentum"));
   In<A, float> param{ctx.inputs[0].ptr<float>()};
   In<A, float> grad{ctx.inputs[1].ptr<float>()};
   In<A, float> velocity{ctx.inputs[2].ptr<float>()};
@@ -29,11 +29,11 @@ void SgdMomentumF32(const KernelContext& ctx) {
 
 template <typename A>
 void AdamF32(const KernelContext& ctx) {
-  const double lr = ctx.node.attrs.Float("lr");
-  const double beta1 = ctx.node.attrs.Float("beta1");
-  const double beta2 = ctx.node.attrs.Float("beta2");
-  const double epsilon = ctx.node.attrs.Float("epsilon");
-  const auto step = static_cast<double>(ctx.node.attrs.Int("step"));
+  const double lr = ctx.attrs.Float("lr");
+  const double beta1 = ctx.attrs.Float("beta1");
+  const double beta2 = ctx.attrs.Float("beta2");
+  const double epsilon = ctx.attrs.Float("epsilon");
+  const auto step = static_cast<double>(ctx.attrs.Int("step"));
   const double correction1 = 1.0 - std::pow(beta1, step);
   const double correction2 = 1.0 - std::pow(beta2, step);
   In<A, float> param{ctx.inputs[0].ptr<float>()};

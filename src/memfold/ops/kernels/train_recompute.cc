@@ -15,7 +15,7 @@ namespace memfold {
 
 template <typename A>
 void BatchNormApplyF32(const KernelContext& ctx) {
-  const ChannelLayout layout = LayoutOf(ctx.inputs[0].shape(), ctx.node.attrs.Int("axis"));
+  const ChannelLayout layout = LayoutOf(ctx.inputs[0].shape, ctx.attrs.Int("axis"));
   const int64_t n = ctx.inputs[0].elements();
   In<A, float> x{ctx.inputs[0].ptr<float>()};
   In<A, float> gamma{ctx.inputs[1].ptr<float>()};
@@ -48,7 +48,7 @@ void MaskEncodeF32(const KernelContext& ctx) {
 template <typename A>
 void MaskDecode(const KernelContext& ctx) {
   const int64_t n = ctx.outputs[0].elements();
-  const auto value = static_cast<float>(ctx.node.attrs.Float("value"));
+  const auto value = static_cast<float>(ctx.attrs.Float("value"));
   In<A, uint8_t> bits{ctx.inputs[0].ptr<uint8_t>()};
   Out<A, float> y{OutputOf<A, float>(ctx.outputs[0])};
   for (int64_t k = 0; k < n; ++k) y.Set(k, (bits[k / 8] >> (k % 8)) & 1u ? value : 0.0f);

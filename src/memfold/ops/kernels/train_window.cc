@@ -34,9 +34,9 @@ void Zero(Out<A, float> out, int64_t n) {
 // oc for conv2d, its multiplier channels ic * M + m for depthwise.
 template <typename A, bool kDepthwise>
 void BackpropInputF32(const KernelContext& ctx) {
-  const Shape& dys = ctx.inputs[0].shape();  // [N, OH, OW, OC]
-  const Shape& f = ctx.inputs[1].shape();    // the filter
-  const Shape& xs = ctx.outputs[0].shape();  // [N, H, W, IC]
+  const ShapeView dys = ctx.inputs[0].shape;  // [N, OH, OW, OC]
+  const ShapeView f = ctx.inputs[1].shape;    // the filter
+  const ShapeView xs = ctx.outputs[0].shape;  // [N, H, W, IC]
   const Window2D win = WindowOf(ctx, xs, f[1], f[2]);
   const int64_t fan_out = kDepthwise ? f[3] / xs[3] : f[0];
   const Nhwc dy_at = Nhwc::Of(dys), f_at = Nhwc::Of(f), x_at = Nhwc::Of(xs);
@@ -79,9 +79,9 @@ void Conv2DBackpropInputF32(const KernelContext& ctx) {
 
 template <typename A>
 void Conv2DBackpropFilterF32(const KernelContext& ctx) {
-  const Shape& xs = ctx.inputs[0].shape();   // [N, H, W, IC]
-  const Shape& dys = ctx.inputs[1].shape();  // [N, OH, OW, OC]
-  const Shape& f = ctx.outputs[0].shape();   // [OC, KH, KW, IC]
+  const ShapeView xs = ctx.inputs[0].shape;   // [N, H, W, IC]
+  const ShapeView dys = ctx.inputs[1].shape;  // [N, OH, OW, OC]
+  const ShapeView f = ctx.outputs[0].shape;   // [OC, KH, KW, IC]
   const Window2D win = WindowOf(ctx, f[1], f[2]);
   const int64_t out_c = f[0], in_c = f[3];
   const int64_t depth = f[1] * f[2] * in_c;  // one im2col row
@@ -130,9 +130,9 @@ void DepthwiseBackpropInputF32(const KernelContext& ctx) {
 
 template <typename A>
 void DepthwiseBackpropFilterF32(const KernelContext& ctx) {
-  const Shape& xs = ctx.inputs[0].shape();   // [N, H, W, C]
-  const Shape& dys = ctx.inputs[1].shape();  // [N, OH, OW, C*M]
-  const Shape& f = ctx.outputs[0].shape();   // [1, KH, KW, C*M]
+  const ShapeView xs = ctx.inputs[0].shape;   // [N, H, W, C]
+  const ShapeView dys = ctx.inputs[1].shape;  // [N, OH, OW, C*M]
+  const ShapeView f = ctx.outputs[0].shape;   // [1, KH, KW, C*M]
   const Window2D win = WindowOf(ctx, f[1], f[2]);
   const int64_t out_c = f[3], mult = out_c / xs[3];
   const Nhwc dy_at = Nhwc::Of(dys), f_at = Nhwc::Of(f), x_at = Nhwc::Of(xs);
@@ -163,11 +163,11 @@ void DepthwiseBackpropFilterF32(const KernelContext& ctx) {
 
 template <typename A>
 void MaxPool2DGradF32(const KernelContext& ctx) {
-  const Shape& dys = ctx.inputs[0].shape();
-  const Shape& xs = ctx.inputs[1].shape();
-  const auto& filter = ctx.node.attrs.Ints("filter");
+  const ShapeView dys = ctx.inputs[0].shape;
+  const ShapeView xs = ctx.inputs[1].shape;
+  const auto& filter = ctx.attrs.Ints("filter");
   const Window2D win = WindowOf(ctx, xs, filter[0], filter[1]);
-  const ActivationRange act = ParseActivation(ctx.node.attrs).value();
+  const ActivationRange act = KernelActivation(ctx.attrs);
   constexpr float kInf = std::numeric_limits<float>::infinity();
   const Nhwc dy_at = Nhwc::Of(dys), x_at = Nhwc::Of(xs);
   In<A, float> dy{ctx.inputs[0].ptr<float>()};
@@ -200,9 +200,9 @@ void MaxPool2DGradF32(const KernelContext& ctx) {
 
 template <typename A>
 void AvgPool2DGradF32(const KernelContext& ctx) {
-  const Shape& dys = ctx.inputs[0].shape();
-  const Shape& xs = ctx.outputs[0].shape();
-  const auto& filter = ctx.node.attrs.Ints("filter");
+  const ShapeView dys = ctx.inputs[0].shape;
+  const ShapeView xs = ctx.outputs[0].shape;
+  const auto& filter = ctx.attrs.Ints("filter");
   const Window2D win = WindowOf(ctx, xs, filter[0], filter[1]);
   const Nhwc dy_at = Nhwc::Of(dys), x_at = Nhwc::Of(xs);
   In<A, float> dy{ctx.inputs[0].ptr<float>()};

@@ -74,8 +74,8 @@ struct PoolClip {
 // in_channel of the output channel's group. Filter [out_c, k_h, k_w, in_c / groups].
 template <typename Math>
 void ConvLoop(const KernelContext& ctx, const Math& math) {
-  const Shape& in = ctx.inputs[0].shape();
-  const Shape& f = ctx.inputs[1].shape();
+  const ShapeView in = ctx.inputs[0].shape;
+  const ShapeView f = ctx.inputs[1].shape;
   const Window2D win = WindowOf(ctx, f[1], f[2]);
   const int64_t in_c = in[3], out_c = f[0], filter_c = f[3];
   const int64_t per_group = out_c / (in_c / filter_c);
@@ -98,8 +98,8 @@ void ConvLoop(const KernelContext& ctx, const Math& math) {
 // multiplier; filter_y, filter_x. Filter [1, k_h, k_w, in_c * multiplier].
 template <typename Math>
 void DepthwiseConvLoop(const KernelContext& ctx, const Math& math) {
-  const Shape& in = ctx.inputs[0].shape();
-  const Shape& f = ctx.inputs[1].shape();
+  const ShapeView in = ctx.inputs[0].shape;
+  const ShapeView f = ctx.inputs[1].shape;
   const Window2D win = WindowOf(ctx, f[1], f[2]);
   const int64_t in_c = in[3], out_c = f[3], depth_mult = out_c / in_c;
   const Nhwc x_at{in[1], in[2], in_c}, y_at{win.out_h, win.out_w, out_c}, f_at{f[1], f[2], f[3]};
@@ -122,8 +122,8 @@ void DepthwiseConvLoop(const KernelContext& ctx, const Math& math) {
 // from `init`, then writes finish(acc, element count), which returns the output element.
 template <typename A, typename T, typename Acc, typename Fold, typename Finish>
 void PoolLoop(const KernelContext& ctx, Acc init, Fold fold, Finish finish) {
-  const Shape& in = ctx.inputs[0].shape();
-  const auto& filter = ctx.node.attrs.Ints("filter");
+  const ShapeView in = ctx.inputs[0].shape;
+  const auto& filter = ctx.attrs.Ints("filter");
   const Window2D win = WindowOf(ctx, filter[0], filter[1]);
   const int64_t channels = in[3];
   const Nhwc x_at{in[1], in[2], channels}, y_at{win.out_h, win.out_w, channels};
