@@ -87,6 +87,13 @@ Result<std::vector<TensorType>> InferNode(const Graph& graph, const Node& node) 
   if (def == nullptr) return Status::Error(NodeLabel(node) + ": unknown op");
   InferContext ctx{node, {}};
   for (ValueId in : node.inputs) ctx.inputs.push_back(in == kNoValue ? nullptr : &graph.value(in));
+  auto too_many_dimensions = [&](const Shape& shape) {
+    return Status::Error(NodeLabel(node) + " has a tensor of rank " + std::to_string(shape.size()) +
+                         "; memfold's kernels take at most " + std::to_string(kMaxRank));
+  };
+  for (const Value* in : ctx.inputs) {
+    if (in != nullptr && in->shape.size() > kMaxRank) return too_many_dimensions(in->shape);
+  }
   for (int k = 0; k < std::min<int>(def->min_inputs, static_cast<int>(ctx.inputs.size())); ++k) {
     if (ctx.inputs[static_cast<size_t>(k)] == nullptr) {
       return Status::Error(NodeLabel(node) + " is missing required input " + std::to_string(k));
@@ -96,6 +103,7 @@ Result<std::vector<TensorType>> InferNode(const Graph& graph, const Node& node) 
   Status status = def->infer(ctx, &outputs);
   if (!status.ok()) return Status::Error(NodeLabel(node) + ": " + status.message());
   for (const TensorType& type : outputs) {
+    if (type.shape.size() > kMaxRank) return too_many_dimensions(type.shape);
     for (int64_t dim : type.shape) {
       if (dim < 0) return Status::Error(NodeLabel(node) + " would produce a negative dimension");
     }

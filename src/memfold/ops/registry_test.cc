@@ -7,6 +7,17 @@
 namespace memfold {
 namespace {
 
+TEST(Registry, RefusesTensorsOfMoreDimensionsThanKernelsTake) {
+  Graph graph;
+  const ValueId fine = graph.AddValue(Value{.name = "fine", .shape = Shape(kMaxRank, 1)});
+  EXPECT_TRUE(AddOp(&graph, "relu", {fine}).ok());
+  const ValueId deep = graph.AddValue(Value{.name = "deep", .shape = Shape(kMaxRank + 1, 1)});
+  const auto refused = AddOp(&graph, "relu", {deep});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("rank 9"), std::string::npos)
+      << refused.status().message();
+}
+
 TEST(Registry, NodesMadeByTheRegistryCarryTheirRow) {
   Graph g;
   const ValueId x = g.AddValue({.name = "x", .dtype = DType::kF32, .shape = {1, 4}});
