@@ -14,7 +14,9 @@
 #include "memfold/io/model_loader.h"
 #include "memfold/ir/graph.h"
 #include "memfold/joint/joint_graph.h"
+#include "memfold/passes/best_plan.h"
 #include "memfold/passes/training_plan.h"
+#include "memfold/plan/plan_graph.h"
 
 namespace memfold::cli {
 
@@ -55,6 +57,20 @@ struct TrainOptions {
   std::optional<std::string> svg;  // live memory of all three strategies (io/training_svg.h)
 };
 
+struct CompileOptions {
+  CommonOptions common;
+  std::string planner = "greedy";
+  double max_recompute = 0.10;
+  std::optional<std::string> budget;
+  std::string output;                     // the tree's directory
+  std::string target = "cortex-m4";       // a board (compile/device_build.h)
+  std::optional<std::string> name;        // C name of the model (default: from the file)
+  std::optional<std::string> input_file;  // the harness's input (default: CONTRACT.md's)
+  std::optional<std::string> cache;       // where device libraries are kept
+  bool run = false;                       // build, run under QEMU, measure
+  bool poison = false;                    // poison the arena on the target
+};
+
 struct ReportOptions {
   CommonOptions common;
   std::string output;
@@ -73,6 +89,7 @@ int TrainCommand(const TrainOptions& options);
 int InspectCommand(const CommonOptions& options);
 int PlanCommand(const PlanOptions& options);
 int RunCommand(const RunOptions& options);
+int CompileCommand(const CompileOptions& options);
 int OverlapCommand(const CommonOptions& options);
 int CompareCommand(const std::vector<std::string>& models, bool json);
 int ReportCommand(const ReportOptions& options);
@@ -116,6 +133,26 @@ bool IsTrainingModel(const Graph& graph);
 
 // Writes `bytes` to `path`; an error names the file.
 Status WriteFile(const std::string& path, const std::string& bytes);
+
+// ---- Shared by plan, run and compile (plan_run.cc) ----
+
+// The plan a command asked for: PlanGraph's, or for `best` the whole pipeline
+// (passes/best_plan.h), whose graph may be re-ordered and split.
+struct ChosenPlan {
+  Graph graph;
+  GraphPlan plan;
+  std::vector<BestStep> steps;  // `best` only
+  bool rewritten = false;       // re-ordered, with view concats, or split
+  bool concat = false;
+  bool split = false;
+};
+Result<ChosenPlan> MakePlan(const Graph& g, const std::string& planner, double max_recompute);
+
+// The model's inputs: CONTRACT.md's default, or raw little-endian bytes from `file`.
+Result<std::vector<Bytes>> ReadInputs(const Graph& g, const std::optional<std::string>& file);
+
+// The first `count` elements of an output, decoded for display.
+nlohmann::ordered_json FirstValues(const Value& v, const Bytes& bytes, int64_t count);
 
 // Prints "memfold: MESSAGE" on stderr and returns `code`.
 int Fail(const std::string& message, int code = kExitBadInput);

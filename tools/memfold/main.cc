@@ -147,6 +147,31 @@ int main(int argc, char** argv) {
   run->add_option("--input", run_options.input_file,
                   "raw little-endian input bytes (default: CONTRACT.md's input)");
 
+  memfold::cli::CompileOptions compile_options;
+  CLI::App* compile = app.add_subcommand(
+      "compile",
+      "write the planned model as bare-metal C++; --run builds it for an emulated "
+      "Cortex-M, runs it and measures RAM and flash");
+  AddModelArgs(compile, &compile_options.common);
+  AddPlannerOption(compile, &compile_options.planner);
+  AddMaxRecomputeOption(compile, &compile_options.max_recompute);
+  compile->add_option("--budget", compile_options.budget,
+                      "arena budget, e.g. 256K; exit 1 if the plan does not fit");
+  compile->add_option("-o,--output", compile_options.output, "directory of the source tree")
+      ->required();
+  compile->add_option("--target", compile_options.target, "the board's core (cortex-m4)");
+  compile->add_option("--name", compile_options.name,
+                      "C name of the model: memfold_NAME_invoke (default: the file's)");
+  compile->add_option("--input", compile_options.input_file,
+                      "raw little-endian input bytes for the run (default: CONTRACT.md's input)");
+  compile->add_option("--cache", compile_options.cache,
+                      "where built device libraries are kept (default: ~/.cache/memfold)");
+  compile->add_flag("--run", compile_options.run,
+                    "build with arm-none-eabi-gcc, run under qemu-system-arm, compare with the "
+                    "host, measure RAM and flash");
+  compile->add_flag("--poison", compile_options.poison,
+                    "fill and poison the arena on the target as the host executor does");
+
   memfold::cli::ReportOptions report_options;
   CLI::App* report = app.add_subcommand(
       "report",
@@ -184,6 +209,7 @@ int main(int argc, char** argv) {
     if (report->parsed()) return memfold::cli::ReportCommand(report_options);
     if (plan->parsed()) return memfold::cli::PlanCommand(plan_options);
     if (run->parsed()) return memfold::cli::RunCommand(run_options);
+    if (compile->parsed()) return memfold::cli::CompileCommand(compile_options);
     if (overlap->parsed()) return memfold::cli::OverlapCommand(overlap_options);
     if (compare->parsed()) return memfold::cli::CompareCommand(compare_models, compare_json);
     if (train->parsed()) return memfold::cli::TrainCommand(train_options);

@@ -67,7 +67,33 @@ void PrintPlanTable(const Graph& g, const GraphPlan& gp) {
   std::cout << table.Render() << "\n";
 }
 
-// Decodes the first `count` elements of an output for display.
+// run --json's `first_difference`: null when the runs agree at every read.
+Json DifferenceJson(const std::optional<ReadDifference>& d) {
+  if (!d) return nullptr;
+  return {{"check", d->check},
+          {"operator_index", d->position < 0 ? Json(nullptr) : Json(d->position)},
+          {"operator", d->op_name},
+          {"op", d->op},
+          {"value", d->value_name},
+          {"planned_hash", d->actual_hash},
+          {"unplanned_hash", d->expected_hash},
+          {"detail", d->detail}};
+}
+
+}  // namespace
+
+Result<ChosenPlan> MakePlan(const Graph& g, const std::string& planner, double max_recompute) {
+  if (planner != "best") {
+    MF_ASSIGN_OR_RETURN(GraphPlan gp, PlanGraph(g, planner, {.refine = true}));
+    return ChosenPlan{g, std::move(gp)};
+  }
+  MF_ASSIGN_OR_RETURN(BestPlan best, PlanBest(g, {.max_recompute = max_recompute}));
+  const bool rewritten = best.reordered || best.concat || best.split;
+  return ChosenPlan{std::move(best.graph), std::move(best.plan),
+                    std::move(best.steps), rewritten,
+                    best.concat,           best.split};
+}
+
 Json FirstValues(const Value& v, const Bytes& bytes, int64_t count) {
   Json values = Json::array();
   const int64_t n = std::min(count, v.elements());
@@ -80,19 +106,6 @@ Json FirstValues(const Value& v, const Bytes& bytes, int64_t count) {
     if (!VisitElementType(v.dtype, read)) return values;  // packed bits: nothing to show
   }
   return values;
-}
-
-// run --json's `first_difference`: null when the runs agree at every read.
-Json DifferenceJson(const std::optional<ReadDifference>& d) {
-  if (!d) return nullptr;
-  return {{"check", d->check},
-          {"operator_index", d->position < 0 ? Json(nullptr) : Json(d->position)},
-          {"operator", d->op_name},
-          {"op", d->op},
-          {"value", d->value_name},
-          {"planned_hash", d->actual_hash},
-          {"unplanned_hash", d->expected_hash},
-          {"detail", d->detail}};
 }
 
 Result<std::vector<Bytes>> ReadInputs(const Graph& g, const std::optional<std::string>& file) {
@@ -114,29 +127,6 @@ Result<std::vector<Bytes>> ReadInputs(const Graph& g, const std::optional<std::s
     at += size;
   }
   return inputs;
-}
-
-// The plan a command asked for: PlanGraph's, or for `best` the whole pipeline
-// (passes/best_plan.h), whose graph may be re-ordered and split.
-struct ChosenPlan {
-  Graph graph;
-  GraphPlan plan;
-  std::vector<BestStep> steps;  // `best` only
-  bool rewritten = false;       // re-ordered, with view concats, or split
-  bool concat = false;
-  bool split = false;
-};
-
-Result<ChosenPlan> MakePlan(const Graph& g, const std::string& planner, double max_recompute) {
-  if (planner != "best") {
-    MF_ASSIGN_OR_RETURN(GraphPlan gp, PlanGraph(g, planner, {.refine = true}));
-    return ChosenPlan{g, std::move(gp)};
-  }
-  MF_ASSIGN_OR_RETURN(BestPlan best, PlanBest(g, {.max_recompute = max_recompute}));
-  const bool rewritten = best.reordered || best.concat || best.split;
-  return ChosenPlan{std::move(best.graph), std::move(best.plan),
-                    std::move(best.steps), rewritten,
-                    best.concat,           best.split};
 }
 
 Json StepsJson(const std::vector<BestStep>& steps) {
@@ -233,8 +223,6 @@ std::string PictureTitle(const PlanOptions& options, const GraphPlan& gp) {
   return name + ", " + options.planner +
          (options.planner == gp.plan.planner ? "" : " (chose " + gp.plan.planner + ")") + " plan";
 }
-
-}  // namespace
 
 Status WriteFile(const std::string& path, const std::string& bytes) {
   std::ofstream out(path, std::ios::binary);

@@ -7,6 +7,7 @@
 #include <memory>
 #include <new>
 
+#include "memfold/exec/planned_layout.h"
 #include "memfold/ops/kernel_args.h"
 #include "memfold/ops/registry.h"
 
@@ -72,17 +73,6 @@ bool AlreadyInPlace(const Liveness& live, NodeId id) {
   return !live.copy_free.empty() && live.copy_free[static_cast<size_t>(id)];
 }
 
-// Initial persistent bytes: a constant's data; TFLite state as TFLM's ResetVariableTensors
-// leaves it (int8 filled with its zero point); anything else zero.
-Bytes InitialBytes(const Value& value) {
-  if (value.is_constant()) return *value.data;
-  int fill = 0;
-  if (value.dtype == DType::kI8 && value.quant && !value.quant->zero_point.empty()) {
-    fill = static_cast<int>(value.quant->zero_point[0]);
-  }
-  return Bytes(static_cast<size_t>(value.bytes()), static_cast<std::byte>(fill));
-}
-
 RunOutputs CollectOutputs(const Graph& graph, const std::vector<std::byte*>& where) {
   RunOutputs result;
   for (ValueId v : graph.outputs) {
@@ -115,28 +105,9 @@ void Invert(std::byte* begin, std::byte* end) {
   for (std::byte* p = begin; p != end; ++p) *p = ~*p;
 }
 
-// Poisons the bytes of buffers whose lifetime starts at `time`, except bytes of buffers that
-// already hold live data then (an input a diagonal output overlaps, for instance).
+// Poisons the bytes of buffers whose lifetime starts at `time` (exec/planned_layout.h).
 void PoisonStartingBuffers(const Liveness& live, const Plan& plan, int32_t time, std::byte* arena) {
-  std::vector<std::pair<int64_t, int64_t>> holding;  // [begin, end) of live data
-  for (const BufferRequest& r : live.requests) {
-    if (r.first < time && r.last >= time) {
-      const int64_t begin = plan.offsets[static_cast<size_t>(r.id)];
-      holding.emplace_back(begin, begin + r.bytes);
-    }
-  }
-  std::sort(holding.begin(), holding.end());
-  for (const BufferRequest& r : live.requests) {
-    if (r.first != time) continue;
-    int64_t cursor = plan.offsets[static_cast<size_t>(r.id)];
-    const int64_t end = cursor + r.bytes;
-    for (const auto& [b, e] : holding) {
-      if (e <= cursor || b >= end) continue;
-      if (b > cursor) Invert(arena + cursor, arena + b);
-      cursor = std::max(cursor, e);
-    }
-    if (cursor < end) Invert(arena + cursor, arena + end);
-  }
+  for (const auto& [begin, end] : PoisonRanges(live, plan, time)) Invert(arena + begin, arena + end);
 }
 
 // A tensor nothing fills: TFLM hands such tensors (an accelerator's scratch) arena memory as it
@@ -206,7 +177,7 @@ Session::Session(const Graph& graph)
       shared_(ComputeSharedStorage(graph)),
       storage_(static_cast<size_t>(graph.num_values())) {
   for (ValueId v = 0; v < graph.num_values(); ++v) {
-    if (OwnsPersistentBytes(v)) storage_[static_cast<size_t>(v)] = InitialBytes(graph.value(v));
+    if (OwnsPersistentBytes(v)) storage_[static_cast<size_t>(v)] = PersistentInitialBytes(graph.value(v));
   }
 }
 
@@ -241,12 +212,10 @@ Result<RunOutputs> Session::Run(const std::vector<Bytes>& inputs, const Liveness
   std::vector<Bytes> own;  // unplanned: one buffer per computed value
   int64_t unplanned_bytes = 0;
   if (planned) {
+    const std::vector<ValueHome> homes = PlannedHomes(graph, shared_, *live, *plan);
     for (ValueId v = 0; v < graph.num_values(); ++v) {
-      const int32_t buffer = live->buffer_of[static_cast<size_t>(v)];
-      if (buffer != kNoBuffer && where[static_cast<size_t>(v)] == nullptr) {
-        where[static_cast<size_t>(v)] =
-            arena.get() + plan->offsets[static_cast<size_t>(buffer)] + ViewOffset(*live, v);
-      }
+      if (homes[static_cast<size_t>(v)].home == Home::kArena)
+        where[static_cast<size_t>(v)] = arena.get() + homes[static_cast<size_t>(v)].offset;
     }
   } else {
     own.resize(static_cast<size_t>(graph.num_values()));

@@ -11,6 +11,7 @@
 #include "memfold/ops/kernels/access.h"
 #include "memfold/ops/kernels/convert_kernels.h"
 #include "memfold/ops/kernels/float_kernels.h"
+#include "memfold/ops/kernels/host_gemm.h"
 #include "memfold/ops/kernels/int_kernels.h"
 #include "memfold/ops/kernels/prepare.h"
 #include "memfold/ops/kernels/svdf.h"

@@ -6,6 +6,10 @@
 // Kernels must therefore never copy a tensor into a private buffer and never write an output
 // element before reading every input it still needs at that step: diagonal memory
 // optimisation relies on their access order.
+//
+// The kernel sources are freestanding (no heap, exceptions or iostream) so `memfold compile`
+// builds the very same code for the device, with MEMFOLD_FREESTANDING defined: then only the
+// plain form exists. Host-only kernel files are named train_*, host_* and prepare.*.
 #pragma once
 
 #include <algorithm>
@@ -33,6 +37,22 @@ class OverlapAccumulator {
   int64_t max_written_ = 0;
 };
 
+struct Direct {
+  template <typename T>
+  static T Load(const T* base, int64_t index) {
+    return base[index];
+  }
+  template <typename T>
+  static T LoadOwn(const T* base, int64_t index) {
+    return base[index];
+  }
+  template <typename T>
+  static void Store(T* base, int64_t index, T value) {
+    base[index] = value;
+  }
+};
+
+#ifndef MEMFOLD_FREESTANDING
 // Where a traced kernel reports its accesses: stores through Out whose bytes reach into
 // [begin, end), and loads through In whose bytes reach into [read_begin, read_end), a range the
 // watch narrows to the reads that can still matter to it (so that most loads cost a compare).
@@ -61,21 +81,6 @@ class ScopedWatch {
   ScopedWatch& operator=(const ScopedWatch&) = delete;
 };
 
-struct Direct {
-  template <typename T>
-  static T Load(const T* base, int64_t index) {
-    return base[index];
-  }
-  template <typename T>
-  static T LoadOwn(const T* base, int64_t index) {
-    return base[index];
-  }
-  template <typename T>
-  static void Store(T* base, int64_t index, T value) {
-    base[index] = value;
-  }
-};
-
 // Plain accesses that also report those the current watch asks for.
 struct Traced {
   template <typename T>
@@ -97,6 +102,8 @@ struct Traced {
     base[index] = value;
   }
 };
+
+#endif  // MEMFOLD_FREESTANDING
 
 template <typename A, typename T>
 struct In {
@@ -126,10 +133,17 @@ Out<A, T> OutputOf(const Arg& arg) {
 
 }  // namespace memfold
 
-// Instantiates a kernel template for plain execution and for tracing (in the kernel's .cc).
+// Instantiates a kernel template for plain execution and for tracing (in the kernel's .cc). A
+// freestanding build (the device: compile/codegen.h) has no tracing and only the plain form.
+#ifdef MEMFOLD_FREESTANDING
+#define MF_INSTANTIATE_KERNEL(kernel) template void kernel<::memfold::Direct>(const KernelContext&);
+#define MF_INSTANTIATE_KERNEL_T(kernel, T) \
+  template void kernel<::memfold::Direct, T>(const KernelContext&);
+#else
 #define MF_INSTANTIATE_KERNEL(kernel)                            \
   template void kernel<::memfold::Direct>(const KernelContext&); \
   template void kernel<::memfold::Traced>(const KernelContext&);
 #define MF_INSTANTIATE_KERNEL_T(kernel, T)                          \
   template void kernel<::memfold::Direct, T>(const KernelContext&); \
   template void kernel<::memfold::Traced, T>(const KernelContext&);
+#endif

@@ -116,17 +116,13 @@ void Dequantize(const KernelContext& ctx) {
   }
 }
 
-#define MF_INSTANTIATE(P)                                     \
-  template void QuantizeF32<P>(const KernelContext&);         \
-  template void Requantize<P, int8_t>(const KernelContext&);  \
-  template void Requantize<P, uint8_t>(const KernelContext&); \
-  template void Requantize<P, int16_t>(const KernelContext&); \
-  template void Requantize<P, int32_t>(const KernelContext&); \
-  template void Dequantize<P, int8_t>(const KernelContext&);  \
-  template void Dequantize<P, uint8_t>(const KernelContext&); \
-  template void Dequantize<P, int16_t>(const KernelContext&);
-MF_INSTANTIATE(Direct)
-MF_INSTANTIATE(Traced)
-#undef MF_INSTANTIATE
+MF_INSTANTIATE_KERNEL(QuantizeF32)
+MF_INSTANTIATE_KERNEL_T(Requantize, int8_t)
+MF_INSTANTIATE_KERNEL_T(Requantize, uint8_t)
+MF_INSTANTIATE_KERNEL_T(Requantize, int16_t)
+MF_INSTANTIATE_KERNEL_T(Requantize, int32_t)
+MF_INSTANTIATE_KERNEL_T(Dequantize, int8_t)
+MF_INSTANTIATE_KERNEL_T(Dequantize, uint8_t)
+MF_INSTANTIATE_KERNEL_T(Dequantize, int16_t)
 
 }  // namespace memfold

@@ -49,11 +49,6 @@ void MinF32(const KernelContext& ctx);
 // reference_ops::FullyConnected: for batch, for output channel: dot product over depth.
 template <typename A>
 void FullyConnectedF32(const KernelContext& ctx);
-// Row-major matrix products by the system BLAS (instantiated for Direct only: not traceable).
-template <typename A>
-void MatMulF32(const KernelContext& ctx);
-template <typename A>
-void BatchMatMulF32(const KernelContext& ctx);
 
 // reference_ops::Conv: batch, out_y, out_x, out_channel; filter_y, filter_x, in_channel.
 template <typename A>

@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
-#include <string>
-#include <vector>
 
 #include "memfold/ops/kernels/access.h"
 #include "memfold/ops/kernels/int_kernels.h"

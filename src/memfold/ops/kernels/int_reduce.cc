@@ -99,9 +99,7 @@ void MeanQuantized(const KernelContext& ctx) {
   }
 }
 
-template void MeanQuantized<Direct, int8_t>(const KernelContext&);
-template void MeanQuantized<Direct, int16_t>(const KernelContext&);
-template void MeanQuantized<Traced, int8_t>(const KernelContext&);
-template void MeanQuantized<Traced, int16_t>(const KernelContext&);
+MF_INSTANTIATE_KERNEL_T(MeanQuantized, int8_t)
+MF_INSTANTIATE_KERNEL_T(MeanQuantized, int16_t)
 
 }  // namespace memfold

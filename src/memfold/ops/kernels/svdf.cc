@@ -189,9 +189,7 @@ void SvdfF32(const KernelContext& ctx) {
   }
 }
 
-template void SvdfI8<Direct>(const KernelContext&);
-template void SvdfF32<Direct>(const KernelContext&);
-template void SvdfI8<Traced>(const KernelContext&);
-template void SvdfF32<Traced>(const KernelContext&);
+MF_INSTANTIATE_KERNEL(SvdfI8)
+MF_INSTANTIATE_KERNEL(SvdfF32)
 
 }  // namespace memfold
