@@ -205,11 +205,19 @@ class ModelWriter {
     return (count == 0 ? out + "nullptr" : out) + "}";
   }
 
-  // Declares `text` once under a fresh name and returns the name.
+  // Declares an array of `type` initialised with `body` and returns its name. A read-only
+  // array declared again with the same body is the first one (bands share most tables).
   std::string Declare(const std::string& prefix, const std::string& type, const std::string& body,
-                      const std::string& attributes = "[[maybe_unused]] ") {
+                      const std::string& attributes = "[[maybe_unused]] ",
+                      const std::string& comment = "") {
+    const bool shared = type.starts_with("const ");
+    if (shared) {
+      if (auto it = declared_.find(type + body); it != declared_.end()) return it->second;
+    }
     const std::string name = prefix + std::to_string(next_id_++);
-    decls_ += attributes + "constinit " + type + " " + name + "[] = " + body + ";\n";
+    if (shared) declared_[type + body] = name;
+    decls_ += attributes + "constinit " + type + " " + name + "[] = " + body + ";" +
+              (comment.empty() ? "" : "  // " + comment) + "\n";
     return name;
   }
 
@@ -269,8 +277,8 @@ class ModelWriter {
       const Value& value = graph_.value(owner);
       Bytes bytes = PersistentInitialBytes(value);
       if (bytes.empty()) bytes.push_back(std::byte{0});  // C++ has no empty arrays
-      it->second = Declare(prefix, type, ByteArray(bytes), "alignas(16) [[maybe_unused]] ");
-      decls_.insert(decls_.size() - 1, "  // " + Comment(value.name));
+      it->second = Declare(prefix, type, ByteArray(bytes), "alignas(16) [[maybe_unused]] ",
+                           Comment(value.name));
     }
     return it->second;
   }
@@ -385,6 +393,7 @@ class ModelWriter {
   std::string decls_;
   int next_id_ = 0;
   std::map<ValueId, std::string> shapes_, quants_, data_;
+  std::map<std::string, std::string> declared_;  // type + body -> name
 };
 
 std::string Header(const Graph& graph, const CodegenOptions& options, const Plan& plan,
