@@ -25,6 +25,11 @@ packages=(
   python3-torchvision # the ResNets it is measured on
   python3-networkx    # PyTorch's min-cut partitioner, measured beside it
   python3-pytest      # the Python tests in make test
+  make                # builds the trees memfold compile writes
+  gcc-arm-none-eabi   # memfold compile: the Cortex-M cross compiler
+  libnewlib-arm-none-eabi          # its C library (memcpy, expf; no heap used)
+  libstdc++-arm-none-eabi-newlib   # its C++ headers (the kernels are C++)
+  qemu-system-arm     # runs compiled models on an emulated MPS2 AN386 (Cortex-M4)
 )
 missing=()
 for p in "${packages[@]}"; do
