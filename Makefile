@@ -16,7 +16,7 @@ FUZZ_FLAGS := -DCMAKE_CXX_COMPILER=clang++ -DMEMFOLD_FUZZ=ON -DMEMFOLD_WERROR=OF
   -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only"
 SANITIZE_ENV := ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
-.PHONY: deps build test test-release test-sanitize fuzz fuzz-build fuzz-merge demo bench torch-bench clean format format-check
+.PHONY: deps build test test-release test-sanitize fuzz fuzz-build fuzz-merge demo bench torch-bench device-table clean format format-check
 
 deps:
 	@scripts/install-deps.sh
@@ -78,6 +78,11 @@ bench: build
 # min-cut partitions on five PyTorch models: one table (python/bench/measure.py).
 torch-bench: build
 	cd python/bench && PYTHONPATH=$(CURDIR)/$(BUILD)/python /usr/bin/python3 measure.py
+
+# memfold compile --run on the emulated Cortex-M4 for every shared model and the int8 zoo
+# MobileNets under greedy, diagonal and best, beside TFLM's minimum arena (docs/device.md).
+device-table: build
+	/usr/bin/python3 scripts/device_table.py $(BUILD)/memfold $(BUILD)/device/table
 
 format:
 	clang-format -i $$(git ls-files '*.h' '*.cc')

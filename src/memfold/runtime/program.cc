@@ -5,7 +5,7 @@
 namespace memfold::runtime {
 namespace {
 
-std::byte* Bytes(const TensorDesc& t, std::byte* arena) {
+std::byte* DataOf(const TensorDesc& t, std::byte* arena) {
   if (t.in_arena) return arena + t.offset;
   if (t.state != nullptr) return reinterpret_cast<std::byte*>(t.state);
   // Constants are never written through (kernels write outputs only; read_only marks them).
@@ -19,7 +19,7 @@ TensorArg ArgOf(const TensorDesc& t, std::byte* arena) {
   arg.dtype = t.dtype;
   arg.shape = t.shape;
   arg.quant = t.quant;
-  arg.data = Bytes(t, arena);
+  arg.data = DataOf(t, arena);
   arg.row = t.row;
   arg.row_stride = t.row_stride;
   arg.read_only = t.constant != nullptr;

@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""Compiled RAM and flash on the emulated Cortex-M4 next to TFLM's minimum arena.
+
+For every shared model TFLM ran (int8 and float32) and the int8 zoo MobileNets, runs
+`memfold compile MODEL --planner P --run --json` for greedy, diagonal and best and prints one
+markdown table (docs/device.md). Usage: scripts/device_table.py [MEMFOLD_BINARY] [WORK_DIR]
+"""
+import json
+import os
+import subprocess
+import sys
+
+MEMFOLD = sys.argv[1] if len(sys.argv) > 1 else "build/release/memfold"
+WORK = sys.argv[2] if len(sys.argv) > 2 else "build/release/device/table"
+SHARED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared")
+REFERENCE = json.load(open(os.path.join(SHARED, "reference", "tflm_reference.json")))["models"]
+PLANNERS = ["greedy", "diagonal", "best"]
+ZOO = ["zoo:mobilenet_v1,alpha=0.25,res=128,dtype=i8", "zoo:mobilenet_v2,alpha=0.35,res=96,dtype=i8",
+       "zoo:mobilenet_v2,dtype=i8", "zoo:mobilenet_v1,dtype=i8"]
+
+
+def shared_models():
+    models = []
+    for folder in sorted(os.listdir(os.path.join(SHARED, "models"))):
+        directory = os.path.join(SHARED, "models", folder)
+        if not os.path.isdir(directory):
+            continue
+        for name in sorted(os.listdir(directory)):
+            entry = REFERENCE.get(name, {})
+            if name.endswith(".tflite") and entry.get("ok"):
+                models.append(os.path.join(directory, name))
+    return models
+
+
+def compile_and_run(model, planner):
+    out_dir = os.path.join(WORK, "".join(c if c.isalnum() else "_" for c in os.path.basename(model)) + "_" + planner)
+    run = subprocess.run([MEMFOLD, "compile", model, "--planner", planner, "-o", out_dir, "--run", "--json"],
+                         capture_output=True, text=True)
+    if run.returncode != 0:
+        return None, run.stderr.strip().splitlines()[-1].split(model + ": ", 1)[-1]
+    return json.loads(run.stdout), None
+
+
+def cell(bytes_):
+    return f"{bytes_:,}"
+
+
+def main():
+    print("| model | TFLM min arena | memfold greedy RAM | diagonal RAM | best RAM (arena) | flash (best) | outputs |")
+    print("|---|---:|---:|---:|---:|---:|---|")
+    for model in shared_models() + ZOO:
+        name = os.path.basename(model) if not model.startswith("zoo:") else "`" + model + "`"
+        entry = REFERENCE.get(os.path.basename(model))
+        tflm = cell(entry["min_arena_bytes"]) if entry else "–"
+        cells, best, agrees, failure = [], None, True, None
+        for planner in PLANNERS:
+            run, failure = compile_and_run(model, planner)
+            if run is None:
+                break
+            cells.append(cell(run["ram_bytes"]))
+            agrees = agrees and run["identical_to_host"]
+            if entry:
+                agrees = agrees and [o["sha256"] for o in run["outputs"]] == [o["sha256"] for o in entry["outputs"]]
+            best = run
+        if failure:
+            print(f"| {name} | {tflm} | not compiled: {failure} | | | | |")
+            continue
+        cells[-1] += f" ({cell(best['arena_bytes'])})"
+        verdict = ("= host and TFLM" if entry else "= host") if agrees else "DIFFER"
+        print(f"| {name} | {tflm} | " + " | ".join(cells) + f" | {cell(best['flash_bytes'])} | {verdict} |")
+
+
+if __name__ == "__main__":
+    main()
