@@ -107,7 +107,8 @@ void Invert(std::byte* begin, std::byte* end) {
 
 // Poisons the bytes of buffers whose lifetime starts at `time` (exec/planned_layout.h).
 void PoisonStartingBuffers(const Liveness& live, const Plan& plan, int32_t time, std::byte* arena) {
-  for (const auto& [begin, end] : PoisonRanges(live, plan, time)) Invert(arena + begin, arena + end);
+  for (const auto& [begin, end] : PoisonRanges(live, plan, time))
+    Invert(arena + begin, arena + end);
 }
 
 // A tensor nothing fills: TFLM hands such tensors (an accelerator's scratch) arena memory as it
@@ -177,7 +178,8 @@ Session::Session(const Graph& graph)
       shared_(ComputeSharedStorage(graph)),
       storage_(static_cast<size_t>(graph.num_values())) {
   for (ValueId v = 0; v < graph.num_values(); ++v) {
-    if (OwnsPersistentBytes(v)) storage_[static_cast<size_t>(v)] = PersistentInitialBytes(graph.value(v));
+    if (OwnsPersistentBytes(v))
+      storage_[static_cast<size_t>(v)] = PersistentInitialBytes(graph.value(v));
   }
 }
 
