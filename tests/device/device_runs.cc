@@ -21,6 +21,7 @@
 #include "memfold/ops/registry.h"
 #include "memfold/plan/plan_graph.h"
 #include "tests/program_runner.h"
+#include "tests/vision_ops_model.h"
 
 namespace memfold {
 namespace {
@@ -128,6 +129,22 @@ TEST(DeviceRuns, FloatLogitsAreBitIdenticalAndSoftmaxDiffersOnlyByTheTargetsExpf
   const nlohmann::json softmax = out.Json()["outputs"][0];
   EXPECT_LE(softmax["max_ulp_difference"].get<int64_t>(), 4);
   EXPECT_TRUE(out.Json()["agrees_with_host"].get<bool>());
+}
+
+TEST(DeviceRuns, TheOperatorsAddedForConverterOutputRunOnTheDevice) {
+  const std::string file = TreeDir("vision_ops.tflite");
+  std::filesystem::create_directories(MEMFOLD_DEVICE_TREES);
+  const Bytes bytes = testing::VisionOpsFile().value();
+  std::ofstream(file, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()),
+             static_cast<std::streamsize>(bytes.size()));
+  for (const char* planner : {"diagonal", "best"}) {
+    const auto out = Memfold("compile " + file + " --planner " + planner + " -o " +
+                             TreeDir(std::string("vision_ops_") + planner) +
+                             " --run --poison --json --cache " + kCache);
+    ASSERT_EQ(out.code, 0) << out.err;
+    EXPECT_TRUE(out.Json()["agrees_with_host"].get<bool>()) << planner;
+  }
 }
 
 // A plan that overlaps an operator's output with its input far beyond O_s: the host executor,

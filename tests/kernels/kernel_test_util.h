@@ -61,12 +61,14 @@ inline Quantization Quant(std::vector<float> scales, int64_t zero_point = 0, int
 class TestNet {
  public:
   // Adds graph input "inN" fed with `bytes`.
-  ValueId AddInput(const Shape& shape, DType dtype, Bytes bytes) {
+  ValueId AddInput(const Shape& shape, DType dtype, Bytes bytes,
+                   std::optional<Quantization> quant = std::nullopt) {
     Value v;
     v.name = "in" + std::to_string(graph_.inputs.size());
     v.dtype = dtype;
     v.shape = shape;
     v.role = Role::kInput;
+    v.quant = std::move(quant);
     const ValueId id = graph_.AddValue(std::move(v));
     graph_.inputs.push_back(id);
     feeds_.push_back(std::move(bytes));
@@ -95,6 +97,9 @@ class TestNet {
     }
     return out->front();
   }
+
+  // Sets the quantisation of a computed value (as a file's tensor carries it).
+  void SetQuant(ValueId id, Quantization quant) { graph_.value(id).quant = std::move(quant); }
 
   Shape ShapeOf(ValueId id) const { return id == kNoValue ? Shape{-1} : graph_.value(id).shape; }
 

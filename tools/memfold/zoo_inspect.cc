@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "memfold/exec/executor.h"
 #include "memfold/io/text.h"
 #include "memfold/zoo/zoo.h"
 
@@ -74,7 +75,15 @@ int InspectCommand(const CommonOptions& options) {
     }
     for (ValueId v : g.inputs) inputs.push_back(TensorJson(g.value(v)));
     for (ValueId v : g.outputs) outputs.push_back(TensorJson(g.value(v)));
+    Json unsupported = Json::array();
+    for (const OperatorGap& gap : OperatorsThatCannotRun(g)) {
+      const Node& n = g.node(g.schedule[gap.position]);
+      unsupported.push_back(
+          {{"index", gap.position}, {"name", n.name}, {"op", n.op}, {"reason", gap.reason}});
+    }
     std::cout << JsonText(Json{{"model", options.model},
+                               {"runs", unsupported.empty()},
+                               {"unsupported", unsupported},
                                {"ops", ops},
                                {"values", values},
                                {"inputs", inputs},
@@ -93,6 +102,9 @@ int InspectCommand(const CommonOptions& options) {
   for (ValueId v : g.outputs)
     std::cout << "  output " << g.value(v).name << "  " << DTypeName(g.value(v).dtype) << " "
               << ShapeString(g.value(v).shape) << "\n";
+  const std::vector<OperatorGap> gaps = OperatorsThatCannotRun(g);
+  if (gaps.empty()) std::cout << "  runs: every operator has a kernel\n";
+  for (const OperatorGap& gap : gaps) std::cout << "  cannot run: " << gap.reason << "\n";
   if (!g.offline_offsets.empty()) {
     std::cout << "  carries an offline arena plan (OfflineMemoryAllocation); plan it with "
                  "--planner offline\n";

@@ -121,6 +121,37 @@ bool IsUnwritten(const Graph& graph, ValueId v) {
 
 }  // namespace
 
+std::vector<OperatorGap> OperatorsThatCannotRun(const Graph& graph) {
+  std::vector<OperatorGap> gaps;
+  for (size_t pos = 0; pos < graph.schedule.size(); ++pos) {
+    const Node& node = graph.node(graph.schedule[pos]);
+    const std::string label =
+        "operator " + std::to_string(pos) + " '" + node.name + "' (" + node.op + ")";
+    const OpDef* def = OpOf(node);
+    if (def == nullptr) {
+      gaps.push_back({pos, label + " is unknown to memfold; planning still works, execution "
+                                   "needs a kernel"});
+      continue;
+    }
+    if (def->alias) continue;
+    const auto unwritten = std::find_if(node.inputs.begin(), node.inputs.end(), [&](ValueId in) {
+      return in != kNoValue && IsUnwritten(graph, in);
+    });
+    if (unwritten != node.inputs.end()) {
+      gaps.push_back({pos, label + " reads tensor '" + graph.value(*unwritten).name +
+                               "', which no operator writes and which is no input, constant or "
+                               "variable, so its contents are undefined; planning still works"});
+      continue;
+    }
+    const DType dtype = graph.value(node.inputs[0]).dtype;
+    if (def->FindKernel(dtype) == nullptr) {
+      gaps.push_back({pos, label + " has no " + std::string(DTypeName(dtype)) +
+                               " kernel; planning still works, execution needs a kernel"});
+    }
+  }
+  return gaps;
+}
+
 Status CheckRunnable(const Graph& graph, const std::vector<Bytes>& inputs) {
   if (inputs.size() != graph.inputs.size()) {
     return Status::Error("the model has " + std::to_string(graph.inputs.size()) + " inputs, " +
@@ -134,30 +165,8 @@ Status CheckRunnable(const Graph& graph, const std::vector<Bytes>& inputs) {
                            ShapeString(v.shape) + "), got " + std::to_string(inputs[k].size()));
     }
   }
-  for (size_t pos = 0; pos < graph.schedule.size(); ++pos) {
-    const Node& node = graph.node(graph.schedule[pos]);
-    const OpDef* def = OpOf(node);
-    if (def == nullptr) {
-      return Status::Error(
-          "operator " + std::to_string(pos) + " '" + node.name + "' (" + node.op +
-          ") is unknown to memfold; planning still works, execution needs a kernel");
-    }
-    if (def->alias) continue;
-    for (ValueId in : node.inputs) {
-      if (in != kNoValue && IsUnwritten(graph, in)) {
-        return Status::Error("operator " + std::to_string(pos) + " '" + node.name + "' (" +
-                             node.op + ") reads tensor '" + graph.value(in).name +
-                             "', which no operator writes and which is no input, constant or "
-                             "variable, so its contents are undefined; planning still works");
-      }
-    }
-    const DType dtype = graph.value(node.inputs[0]).dtype;
-    if (def->FindKernel(dtype) == nullptr) {
-      return Status::Error("operator " + std::to_string(pos) + " '" + node.name + "' (" + node.op +
-                           ") has no " + std::string(DTypeName(dtype)) +
-                           " kernel; planning still works, execution needs a kernel");
-    }
-  }
+  const std::vector<OperatorGap> gaps = OperatorsThatCannotRun(graph);
+  if (!gaps.empty()) return Status::Error(gaps[0].reason);
   return Status::Ok();
 }
 

@@ -74,6 +74,15 @@ struct RunOutputs {
   int64_t allocated_bytes = 0;
 };
 
+// An operator the executor cannot run, and why (unknown to memfold, no kernel for its element
+// type, or it reads a tensor nothing writes).
+struct OperatorGap {
+  size_t position;  // in the schedule
+  std::string reason;
+};
+// Every such operator of the schedule, in order. O(nodes).
+std::vector<OperatorGap> OperatorsThatCannotRun(const Graph& graph);
+
 // Checks that every node has a kernel for its types and the inputs have the right sizes.
 Status CheckRunnable(const Graph& graph, const std::vector<Bytes>& inputs);
 

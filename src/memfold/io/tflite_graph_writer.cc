@@ -231,6 +231,20 @@ Status EncodeSvdf(const Node& node, EncodedOp* op) {
   return Status::Ok();
 }
 
+Status EncodeLeakyRelu(const Node& node, EncodedOp* op) {
+  const auto alpha = static_cast<float>(node.attrs.Float("alpha"));
+  op->options = {OptionField{0, 4, std::bit_cast<uint32_t>(alpha), {}}};
+  return Status::Ok();
+}
+
+Status EncodeResizeNearest(Encoder& e, const Node& node, EncodedOp* op) {
+  const Ints& size = node.attrs.Ints("size");
+  op->inputs.push_back(e.AddIntTensor(node.name + "/size", {2}, size));
+  op->options = {Scalar(0, 1, node.attrs.Int("align_corners")),
+                 Scalar(1, 1, node.attrs.Int("half_pixel_centers"))};
+  return Status::Ok();
+}
+
 // Options and parameter inputs per registry op; ops with neither need no entry.
 Status EncodeOptions(Encoder& e, const Node& node, EncodedOp* op) {
   const std::string& name = node.op;
@@ -242,7 +256,14 @@ Status EncodeOptions(Encoder& e, const Node& node, EncodedOp* op) {
     return name == "conv2d" ? EncodeConv(node, op) : EncodeDepthwise(e.graph, node, op);
   }
   if (name == "max_pool2d" || name == "avg_pool2d") return EncodePool(node, op);
-  if (name == "add" || name == "sub" || name == "mul") return EncodeActivationOnly(node, op);
+  if (name == "add" || name == "sub" || name == "mul" || name == "div")
+    return EncodeActivationOnly(node, op);
+  if (name == "leaky_relu") return EncodeLeakyRelu(node, op);
+  if (name == "resize_nearest_neighbor") return EncodeResizeNearest(e, node, op);
+  if (name == "depth_to_space" || name == "space_to_depth") {
+    op->options = {Scalar(0, 4, node.attrs.Int("block_size"))};
+    return Status::Ok();
+  }
   if (name == "fully_connected") return EncodeFullyConnected(node, op);
   if (name == "softmax") return EncodeSoftmax(e.graph, node, op);
   if (name == "concat") return EncodeConcat(e.graph, node, op);

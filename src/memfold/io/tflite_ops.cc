@@ -186,6 +186,25 @@ Status ConvertSvdf(const TfliteConvertContext& ctx, Node* node) {
   return SetActivation(ctx, 1, node);
 }
 
+Status ConvertLeakyRelu(const TfliteConvertContext& ctx, Node* node) {
+  node->attrs.Set("alpha", static_cast<double>(Opt<float>(ctx, 0, 0.2f)));
+  return Status::Ok();
+}
+
+// RESIZE_NEAREST_NEIGHBOR: the constant size input [height, width] and both flags.
+Status ConvertResizeNearest(const TfliteConvertContext& ctx, Node* node) {
+  MF_ASSIGN_OR_RETURN(Ints size, TakeConstantInts(ctx, node, 1, "size"));
+  node->attrs.Set("size", size);
+  node->attrs.Set("align_corners", int64_t{Opt<uint8_t>(ctx, 0, 0) != 0});
+  node->attrs.Set("half_pixel_centers", int64_t{Opt<uint8_t>(ctx, 1, 0) != 0});
+  return Status::Ok();
+}
+
+Status ConvertBlockSize(const TfliteConvertContext& ctx, Node* node) {
+  node->attrs.Set("block_size", int64_t{Opt<int32_t>(ctx, 0, 0)});
+  return Status::Ok();
+}
+
 const std::vector<TfliteOpMapping>& Table() {
   static const std::vector<TfliteOpMapping> table = {
       {0, "ADD", "add", 11, {1, 1}, ConvertActivationOnly},
@@ -193,7 +212,9 @@ const std::vector<TfliteOpMapping>& Table() {
       {2, "CONCATENATION", "concat", 10, {4, 1}, ConvertConcat},
       {3, "CONV_2D", "conv2d", 1, {1, 4, 4, 1, 4, 4}, ConvertConv2D},
       {4, "DEPTHWISE_CONV_2D", "depthwise_conv2d", 2, {1, 4, 4, 4, 1, 4, 4}, ConvertDepthwise},
+      {5, "DEPTH_TO_SPACE", "depth_to_space", 94, {4}, ConvertBlockSize},
       {6, "DEQUANTIZE", "dequantize", 0, {}, ConvertTypeChange},
+      {8, "FLOOR", "floor", 0, {}, ConvertNothing},
       {9, "FULLY_CONNECTED", "fully_connected", 8, {1, 1, 1, 1}, ConvertFullyConnected},
       {14, "LOGISTIC", "sigmoid", 0, {}, ConvertNothing},
       {17, "MAX_POOL_2D", "max_pool2d", 5, {1, 4, 4, 4, 4, 1}, ConvertPool},
@@ -202,17 +223,32 @@ const std::vector<TfliteOpMapping>& Table() {
       {21, "RELU6", "relu6", 0, {}, ConvertNothing},
       {22, "RESHAPE", "reshape", 17, {0}, ConvertReshape},
       {25, "SOFTMAX", "softmax", 9, {4}, ConvertSoftmax},
+      {26, "SPACE_TO_DEPTH", "space_to_depth", 19, {4}, ConvertBlockSize},
       {27, "SVDF", "svdf", 6, {4, 1, 1}, ConvertSvdf},
       {28, "TANH", "tanh", 0, {}, ConvertNothing},
       {34, "PAD", "pad", 22, {}, ConvertPad},
       {39, "TRANSPOSE", "transpose", 26, {}, ConvertTranspose},
       {40, "MEAN", "mean", 27, {1}, ConvertMean},
       {41, "SUB", "sub", 28, {1, 1}, ConvertActivationOnly},
+      {42, "DIV", "div", 29, {1}, ConvertActivationOnly},
       {43, "SQUEEZE", "reshape", 0, {}, ConvertReshape},
+      {47, "EXP", "exp", 0, {}, ConvertNothing},
       {55, "MAXIMUM", "max", 0, {}, ConvertNothing},
       {57, "MINIMUM", "min", 0, {}, ConvertNothing},
+      {59, "NEG", "neg", 0, {}, ConvertNothing},
       {60, "PADV2", "pad", 0, {}, ConvertPad},
+      {70, "EXPAND_DIMS", "reshape", 0, {}, ConvertReshape},
+      {73, "LOG", "log", 0, {}, ConvertNothing},
+      {75, "SQRT", "sqrt", 0, {}, ConvertNothing},
+      {76, "RSQRT", "rsqrt", 0, {}, ConvertNothing},
+      {92, "SQUARE", "square", 0, {}, ConvertNothing},
+      {97, "RESIZE_NEAREST_NEIGHBOR", "resize_nearest_neighbor", 74, {1, 1}, ConvertResizeNearest},
+      {98, "LEAKY_RELU", "leaky_relu", 75, {4}, ConvertLeakyRelu},
+      {99, "SQUARED_DIFFERENCE", "squared_difference", 0, {}, ConvertNothing},
+      {101, "ABS", "abs", 0, {}, ConvertNothing},
+      {104, "CEIL", "ceil", 0, {}, ConvertNothing},
       {114, "QUANTIZE", "quantize", 0, {}, ConvertTypeChange},
+      {116, "ROUND", "round", 0, {}, ConvertNothing},
       {117, "HARD_SWISH", "hard_swish", 0, {}, ConvertNothing},
   };
   return table;

@@ -453,4 +453,56 @@ Status InferPad(const InferContext& ctx, std::vector<TensorType>* out) {
   return Status::Ok();
 }
 
+Status InferLeakyRelu(const InferContext& ctx, std::vector<TensorType>* out) {
+  if (ctx.in(0).dtype == DType::kI8 && ctx.node.attrs.Float("alpha") < 0) {
+    return Status::Error(
+        "int8 leaky_relu needs alpha >= 0 (TFLM versions disagree on negative alphas)");
+  }
+  return InferSameAsInput(ctx, out);
+}
+
+namespace {
+
+// The block size of depth_to_space / space_to_depth on a rank-4 NHWC input.
+Result<int64_t> BlockOf(const InferContext& ctx) {
+  if (ctx.in(0).shape.size() != 4)
+    return Status::Error("needs an NHWC input of rank 4, has " + Dims(ctx.in(0).shape));
+  const int64_t block = ctx.node.attrs.Int("block_size");
+  if (block < 1) return Status::Error("block_size must be at least 1");
+  return block;
+}
+
+}  // namespace
+
+Status InferResizeNearest(const InferContext& ctx, std::vector<TensorType>* out) {
+  const Shape& in = ctx.in(0).shape;
+  const auto& size = ctx.node.attrs.Ints("size");
+  if (in.size() != 4) return Status::Error("needs an NHWC input of rank 4, has " + Dims(in));
+  if (size.size() != 2 || size[0] < 1 || size[1] < 1 || in[1] < 1 || in[2] < 1) {
+    return Status::Error("needs 'size' = [height, width] >= 1 and a non-empty input");
+  }
+  out->push_back({ctx.in(0).dtype, {in[0], size[0], size[1], in[3]}});
+  return Status::Ok();
+}
+
+Status InferDepthToSpace(const InferContext& ctx, std::vector<TensorType>* out) {
+  MF_ASSIGN_OR_RETURN(const int64_t block, BlockOf(ctx));
+  const Shape& in = ctx.in(0).shape;
+  if (in[3] % (block * block) != 0) {
+    return Status::Error("depth " + std::to_string(in[3]) + " is not a multiple of block_size^2");
+  }
+  out->push_back({ctx.in(0).dtype, {in[0], in[1] * block, in[2] * block, in[3] / block / block}});
+  return Status::Ok();
+}
+
+Status InferSpaceToDepth(const InferContext& ctx, std::vector<TensorType>* out) {
+  MF_ASSIGN_OR_RETURN(const int64_t block, BlockOf(ctx));
+  const Shape& in = ctx.in(0).shape;
+  if (in[1] % block != 0 || in[2] % block != 0) {
+    return Status::Error("height and width " + Dims(in) + " must be multiples of block_size");
+  }
+  out->push_back({ctx.in(0).dtype, {in[0], in[1] / block, in[2] / block, in[3] * block * block}});
+  return Status::Ok();
+}
+
 }  // namespace memfold

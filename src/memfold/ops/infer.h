@@ -25,6 +25,13 @@ Status InferSlice(const InferContext& ctx, std::vector<TensorType>* out);
 Status InferTranspose(const InferContext& ctx, std::vector<TensorType>* out);
 Status InferPad(const InferContext& ctx, std::vector<TensorType>* out);
 Status InferBroadcastTo(const InferContext& ctx, std::vector<TensorType>* out);
+// leaky_relu: the input's type; int8 needs alpha >= 0.
+Status InferLeakyRelu(const InferContext& ctx, std::vector<TensorType>* out);
+// resize_nearest_neighbor: NHWC input to [batch, size[0], size[1], channels].
+Status InferResizeNearest(const InferContext& ctx, std::vector<TensorType>* out);
+// depth_to_space / space_to_depth with attribute block_size, NHWC.
+Status InferDepthToSpace(const InferContext& ctx, std::vector<TensorType>* out);
+Status InferSpaceToDepth(const InferContext& ctx, std::vector<TensorType>* out);
 // mask_encode: f32 -> bit, same shape; mask_decode: bit -> f32.
 Status InferMaskEncode(const InferContext& ctx, std::vector<TensorType>* out);
 Status InferMaskDecode(const InferContext& ctx, std::vector<TensorType>* out);

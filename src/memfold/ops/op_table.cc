@@ -71,6 +71,16 @@ OpDef Binary(std::string_view name, KernelEntry f32, bool fused_activation,
   return def;
 }
 
+// x > 0 ? x : alpha * x, float32 and int8 (TFLM's leaky_relu.cc).
+OpDef LeakyRelu() {
+  OpDef def = Unary("leaky_relu", MF_KERNEL(DType::kF32, LeakyReluF32));
+  def.attrs = {{"alpha", 0.2}};
+  def.infer = InferLeakyRelu;
+  def.kernels.push_back(MF_KERNEL(DType::kI8, LeakyReluI8));
+  def.prepare = PrepareLeakyReluI8;
+  return def;
+}
+
 // A row with one more kernel (the int8 variants of the binary ops).
 OpDef WithKernel(OpDef def, KernelEntry kernel) {
   def.kernels.push_back(kernel);
@@ -90,6 +100,16 @@ std::vector<OpDef> BuildOpTable() {
       Unary("hard_swish", MF_KERNEL(DType::kF32, HardSwishF32)),
       Unary("silu", MF_KERNEL(DType::kF32, SiluF32)),  // x * sigmoid(x) (PyTorch's SiLU)
       Unary("gelu", MF_KERNEL(DType::kF32, GeluF32)),  // x * Phi(x), exact (erf) form
+      Unary("abs", MF_KERNEL(DType::kF32, AbsF32)),
+      Unary("sqrt", MF_KERNEL(DType::kF32, SqrtF32)),
+      Unary("rsqrt", MF_KERNEL(DType::kF32, RsqrtF32)),
+      Unary("square", MF_KERNEL(DType::kF32, SquareF32)),
+      Unary("log", MF_KERNEL(DType::kF32, LogF32)),
+      Unary("floor", MF_KERNEL(DType::kF32, FloorF32)),
+      Unary("ceil", MF_KERNEL(DType::kF32, CeilF32)),
+      Unary("round", MF_KERNEL(DType::kF32, RoundF32)),  // halves to even, as tf.round
+      LeakyRelu(),
+      Binary("squared_difference", MF_KERNEL(DType::kF32, SquaredDifferenceF32), false),
       WithKernel(Binary("add", MF_KERNEL(DType::kF32, AddF32), true, GradAdd),
                  MF_KERNEL(DType::kI8, AddI8)),
       WithKernel(Binary("sub", MF_KERNEL(DType::kF32, SubF32), true, GradSub),
@@ -236,6 +256,25 @@ std::vector<OpDef> BuildOpTable() {
        .overlap_algorithmic = AlgorithmicBroadcast,
        .kernels = MF_MOVE_KERNELS(BroadcastTo),
        .gradient = GradBroadcastTo},
+      // Data movement whose loops have no closed-form O_s model yet: the planner gives them no
+      // overlap (O_s = 0, safe); `memfold overlap` measures theirs by the trace method.
+      {.name = "resize_nearest_neighbor",
+       .attrs = {{"size", Ints{}, true},
+                 {"align_corners", int64_t{0}},
+                 {"half_pixel_centers", int64_t{0}}},
+       .infer = InferResizeNearest,
+       .cost = MoveCost,
+       .kernels = MF_MOVE_KERNELS(ResizeNearest)},
+      {.name = "depth_to_space",
+       .attrs = {{"block_size", int64_t{0}, true}},
+       .infer = InferDepthToSpace,
+       .cost = MoveCost,
+       .kernels = MF_MOVE_KERNELS(DepthToSpace)},
+      {.name = "space_to_depth",
+       .attrs = {{"block_size", int64_t{0}, true}},
+       .infer = InferSpaceToDepth,
+       .cost = MoveCost,
+       .kernels = MF_MOVE_KERNELS(SpaceToDepth)},
       {.name = "batch_norm_apply",
        .min_inputs = 5,
        .max_inputs = 5,

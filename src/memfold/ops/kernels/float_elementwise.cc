@@ -79,6 +79,52 @@ void GeluF32(const KernelContext& ctx) {
 }
 
 template <typename A>
+void AbsF32(const KernelContext& ctx) {
+  Unary<A>(ctx, [](float v) { return std::abs(v); });
+}
+template <typename A>
+void SqrtF32(const KernelContext& ctx) {
+  Unary<A>(ctx, [](float v) { return std::sqrt(v); });
+}
+template <typename A>
+void RsqrtF32(const KernelContext& ctx) {
+  Unary<A>(ctx, [](float v) { return 1.0f / std::sqrt(v); });
+}
+template <typename A>
+void SquareF32(const KernelContext& ctx) {
+  Unary<A>(ctx, [](float v) { return v * v; });
+}
+template <typename A>
+void LogF32(const KernelContext& ctx) {
+  Unary<A>(ctx, [](float v) { return std::log(v); });
+}
+template <typename A>
+void FloorF32(const KernelContext& ctx) {
+  Unary<A>(ctx, [](float v) { return std::floor(v); });
+}
+template <typename A>
+void CeilF32(const KernelContext& ctx) {
+  Unary<A>(ctx, [](float v) { return std::ceil(v); });
+}
+template <typename A>
+void RoundF32(const KernelContext& ctx) {
+  // TFLM's RoundToNearest: halves to even (tf.round), by floor and the parity of the floor.
+  Unary<A>(ctx, [](float v) {
+    const float floor_value = std::floor(v);
+    const float diff = v - floor_value;
+    if (diff < 0.5f || (diff == 0.5f && static_cast<int64_t>(floor_value) % 2 == 0))
+      return floor_value;
+    return floor_value + 1.0f;
+  });
+}
+template <typename A>
+void LeakyReluF32(const KernelContext& ctx) {
+  // reference_ops::LeakyRelu: alpha may be above 1 or negative, so no max().
+  const auto alpha = static_cast<float>(ctx.attrs.Float("alpha"));
+  Unary<A>(ctx, [alpha](float v) { return v > 0.0f ? v : v * alpha; });
+}
+
+template <typename A>
 void AddF32(const KernelContext& ctx) {
   Binary<A>(ctx, [](float a, float b) { return a + b; });
 }
@@ -93,6 +139,13 @@ void MulF32(const KernelContext& ctx) {
 template <typename A>
 void DivF32(const KernelContext& ctx) {
   Binary<A>(ctx, [](float a, float b) { return a / b; });
+}
+template <typename A>
+void SquaredDifferenceF32(const KernelContext& ctx) {
+  Binary<A>(ctx, [](float a, float b) {
+    const float d = a - b;
+    return d * d;
+  });
 }
 template <typename A>
 void MaxF32(const KernelContext& ctx) {
@@ -112,6 +165,16 @@ MF_INSTANTIATE_KERNEL(NegF32)
 MF_INSTANTIATE_KERNEL(HardSwishF32)
 MF_INSTANTIATE_KERNEL(SiluF32)
 MF_INSTANTIATE_KERNEL(GeluF32)
+MF_INSTANTIATE_KERNEL(AbsF32)
+MF_INSTANTIATE_KERNEL(SqrtF32)
+MF_INSTANTIATE_KERNEL(RsqrtF32)
+MF_INSTANTIATE_KERNEL(SquareF32)
+MF_INSTANTIATE_KERNEL(LogF32)
+MF_INSTANTIATE_KERNEL(FloorF32)
+MF_INSTANTIATE_KERNEL(CeilF32)
+MF_INSTANTIATE_KERNEL(RoundF32)
+MF_INSTANTIATE_KERNEL(LeakyReluF32)
+MF_INSTANTIATE_KERNEL(SquaredDifferenceF32)
 MF_INSTANTIATE_KERNEL(AddF32)
 MF_INSTANTIATE_KERNEL(SubF32)
 MF_INSTANTIATE_KERNEL(MulF32)

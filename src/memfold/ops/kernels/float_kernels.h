@@ -30,6 +30,29 @@ template <typename A>
 void SiluF32(const KernelContext& ctx);
 template <typename A>
 void GeluF32(const KernelContext& ctx);
+// TFLM's elementwise.cc, floor.cc, ceil.cc, round.cc (halves to even) and leaky_relu.cc
+// (x > 0 ? x : alpha * x), one element after another.
+template <typename A>
+void AbsF32(const KernelContext& ctx);
+template <typename A>
+void SqrtF32(const KernelContext& ctx);
+template <typename A>
+void RsqrtF32(const KernelContext& ctx);
+template <typename A>
+void SquareF32(const KernelContext& ctx);
+template <typename A>
+void LogF32(const KernelContext& ctx);
+template <typename A>
+void FloorF32(const KernelContext& ctx);
+template <typename A>
+void CeilF32(const KernelContext& ctx);
+template <typename A>
+void RoundF32(const KernelContext& ctx);
+template <typename A>
+void LeakyReluF32(const KernelContext& ctx);
+// squared_difference.cc: (a - b)^2, broadcasting.
+template <typename A>
+void SquaredDifferenceF32(const KernelContext& ctx);
 
 // Broadcasting binary (reference_ops::Add / BroadcastAdd6DSlow and friends): output in
 // row-major order, fused activation clamp.
@@ -83,5 +106,15 @@ template <typename A, typename T>
 void Pad(const KernelContext& ctx);
 template <typename A, typename T>
 void BroadcastTo(const KernelContext& ctx);
+// reference_ops::ResizeNearestNeighbor: for batch, out_y, out_x, the input pixel's channels
+// (GetNearestNeighbor: floor of (out + 0.5 if half_pixel_centers) * scale, std::round when
+// align_corners, clamped to the input).
+template <typename A, typename T>
+void ResizeNearest(const KernelContext& ctx);
+// reference_ops::DepthToSpace (loop over the output) and SpaceToDepth (loop over the input).
+template <typename A, typename T>
+void DepthToSpace(const KernelContext& ctx);
+template <typename A, typename T>
+void SpaceToDepth(const KernelContext& ctx);
 
 }  // namespace memfold

@@ -201,12 +201,90 @@ void BroadcastTo(const KernelContext& ctx) {
              [&](int64_t o, int64_t i) { y.Set(o, x[i]); });
 }
 
-#define MF_INSTANTIATE_MOVES(T)         \
-  MF_INSTANTIATE_KERNEL_T(Concat, T)    \
-  MF_INSTANTIATE_KERNEL_T(Slice, T)     \
-  MF_INSTANTIATE_KERNEL_T(Transpose, T) \
-  MF_INSTANTIATE_KERNEL_T(Pad, T)       \
-  MF_INSTANTIATE_KERNEL_T(BroadcastTo, T)
+namespace {
+
+// GetNearestNeighbor of reference_ops::ResizeNearestNeighbor, in float as TFLM computes it.
+int64_t NearestSource(int64_t out, int64_t in_size, int64_t out_size, bool align_corners,
+                      bool half_pixel_centers) {
+  const float scale = (align_corners && out_size > 1)
+                          ? static_cast<float>(in_size - 1) / static_cast<float>(out_size - 1)
+                          : static_cast<float>(in_size) / static_cast<float>(out_size);
+  const float offset = half_pixel_centers ? 0.5f : 0.0f;
+  const float position = (static_cast<float>(out) + offset) * scale;
+  const auto nearest =
+      static_cast<int64_t>(align_corners ? std::round(position) : std::floor(position));
+  const int64_t clamped = std::min(nearest, in_size - 1);
+  return half_pixel_centers ? std::max<int64_t>(0, clamped) : clamped;
+}
+
+}  // namespace
+
+template <typename A, typename T>
+void ResizeNearest(const KernelContext& ctx) {
+  const Nhwc in = Nhwc::Of(ctx.inputs[0].shape), out = Nhwc::Of(ctx.outputs[0].shape);
+  const bool align = ctx.attrs.Int("align_corners") != 0;
+  const bool half = ctx.attrs.Int("half_pixel_centers") != 0;
+  In<A, T> x{ctx.inputs[0].ptr<T>()};
+  Out<A, T> y{OutputOf<A, T>(ctx.outputs[0])};
+  int64_t o = 0;
+  for (int64_t b = 0; b < ctx.outputs[0].shape[0]; ++b) {
+    for (int64_t oy = 0; oy < out.h; ++oy) {
+      const int64_t iy = NearestSource(oy, in.h, out.h, align, half);
+      for (int64_t ox = 0; ox < out.w; ++ox) {
+        const int64_t ix = NearestSource(ox, in.w, out.w, align, half);
+        for (int64_t c = 0; c < out.c; ++c) y.Set(o++, x[in(b, iy, ix, c)]);
+      }
+    }
+  }
+}
+
+template <typename A, typename T>
+void DepthToSpace(const KernelContext& ctx) {
+  const Nhwc in = Nhwc::Of(ctx.inputs[0].shape), out = Nhwc::Of(ctx.outputs[0].shape);
+  const int64_t block = ctx.attrs.Int("block_size");
+  In<A, T> x{ctx.inputs[0].ptr<T>()};
+  Out<A, T> y{OutputOf<A, T>(ctx.outputs[0])};
+  int64_t o = 0;
+  for (int64_t b = 0; b < ctx.outputs[0].shape[0]; ++b) {
+    for (int64_t oy = 0; oy < out.h; ++oy) {
+      for (int64_t ox = 0; ox < out.w; ++ox) {
+        for (int64_t d = 0; d < out.c; ++d) {
+          const int64_t id = d + ((oy % block) * block + ox % block) * out.c;
+          y.Set(o++, x[in(b, oy / block, ox / block, id)]);
+        }
+      }
+    }
+  }
+}
+
+template <typename A, typename T>
+void SpaceToDepth(const KernelContext& ctx) {
+  const Nhwc in = Nhwc::Of(ctx.inputs[0].shape), out = Nhwc::Of(ctx.outputs[0].shape);
+  const int64_t block = ctx.attrs.Int("block_size");
+  In<A, T> x{ctx.inputs[0].ptr<T>()};
+  Out<A, T> y{OutputOf<A, T>(ctx.outputs[0])};
+  int64_t i = 0;
+  for (int64_t b = 0; b < ctx.inputs[0].shape[0]; ++b) {
+    for (int64_t iy = 0; iy < in.h; ++iy) {
+      for (int64_t ix = 0; ix < in.w; ++ix) {
+        for (int64_t d = 0; d < in.c; ++d) {
+          const int64_t od = d + ((iy % block) * block + ix % block) * in.c;
+          y.Set(out(b, iy / block, ix / block, od), x[i++]);
+        }
+      }
+    }
+  }
+}
+
+#define MF_INSTANTIATE_MOVES(T)             \
+  MF_INSTANTIATE_KERNEL_T(Concat, T)        \
+  MF_INSTANTIATE_KERNEL_T(Slice, T)         \
+  MF_INSTANTIATE_KERNEL_T(Transpose, T)     \
+  MF_INSTANTIATE_KERNEL_T(Pad, T)           \
+  MF_INSTANTIATE_KERNEL_T(BroadcastTo, T)   \
+  MF_INSTANTIATE_KERNEL_T(ResizeNearest, T) \
+  MF_INSTANTIATE_KERNEL_T(DepthToSpace, T)  \
+  MF_INSTANTIATE_KERNEL_T(SpaceToDepth, T)
 MF_INSTANTIATE_MOVES(int8_t)
 MF_INSTANTIATE_MOVES(uint8_t)
 MF_INSTANTIATE_MOVES(int16_t)

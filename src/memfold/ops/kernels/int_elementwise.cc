@@ -221,4 +221,23 @@ MF_INSTANTIATE_KERNEL(SubI8)
 MF_INSTANTIATE_KERNEL(MulI8)
 MF_INSTANTIATE_KERNEL(SoftmaxI8)
 
+// reference_integer_ops LeakyRelu (QuantizeLeakyRelu): the identity multiplier for inputs at or
+// above the zero point, alpha's below; [identity multiplier, shift, alpha multiplier, shift] come
+// from PrepareLeakyReluI8.
+template <typename A>
+void LeakyReluI8(const KernelContext& ctx) {
+  const int32_t in_zp = ZeroPoint(ctx.inputs[0]), out_zp = ZeroPoint(ctx.outputs[0]);
+  In<A, int8_t> x{ctx.inputs[0].ptr<int8_t>()};
+  Out<A, int8_t> y{OutputOf<A, int8_t>(ctx.outputs[0])};
+  const int64_t n = ctx.outputs[0].elements();
+  for (int64_t i = 0; i < n; ++i) {
+    const int32_t v = x[i] - in_zp;
+    const size_t k = v >= 0 ? 0 : 2;
+    const int32_t scaled = MultiplyByQuantizedMultiplier(v, ctx.prepared[k], ctx.prepared[k + 1]);
+    y.Set(i, static_cast<int8_t>(std::clamp<int32_t>(out_zp + scaled, -128, 127)));
+  }
+}
+
+MF_INSTANTIATE_KERNEL(LeakyReluI8)
+
 }  // namespace memfold

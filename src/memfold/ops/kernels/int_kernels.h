@@ -50,4 +50,8 @@ void MulI8(const KernelContext& ctx);
 template <typename A>
 void SoftmaxI8(const KernelContext& ctx);
 
+// reference_integer_ops::LeakyRelu on int8 (multipliers from PrepareLeakyReluI8).
+template <typename A>
+void LeakyReluI8(const KernelContext& ctx);
+
 }  // namespace memfold

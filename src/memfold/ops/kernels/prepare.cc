@@ -47,6 +47,19 @@ std::vector<int32_t> PrepareFullyConnectedI8(const KernelContext& ctx) {
   return Quantized({input_product_scale / static_cast<double>(Scale(ctx.outputs[0]))});
 }
 
+std::vector<int32_t> PrepareLeakyReluI8(const KernelContext& ctx) {
+  if (ctx.inputs[0].dtype != DType::kI8) return {};
+  const float in_scale = Scale(ctx.inputs[0]), out_scale = Scale(ctx.outputs[0]);
+  const auto alpha = static_cast<float>(ctx.attrs.Float("alpha"));
+  std::vector<int32_t> out(4);
+  int shift = 0;
+  QuantizeMultiplier(static_cast<double>(in_scale / out_scale), &out[0], &shift);
+  out[1] = shift;
+  QuantizeMultiplier(static_cast<double>(in_scale * alpha / out_scale), &out[2], &shift);
+  out[3] = shift;
+  return out;
+}
+
 std::vector<int64_t> MeanScratch(const Graph& graph, const Node& node) {
   const DType dtype = graph.value(node.inputs[0]).dtype;
   if (dtype != DType::kI8 && dtype != DType::kI16) return {};

@@ -25,6 +25,10 @@ std::vector<int32_t> PrepareConvI8(const KernelContext& ctx);
 // rounded to float before the division in double (one multiplier and shift).
 std::vector<int32_t> PrepareFullyConnectedI8(const KernelContext& ctx);
 
+// Leaky relu on int8 input (CalculateOpDataLeakyRelu): [identity multiplier, shift, alpha
+// multiplier, shift] of in_scale / out_scale and in_scale * alpha / out_scale, products in float.
+std::vector<int32_t> PrepareLeakyReluI8(const KernelContext& ctx);
+
 // Scratch of the quantised mean: one int32 sum per output element (int8 and int16 inputs).
 std::vector<int64_t> MeanScratch(const Graph& graph, const Node& node);
 

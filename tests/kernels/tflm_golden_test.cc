@@ -1,0 +1,175 @@
+// Kernels checked against TensorFlow Lite Micro's own expectations: the input, parameter and
+// expected-output vectors of TFLM's tensorflow/lite/micro/kernels/*_test.cc (named beside each
+// case), compared with TFLM's tolerance where its goldens are printed rounded and exactly
+// elsewhere. Shapes are written as TFLM's tests write them minus the leading rank.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "tests/kernels/kernel_test_util.h"
+
+namespace memfold {
+namespace {
+
+using Floats = std::vector<float>;
+using Ints = std::vector<int64_t>;
+
+// Runs `op` on float inputs; returns the output and its shape.
+struct FloatRun {
+  Floats values;
+  Shape shape;
+};
+
+FloatRun RunFloat(const std::string& op, const std::vector<std::pair<Shape, Floats>>& inputs,
+                  Attrs attrs = {}) {
+  TestNet net;
+  std::vector<ValueId> ids;
+  for (const auto& [shape, data] : inputs)
+    ids.push_back(net.AddInput(shape, DType::kF32, ToBytes(data)));
+  const ValueId out = net.AddNode(op, ids, std::move(attrs));
+  const Shape shape = net.ShapeOf(out);
+  return {FromBytes<float>(net.RunBytes(out)), shape};
+}
+
+void ExpectNear(const Floats& got, const Floats& expected, float tolerance) {
+  ASSERT_EQ(got.size(), expected.size());
+  for (size_t k = 0; k < got.size(); ++k) EXPECT_NEAR(got[k], expected[k], tolerance) << k;
+}
+
+// elementwise_test.cc: Abs, Log, Sqrt, Rsqrt, Square (EXPECT_NEAR 1e-5).
+TEST(TflmGolden, ElementwiseFloat) {
+  struct Case {
+    const char* op;
+    Floats input, expected;
+  };
+  const Case cases[] = {
+      {"abs", {0.01f, -0.01f, 10, -10}, {0.01f, 0.01f, 10, 10}},
+      {"log", {1, 2.7182818f, 0.5f, 2}, {0, 1, -0.6931472f, 0.6931472f}},
+      {"sqrt", {0, 1, 2, 4}, {0, 1, 1.41421f, 2}},
+      {"rsqrt", {1, 2, 4, 9}, {1, 0.7071f, 0.5f, 0.33333f}},
+      {"square", {1, 2, 0.5f, -3.0f}, {1, 4.0f, 0.25f, 9.0f}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.op);
+    const FloatRun run = RunFloat(c.op, {{{2, 2}, c.input}});
+    EXPECT_EQ(run.shape, (Shape{2, 2}));
+    ExpectNear(run.values, c.expected, 1e-4f);  // TFLM's goldens are printed to 5 digits
+  }
+}
+
+// floor_test.cc FloorOpMultiDimFloat32, ceil_test.cc MultiDims, round_test.cc MultiDims and
+// SingleDim (halves to even, also below zero).
+TEST(TflmGolden, FloorCeilRound) {
+  const Floats input = {0.0001f,  8.0001f,  0.9999f,  9.9999f,  0.5f,
+                        -0.0001f, -8.0001f, -0.9999f, -9.9999f, -0.5f};
+  EXPECT_EQ(RunFloat("floor", {{{2, 1, 1, 5}, input}}).values,
+            (Floats{0, 8, 0, 9, 0, -1, -9, -1, -10, -1}));
+  const Floats ceil = RunFloat("ceil", {{{2, 1, 1, 5}, input}}).values;
+  ExpectNear(ceil, {1, 9, 1, 10, 1, 0, -8, 0, -9, 0}, 0);
+  Floats round_input = input;
+  round_input.insert(round_input.end(), {-2.5f, 1.5f});
+  ExpectNear(RunFloat("round", {{{2, 1, 1, 6}, round_input}}).values,
+             {0, 8, 1, 10, 0, 0, -8, -1, -10, 0, -2, 2}, 0);
+  EXPECT_EQ(RunFloat("round", {{{6}, {8.5f, 0.0f, 3.5f, 4.2f, -3.5f, -4.5f}}}).values,
+            (Floats{8, 0, 4, 4, -4, -4}));
+}
+
+// squared_difference_test.cc FloatSquaredDifferenceSameShape and ...WithBroadcast (for each of
+// TFLM's shapes of input 1 against a one-element input 2).
+TEST(TflmGolden, SquaredDifference) {
+  ExpectNear(RunFloat("squared_difference", {{{1, 2, 2, 1}, {-0.2f, 0.2f, -1.2f, 0.8f}},
+                                             {{1, 2, 2, 1}, {0.5f, 0.2f, -1.5f, 0.5f}}})
+                 .values,
+             {0.49f, 0.0f, 0.09f, 0.09f}, 1e-5f);
+  for (const Shape& shape : {Shape{6}, Shape{2, 3}, Shape{2, 1, 3}, Shape{1, 3, 1, 2}}) {
+    const FloatRun run = RunFloat("squared_difference",
+                                  {{shape, {-0.2f, 0.2f, 0.5f, 0.8f, 0.11f, 1.1f}}, {{1}, {0.1f}}});
+    EXPECT_EQ(run.shape, shape);
+    ExpectNear(run.values, {0.09f, 0.01f, 0.16f, 0.49f, 0.0001f, 1.0f}, 1e-5f);
+  }
+}
+
+// leaky_relu_test.cc FloatActivationsOpTestLeakyRelu (EXPECT_EQ) and
+// QuantizedActivationsOpTestLeakyReluInt8_1 (scale 0.1, zero point 0 in and out).
+TEST(TflmGolden, LeakyRelu) {
+  const Floats input = {0.0f, 1.0f, 3.0f, 1.0f, -1.0f, -2.0f};
+  EXPECT_EQ(RunFloat("leaky_relu", {{{2, 3}, input}}, MakeAttrs({{"alpha", 0.5}})).values,
+            (Floats{0.0f, 1.0f, 3.0f, 1.0f, -0.5f, -1.0f}));
+  TestNet net;
+  const ValueId x = net.AddInput({2, 3}, DType::kI8, ToBytes<int8_t>({0, 10, 30, 10, -10, -20}),
+                                 Quant({0.1f}, 0));
+  const ValueId y = net.AddNode("leaky_relu", {x}, MakeAttrs({{"alpha", 0.5}}));
+  net.SetQuant(y, Quant({0.1f}, 0));
+  EXPECT_EQ(FromBytes<int8_t>(net.RunBytes(y)), (std::vector<int8_t>{0, 10, 30, 10, -5, -10}));
+}
+
+// resize_nearest_neighbor_test.cc: HorizontalResize, TwoDimensionalResize(Int8),
+// ThreeDimensionalResize (align_corners and half_pixel_centers false, EXPECT_EQ).
+TEST(TflmGolden, ResizeNearestNeighbor) {
+  auto resize = [](Shape shape, Floats data, int64_t h, int64_t w) {
+    return RunFloat("resize_nearest_neighbor", {{shape, data}}, MakeAttrs({{"size", Ints{h, w}}}));
+  };
+  FloatRun run = resize({1, 1, 2, 1}, {3, 6}, 1, 3);
+  EXPECT_EQ(run.shape, (Shape{1, 1, 3, 1}));
+  EXPECT_EQ(run.values, (Floats{3, 3, 6}));
+  EXPECT_EQ(resize({1, 2, 2, 1}, {3, 6, 9, 12}, 3, 3).values, (Floats{3, 3, 6, 3, 3, 6, 9, 9, 12}));
+  EXPECT_EQ(resize({1, 2, 2, 2}, {3, 4, 6, 10, 9, 10, 12, 16}, 3, 3).values,
+            (Floats{3, 4, 3, 4, 6, 10, 3, 4, 3, 4, 6, 10, 9, 10, 9, 10, 12, 16}));
+  TestNet net;
+  const ValueId x = net.AddInput({1, 2, 2, 1}, DType::kI8, ToBytes<int8_t>({3, -6, 9, 12}));
+  const ValueId y = net.AddNode("resize_nearest_neighbor", {x}, MakeAttrs({{"size", Ints{3, 3}}}));
+  EXPECT_EQ(FromBytes<int8_t>(net.RunBytes(y)),
+            (std::vector<int8_t>{3, 3, -6, 3, 3, -6, 9, 9, 12}));
+}
+
+// TFLM's GetNearestNeighbor with align_corners (std::round of out * (in-1)/(out-1)) and with
+// half_pixel_centers (floor of (out + 0.5) * in/out), worked out by hand for 3 -> 5.
+TEST(TflmGolden, ResizeNearestNeighborCornerModes) {
+  const Floats row = {10, 20, 30};
+  // align_corners: scale 0.5; positions 0, .5, 1, 1.5, 2 round half away from zero.
+  EXPECT_EQ(RunFloat("resize_nearest_neighbor", {{{1, 1, 3, 1}, row}},
+                     MakeAttrs({{"size", Ints{1, 5}}, {"align_corners", int64_t{1}}}))
+                .values,
+            (Floats{10, 20, 20, 30, 30}));
+  // half_pixel_centers: scale 0.6; (x + .5) * .6 = .3, .9, 1.5, 2.1, 2.7 -> 0, 0, 1, 2, 2.
+  EXPECT_EQ(RunFloat("resize_nearest_neighbor", {{{1, 1, 3, 1}, row}},
+                     MakeAttrs({{"size", Ints{1, 5}}, {"half_pixel_centers", int64_t{1}}}))
+                .values,
+            (Floats{10, 10, 20, 30, 30}));
+}
+
+// depth_to_space_test.cc DepthToSpaceOpModelFloat32_1124_2 and _1224_2; space_to_depth is its
+// inverse (space_to_depth_test.cc's mapping), checked on the same data both ways.
+TEST(TflmGolden, DepthToSpaceAndBack) {
+  FloatRun run = RunFloat("depth_to_space", {{{1, 1, 2, 4}, {1, 2, 3, 4, 5, 6, 7, 8}}},
+                          MakeAttrs({{"block_size", int64_t{2}}}));
+  EXPECT_EQ(run.shape, (Shape{1, 2, 4, 1}));
+  EXPECT_EQ(run.values, (Floats{1, 2, 5, 6, 3, 4, 7, 8}));
+  Floats sixteen(16);
+  for (size_t k = 0; k < 16; ++k) sixteen[k] = static_cast<float>(k + 1);
+  run = RunFloat("depth_to_space", {{{1, 2, 2, 4}, sixteen}},
+                 MakeAttrs({{"block_size", int64_t{2}}}));
+  EXPECT_EQ(run.shape, (Shape{1, 4, 4, 1}));
+  const Floats spaced = {1, 2, 5, 6, 3, 4, 7, 8, 9, 10, 13, 14, 11, 12, 15, 16};
+  EXPECT_EQ(run.values, spaced);
+  run =
+      RunFloat("space_to_depth", {{{1, 4, 4, 1}, spaced}}, MakeAttrs({{"block_size", int64_t{2}}}));
+  EXPECT_EQ(run.shape, (Shape{1, 2, 2, 4}));
+  EXPECT_EQ(run.values, sixteen);
+}
+
+TEST(TflmGolden, BadParametersAreRefusedByInference) {
+  Graph g;
+  const ValueId x = g.AddValue(Value{.name = "x", .shape = {1, 3, 3, 2}});
+  EXPECT_FALSE(AddOp(&g, "depth_to_space", {x}, MakeAttrs({{"block_size", int64_t{2}}})).ok());
+  EXPECT_FALSE(AddOp(&g, "space_to_depth", {x}, MakeAttrs({{"block_size", int64_t{2}}})).ok());
+  EXPECT_FALSE(AddOp(&g, "space_to_depth", {x}, MakeAttrs({{"block_size", int64_t{0}}})).ok());
+  EXPECT_FALSE(AddOp(&g, "resize_nearest_neighbor", {x}, MakeAttrs({{"size", Ints{0, 2}}})).ok());
+  const ValueId q = g.AddValue(Value{.name = "q", .dtype = DType::kI8, .shape = {4}});
+  EXPECT_FALSE(AddOp(&g, "leaky_relu", {q}, MakeAttrs({{"alpha", -0.5}})).ok());
+}
+
+}  // namespace
+}  // namespace memfold

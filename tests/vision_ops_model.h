@@ -1,0 +1,44 @@
+// A float32 model made of the TFLM operators memfold reads since issue 16 (resize nearest
+// neighbour, leaky relu, space-to-depth and back, element-wise abs, sqrt, square, log, floor,
+// ceil, round, squared difference), written with memfold's TFLite writer so that tests run
+// it as a file: planned, checked, and compiled for the device. Header-only, for test targets.
+#pragma once
+
+#include "memfold/io/tflite_graph_writer.h"
+#include "memfold/ops/builder.h"
+
+namespace memfold::testing {
+
+inline Result<Graph> VisionOpsGraph() {
+  GraphBuilder b("vision_ops", 16);
+  const ValueId x = b.Input("image", {1, 6, 6, 4});
+  Attrs up;
+  up.Set("size", std::vector<int64_t>{12, 12});
+  const ValueId big = b.Op("resize_nearest_neighbor", {x}, up, "upsample");
+  Attrs leak;
+  leak.Set("alpha", 0.25);
+  const ValueId act = b.Op("leaky_relu", {big}, leak, "leaky");
+  Attrs block;
+  block.Set("block_size", int64_t{2});
+  const ValueId packed = b.Op("space_to_depth", {act}, block, "pack");
+  const ValueId w = b.LayerWeight("w", {8, 3, 3, 16}, 144);
+  const ValueId conv = b.Op("conv2d", {packed, w}, ConvAttrs(1, "none"), "conv");
+  const ValueId mag = b.Op("abs", {conv}, {}, "magnitude");
+  const ValueId root = b.Op("sqrt", {mag}, {}, "root");
+  const ValueId spread = b.Op("depth_to_space", {root}, block, "unpack");
+  const ValueId c = b.Constant("centre", {1}, {0.5f}, Role::kWeight);
+  const ValueId diff = b.Op("squared_difference", {spread, c}, {}, "distance");
+  const ValueId rounded = b.Op("round", {b.Op("square", {diff}, {}, "sq")}, {}, "rounded");
+  const ValueId lo = b.Op("floor", {rounded}, {}, "lo");
+  const ValueId hi =
+      b.Op("ceil", {b.Op("log", {b.Op("abs", {diff}, {}, "a2")}, {}, "ln")}, {}, "hi");
+  return b.Finish({lo, hi});
+}
+
+// The model as a .tflite file, read back as memfold reads files.
+inline Result<Bytes> VisionOpsFile() {
+  MF_ASSIGN_OR_RETURN(Graph g, VisionOpsGraph());
+  return GraphToTflite(g);
+}
+
+}  // namespace memfold::testing
