@@ -90,6 +90,7 @@ int InspectCommand(const CommonOptions& options);
 int PlanCommand(const PlanOptions& options);
 int RunCommand(const RunOptions& options);
 int CompileCommand(const CompileOptions& options);
+int OpsCommand(bool json, bool markdown);
 int OverlapCommand(const CommonOptions& options);
 int CompareCommand(const std::vector<std::string>& models, bool json);
 int ReportCommand(const ReportOptions& options);

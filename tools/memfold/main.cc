@@ -172,6 +172,12 @@ int main(int argc, char** argv) {
   compile->add_flag("--poison", compile_options.poison,
                     "fill and poison the arena on the target as the host executor does");
 
+  bool ops_json = false, ops_markdown = false;
+  CLI::App* ops = app.add_subcommand(
+      "ops", "operator coverage: every TFLite builtin, what memfold reads, runs and models");
+  ops->add_flag("--json", ops_json, "print one JSON object");
+  ops->add_flag("--markdown", ops_markdown, "print the table in Markdown (docs/operators.md)");
+
   memfold::cli::ReportOptions report_options;
   CLI::App* report = app.add_subcommand(
       "report",
@@ -210,6 +216,7 @@ int main(int argc, char** argv) {
     if (plan->parsed()) return memfold::cli::PlanCommand(plan_options);
     if (run->parsed()) return memfold::cli::RunCommand(run_options);
     if (compile->parsed()) return memfold::cli::CompileCommand(compile_options);
+    if (ops->parsed()) return memfold::cli::OpsCommand(ops_json, ops_markdown);
     if (overlap->parsed()) return memfold::cli::OverlapCommand(overlap_options);
     if (compare->parsed()) return memfold::cli::CompareCommand(compare_models, compare_json);
     if (train->parsed()) return memfold::cli::TrainCommand(train_options);

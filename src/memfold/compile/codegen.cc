@@ -99,13 +99,19 @@ bool DeclaredForDevice(std::string_view base) {
   return false;
 }
 
+// The device kernel of `def` for inputs of `dtype`, or null.
+const KernelEntry* DeviceKernelEntry(const OpDef& def, DType dtype) {
+  if (def.alias) return nullptr;
+  const KernelEntry* entry = def.FindKernelEntry(dtype);
+  if (entry == nullptr || entry->symbol.empty()) return nullptr;
+  return DeclaredForDevice(KernelBaseName(entry->symbol)) ? entry : nullptr;
+}
+
 // The device kernel of a node that runs one, or null.
 const KernelEntry* DeviceKernel(const Graph& graph, const Node& node) {
   const OpDef* def = OpOf(node);
-  if (def == nullptr || def->alias) return nullptr;
-  const KernelEntry* entry = def->FindKernelEntry(graph.value(node.inputs[0]).dtype);
-  if (entry == nullptr || entry->symbol.empty()) return nullptr;
-  return DeclaredForDevice(KernelBaseName(entry->symbol)) ? entry : nullptr;
+  if (def == nullptr) return nullptr;
+  return DeviceKernelEntry(*def, graph.value(node.inputs[0]).dtype);
 }
 
 // Writes model/<name>.cc: the tables of runtime/program.h for one planned graph. Every table is
@@ -425,6 +431,10 @@ std::string Header(const Graph& graph, const CodegenOptions& options, const Plan
 }
 
 }  // namespace
+
+bool HasDeviceKernel(const OpDef& def, DType dtype) {
+  return DeviceKernelEntry(def, dtype) != nullptr;
+}
 
 std::string CIdentifier(const std::string& text) {
   std::string out;

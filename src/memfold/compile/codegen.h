@@ -15,6 +15,7 @@
 
 #include "memfold/base/status.h"
 #include "memfold/ir/graph.h"
+#include "memfold/ops/registry.h"
 #include "memfold/placement/buffer.h"
 #include "memfold/plan/liveness.h"
 
@@ -33,6 +34,10 @@ struct CodegenOptions {
 
 // A C identifier made of `text` ([A-Za-z0-9_], never starting with a digit).
 std::string CIdentifier(const std::string& text);
+
+// Whether the device build has `def`'s kernel for inputs of `dtype` (its declaration is in a
+// header the compiled tree carries; training and BLAS kernels are host-only).
+bool HasDeviceKernel(const OpDef& def, DType dtype);
 
 // Why `graph` cannot be compiled (an operator without a freestanding kernel, a value that no
 // kernel writes, offsets beyond 32 bits), or OK.

@@ -95,4 +95,20 @@ std::string TextTable::Render() const {
   return out;
 }
 
+std::string TextTable::RenderMarkdown() const {
+  std::string head = "|", rule = "|";
+  for (const std::string& h : header_) {
+    const bool right = !h.empty() && h[0] == '>';
+    head += " " + (right ? h.substr(1) : h) + " |";
+    rule += right ? "---:|" : "---|";
+  }
+  std::string out = head + "\n" + rule + "\n";
+  for (const auto& row : rows_) {
+    out += "|";
+    for (size_t c = 0; c < header_.size(); ++c) out += " " + (c < row.size() ? row[c] : "") + " |";
+    out += "\n";
+  }
+  return out;
+}
+
 }  // namespace memfold

@@ -24,6 +24,8 @@ class TextTable {
   // Columns whose header starts with '>' are right-aligned (the '>' is not printed).
   void Add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
   std::string Render() const;
+  // The same table in Markdown (a '>' column is right-aligned there too).
+  std::string RenderMarkdown() const;
 
  private:
   std::vector<std::string> header_;

@@ -37,7 +37,12 @@ const TfliteOpMapping* FindTfliteOp(int32_t code);
 // The first mapping (lowest code) whose registry op is `op`, for writers; null when none.
 const TfliteOpMapping* FindTfliteOpFor(std::string_view op);
 
-// "CONV_2D", "CUSTOM \"ethos-u\"", "BUILTIN_123".
+// "CONV_2D", "CUSTOM \"ethos-u\"", "BUILTIN_200".
 std::string TfliteOpLabel(int32_t code, const std::string& custom_code);
+
+// TFLite's name of builtin operator `code` ("RESIZE_BILINEAR"), empty beyond the schema; codes
+// run from 0 to TfliteBuiltinCount() - 1.
+std::string_view TfliteBuiltinName(int32_t code);
+int32_t TfliteBuiltinCount();
 
 }  // namespace memfold
