@@ -125,13 +125,13 @@ TEST(TfliteGraphWriter, WhatTfliteCannotExpressIsAnErrorNamingTheNode) {
   g.name = "model";
   Value x{.name = "x", .shape = {1, 4, 4, 1}, .role = Role::kInput};
   g.inputs = {g.AddValue(std::move(x))};
-  Result<std::vector<ValueId>> e = AddOp(&g, "exp", {0}, {}, "exponent");
+  Result<std::vector<ValueId>> e = AddOp(&g, "silu", {0}, {}, "swish");
   ASSERT_TRUE(e.ok());
   g.outputs = *e;
   Result<Bytes> bytes = GraphToTflite(g);
   ASSERT_FALSE(bytes.ok());
   EXPECT_EQ(bytes.status().message(),
-            "model: node 'exponent' op 'exp' has no TFLite operator memfold can write");
+            "model: node 'swish' op 'silu' has no TFLite operator memfold can write");
 
   Graph padded = g;
   Attrs attrs;

@@ -453,6 +453,81 @@ Status InferPad(const InferContext& ctx, std::vector<TensorType>* out) {
   return Status::Ok();
 }
 
+Status InferStridedSlice(const InferContext& ctx, std::vector<TensorType>* out) {
+  const Shape& in = ctx.in(0).shape;
+  const auto& begin = ctx.node.attrs.Ints("begin");
+  const auto& strides = ctx.node.attrs.Ints("strides");
+  const auto& counts = ctx.node.attrs.Ints("counts");
+  const auto& shape = ctx.node.attrs.Ints("shape");
+  if (begin.size() != in.size() || strides.size() != in.size() || counts.size() != in.size()) {
+    return Status::Error("strided_slice needs 'begin', 'strides' and 'counts' per dimension of " +
+                         Dims(in));
+  }
+  int64_t elements = 1;
+  for (size_t d = 0; d < in.size(); ++d) {
+    elements *= counts[d];
+    if (counts[d] < 0 || strides[d] == 0)
+      return Status::Error("strided_slice: bad count or stride");
+    const int64_t last = begin[d] + (counts[d] - 1) * strides[d];
+    if (counts[d] > 0 && (begin[d] < 0 || begin[d] >= in[d] || last < 0 || last >= in[d])) {
+      return Status::Error("strided_slice reaches outside " + Dims(in) + " along axis " +
+                           std::to_string(d));
+    }
+  }
+  if (NumElements(shape) != elements)
+    return Status::Error("strided_slice's 'shape' " + Dims(shape) + " does not hold its counts");
+  out->push_back({ctx.in(0).dtype, shape});
+  return Status::Ok();
+}
+
+Status InferPack(const InferContext& ctx, std::vector<TensorType>* out) {
+  const Shape& in = ctx.in(0).shape;
+  const int64_t axis = ctx.node.attrs.Int("axis");
+  for (size_t k = 1; k < ctx.inputs.size(); ++k) {
+    if (!ctx.has(k) || ctx.in(k).shape != in || ctx.in(k).dtype != ctx.in(0).dtype)
+      return Status::Error("pack needs inputs of one type and shape " + Dims(in));
+  }
+  if (axis < 0 || axis > static_cast<int64_t>(in.size()))
+    return Status::Error("pack axis " + std::to_string(axis) + " is out of range");
+  Shape shape = in;
+  shape.insert(shape.begin() + axis, static_cast<int64_t>(ctx.inputs.size()));
+  out->push_back({ctx.in(0).dtype, shape});
+  return Status::Ok();
+}
+
+Status InferUnpack(const InferContext& ctx, std::vector<TensorType>* out) {
+  const Shape& in = ctx.in(0).shape;
+  const int64_t axis = ctx.node.attrs.Int("axis");
+  if (axis < 0 || axis >= static_cast<int64_t>(in.size()) || in[static_cast<size_t>(axis)] < 1)
+    return Status::Error("unpack axis " + std::to_string(axis) + " is out of range for " +
+                         Dims(in));
+  Shape shape = in;
+  shape.erase(shape.begin() + axis);
+  for (int64_t k = 0; k < in[static_cast<size_t>(axis)]; ++k)
+    out->push_back({ctx.in(0).dtype, shape});
+  return Status::Ok();
+}
+
+Status InferSplit(const InferContext& ctx, std::vector<TensorType>* out) {
+  const Shape& in = ctx.in(0).shape;
+  const int64_t axis = ctx.node.attrs.Int("axis");
+  const auto& sizes = ctx.node.attrs.Ints("sizes");
+  if (axis < 0 || axis >= static_cast<int64_t>(in.size()))
+    return Status::Error("split axis " + std::to_string(axis) + " is out of range for " + Dims(in));
+  int64_t total = 0;
+  for (int64_t s : sizes) total += s < 0 ? in[static_cast<size_t>(axis)] + 1 : s;
+  if (sizes.empty() || total != in[static_cast<size_t>(axis)]) {
+    return Status::Error("split 'sizes' " + Dims(sizes) + " must be >= 0 and add up to " +
+                         std::to_string(in[static_cast<size_t>(axis)]));
+  }
+  for (int64_t s : sizes) {
+    Shape shape = in;
+    shape[static_cast<size_t>(axis)] = s;
+    out->push_back({ctx.in(0).dtype, shape});
+  }
+  return Status::Ok();
+}
+
 Status InferLeakyRelu(const InferContext& ctx, std::vector<TensorType>* out) {
   if (ctx.in(0).dtype == DType::kI8 && ctx.node.attrs.Float("alpha") < 0) {
     return Status::Error(

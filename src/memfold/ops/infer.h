@@ -25,6 +25,13 @@ Status InferSlice(const InferContext& ctx, std::vector<TensorType>* out);
 Status InferTranspose(const InferContext& ctx, std::vector<TensorType>* out);
 Status InferPad(const InferContext& ctx, std::vector<TensorType>* out);
 Status InferBroadcastTo(const InferContext& ctx, std::vector<TensorType>* out);
+// strided_slice: begin, strides and counts per input axis (resolved at import), output 'shape'.
+Status InferStridedSlice(const InferContext& ctx, std::vector<TensorType>* out);
+// pack: N inputs of one shape stacked along a new 'axis'; unpack: one output per slice along
+// 'axis'; split: one output per entry of 'sizes' along 'axis'.
+Status InferPack(const InferContext& ctx, std::vector<TensorType>* out);
+Status InferUnpack(const InferContext& ctx, std::vector<TensorType>* out);
+Status InferSplit(const InferContext& ctx, std::vector<TensorType>* out);
 // leaky_relu: the input's type; int8 needs alpha >= 0.
 Status InferLeakyRelu(const InferContext& ctx, std::vector<TensorType>* out);
 // resize_nearest_neighbor: NHWC input to [batch, size[0], size[1], channels].

@@ -116,5 +116,17 @@ template <typename A, typename T>
 void DepthToSpace(const KernelContext& ctx);
 template <typename A, typename T>
 void SpaceToDepth(const KernelContext& ctx);
+// reference_ops::StridedSlice with start, stride and count per axis resolved at import: the
+// output in row-major order.
+template <typename A, typename T>
+void StridedSlice(const KernelContext& ctx);
+// PackImpl (input by input), UnpackImpl (output by output), SplitImpl (outer block by block,
+// every output's share in turn) along attribute "axis".
+template <typename A, typename T>
+void Pack(const KernelContext& ctx);
+template <typename A, typename T>
+void Unpack(const KernelContext& ctx);
+template <typename A, typename T>
+void Split(const KernelContext& ctx);
 
 }  // namespace memfold

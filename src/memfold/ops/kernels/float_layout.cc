@@ -2,6 +2,8 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <span>
+#include <utility>
 
 #include "memfold/ops/kernels/access.h"
 #include "memfold/ops/kernels/float_kernels.h"
@@ -276,6 +278,83 @@ void SpaceToDepth(const KernelContext& ctx) {
   }
 }
 
+namespace {
+
+// Elements before `axis` (outer) and from it on (inner) of `shape`.
+std::pair<int64_t, int64_t> OuterInner(ShapeView shape, int64_t axis) {
+  int64_t outer = 1, inner = 1;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    (static_cast<int64_t>(d) < axis ? outer : inner) *= shape[d];
+  }
+  return {outer, inner};
+}
+
+}  // namespace
+
+template <typename A, typename T>
+void StridedSlice(const KernelContext& ctx) {
+  const ShapeView in = ctx.inputs[0].shape;
+  const std::span<const int64_t> begin = ctx.attrs.Ints("begin");
+  const std::span<const int64_t> strides = ctx.attrs.Ints("strides");
+  const std::span<const int64_t> counts = ctx.attrs.Ints("counts");
+  const RankArray in_stride = RowMajorStrides(in);
+  RankArray step{};
+  int64_t base = 0;
+  for (size_t d = 0; d < in.size(); ++d) {
+    base += begin[d] * in_stride[d];
+    step[d] = strides[d] * in_stride[d];
+  }
+  In<A, T> x{ctx.inputs[0].ptr<T>()};
+  Out<A, T> y{OutputOf<A, T>(ctx.outputs[0])};
+  WalkOutput(counts, step, base, [&](int64_t o, int64_t i) { y.Set(o, x[i]); });
+}
+
+template <typename A, typename T>
+void Pack(const KernelContext& ctx) {
+  const auto [outer, inner] = OuterInner(ctx.inputs[0].shape, ctx.attrs.Int("axis"));
+  const auto count = static_cast<int64_t>(ctx.inputs.size());
+  Out<A, T> y{OutputOf<A, T>(ctx.outputs[0])};
+  for (int64_t i = 0; i < count; ++i) {  // PackImpl: input by input, each outer block
+    In<A, T> x{ctx.inputs[static_cast<size_t>(i)].ptr<T>()};
+    for (int64_t k = 0; k < outer; ++k) {
+      for (int64_t j = 0; j < inner; ++j) y.Set((k * count + i) * inner + j, x[k * inner + j]);
+    }
+  }
+}
+
+template <typename A, typename T>
+void Unpack(const KernelContext& ctx) {
+  const auto [outer, inner] = OuterInner(ctx.outputs[0].shape, ctx.attrs.Int("axis"));
+  const auto count = static_cast<int64_t>(ctx.outputs.size());
+  In<A, T> x{ctx.inputs[0].ptr<T>()};
+  for (int64_t i = 0; i < count; ++i) {  // UnpackImpl: output by output
+    Out<A, T> y{OutputOf<A, T>(ctx.outputs[static_cast<size_t>(i)])};
+    for (int64_t k = 0; k < outer; ++k) {
+      for (int64_t j = 0; j < inner; ++j) y.Set(k * inner + j, x[(k * count + i) * inner + j]);
+    }
+  }
+}
+
+template <typename A, typename T>
+void Split(const KernelContext& ctx) {
+  const ShapeView in = ctx.inputs[0].shape;
+  const int64_t axis = ctx.attrs.Int("axis");
+  int64_t outer = 1, inner = 1;
+  for (size_t d = 0; d < in.size(); ++d) {
+    if (static_cast<int64_t>(d) < axis) outer *= in[d];
+    if (static_cast<int64_t>(d) > axis) inner *= in[d];
+  }
+  In<A, T> x{ctx.inputs[0].ptr<T>()};
+  int64_t i = 0;
+  for (int64_t k = 0; k < outer; ++k) {  // SplitImpl: outer block by block, input in order
+    for (const TensorArg& output : ctx.outputs) {
+      Out<A, T> y{OutputOf<A, T>(output)};
+      const int64_t copy = output.shape[static_cast<size_t>(axis)] * inner;
+      for (int64_t j = 0; j < copy; ++j) y.Set(k * copy + j, x[i++]);
+    }
+  }
+}
+
 #define MF_INSTANTIATE_MOVES(T)             \
   MF_INSTANTIATE_KERNEL_T(Concat, T)        \
   MF_INSTANTIATE_KERNEL_T(Slice, T)         \
@@ -284,7 +363,11 @@ void SpaceToDepth(const KernelContext& ctx) {
   MF_INSTANTIATE_KERNEL_T(BroadcastTo, T)   \
   MF_INSTANTIATE_KERNEL_T(ResizeNearest, T) \
   MF_INSTANTIATE_KERNEL_T(DepthToSpace, T)  \
-  MF_INSTANTIATE_KERNEL_T(SpaceToDepth, T)
+  MF_INSTANTIATE_KERNEL_T(SpaceToDepth, T)  \
+  MF_INSTANTIATE_KERNEL_T(StridedSlice, T)  \
+  MF_INSTANTIATE_KERNEL_T(Pack, T)          \
+  MF_INSTANTIATE_KERNEL_T(Unpack, T)        \
+  MF_INSTANTIATE_KERNEL_T(Split, T)
 MF_INSTANTIATE_MOVES(int8_t)
 MF_INSTANTIATE_MOVES(uint8_t)
 MF_INSTANTIATE_MOVES(int16_t)
