@@ -1,7 +1,8 @@
-// A float32 model made of the TFLM operators memfold reads since issue 16 (resize nearest
+// Float32 models made of the TFLM operators memfold reads since issue 16 — resize nearest
 // neighbour, leaky relu, space-to-depth and back, element-wise abs, sqrt, square, log, floor,
-// ceil, round, squared difference), written with memfold's TFLite writer so that tests run
-// it as a file: planned, checked, and compiled for the device. Header-only, for test targets.
+// ceil, round, squared difference; split, slice, pack and unpack — written with memfold's
+// TFLite writer so that tests run them as files: planned, checked, and compiled for the
+// device. Header-only, for test targets.
 #pragma once
 
 #include "memfold/io/tflite_graph_writer.h"
@@ -35,9 +36,37 @@ inline Result<Graph> VisionOpsGraph() {
   return b.Finish({lo, hi});
 }
 
-// The model as a .tflite file, read back as memfold reads files.
+// Data movement as converters emit it: SPLIT_V and SPLIT (several outputs), SLICE, PACK and
+// UNPACK around a convolution.
+inline Result<Graph> MovementOpsGraph() {
+  GraphBuilder b("movement_ops", 17);
+  const ValueId x = b.Input("features", {1, 8, 8, 6});
+  auto attrs = [](std::initializer_list<std::pair<std::string, AttrValue>> items) {
+    Attrs a;
+    for (const auto& [name, value] : items) a.Set(name, value);
+    return a;
+  };
+  using Ints = std::vector<int64_t>;
+  const ValueId parts = b.Op("split", {x}, attrs({{"axis", int64_t{3}}, {"sizes", Ints{2, 4}}}));
+  const ValueId wide = parts + 1;  // the split's second output
+  const ValueId window =
+      b.Op("slice", {wide}, attrs({{"begin", Ints{0, 1, 1, 0}}, {"size", Ints{1, 6, 6, -1}}}));
+  const ValueId w = b.LayerWeight("w", {4, 3, 3, 4}, 36);
+  const ValueId conv = b.Op("conv2d", {window, w}, ConvAttrs(1, "relu"));
+  const ValueId halves =
+      b.Op("split", {parts}, attrs({{"axis", int64_t{3}}, {"sizes", Ints{1, 1}}}));
+  const ValueId stacked = b.Op("pack", {halves, halves + 1}, attrs({{"axis", int64_t{0}}}));
+  const ValueId first = b.Op("unpack", {stacked}, attrs({{"axis", int64_t{0}}}));
+  return b.Finish({conv, first, first + 1});
+}
+
+// A model as a .tflite file, as memfold's writer writes it.
 inline Result<Bytes> VisionOpsFile() {
   MF_ASSIGN_OR_RETURN(Graph g, VisionOpsGraph());
+  return GraphToTflite(g);
+}
+inline Result<Bytes> MovementOpsFile() {
+  MF_ASSIGN_OR_RETURN(Graph g, MovementOpsGraph());
   return GraphToTflite(g);
 }
 

@@ -16,9 +16,21 @@
 namespace memfold {
 namespace {
 
-TEST(VisionOpsModel, EveryOperatorSurvivesTheFile) {
-  const Graph built = testing::VisionOpsGraph().value();
-  const Graph read = LoadTflite(testing::VisionOpsFile().value(), "vision_ops.tflite").value();
+class WrittenModel : public ::testing::TestWithParam<bool> {
+ protected:
+  Graph Built() const {
+    return (GetParam() ? testing::MovementOpsGraph() : testing::VisionOpsGraph()).value();
+  }
+  Graph Read() const {
+    return LoadTflite((GetParam() ? testing::MovementOpsFile() : testing::VisionOpsFile()).value(),
+                      "written.tflite")
+        .value();
+  }
+};
+
+TEST_P(WrittenModel, EveryOperatorSurvivesTheFile) {
+  const Graph built = Built();
+  const Graph read = Read();
   std::map<std::string, int> built_ops, read_ops;
   for (NodeId id : built.schedule) ++built_ops[built.node(id).op];
   for (NodeId id : read.schedule) ++read_ops[read.node(id).op];
@@ -28,8 +40,8 @@ TEST(VisionOpsModel, EveryOperatorSurvivesTheFile) {
   EXPECT_EQ(RunUnplanned(read, inputs)->outputs, RunUnplanned(built, inputs)->outputs);
 }
 
-TEST(VisionOpsModel, RunsPlannedBitIdenticallyUnderEveryPlanner) {
-  const Graph g = LoadTflite(testing::VisionOpsFile().value(), "vision_ops.tflite").value();
+TEST_P(WrittenModel, RunsPlannedBitIdenticallyUnderEveryPlanner) {
+  const Graph g = Read();
   const std::vector<Bytes> inputs = DefaultInputs(g);
   for (const char* planner : {"greedy", "diagonal"}) {
     const GraphPlan gp = PlanGraph(g, planner, {.refine = true}).value();
@@ -41,6 +53,8 @@ TEST(VisionOpsModel, RunsPlannedBitIdenticallyUnderEveryPlanner) {
       RunChecked(g, best.graph, best.plan.liveness, best.plan.plan, inputs).value();
   EXPECT_TRUE(run.identical());
 }
+
+INSTANTIATE_TEST_SUITE_P(VisionAndMovement, WrittenModel, ::testing::Bool());
 
 }  // namespace
 }  // namespace memfold

@@ -132,18 +132,22 @@ TEST(DeviceRuns, FloatLogitsAreBitIdenticalAndSoftmaxDiffersOnlyByTheTargetsExpf
 }
 
 TEST(DeviceRuns, TheOperatorsAddedForConverterOutputRunOnTheDevice) {
-  const std::string file = TreeDir("vision_ops.tflite");
   std::filesystem::create_directories(MEMFOLD_DEVICE_TREES);
-  const Bytes bytes = testing::VisionOpsFile().value();
-  std::ofstream(file, std::ios::binary)
-      .write(reinterpret_cast<const char*>(bytes.data()),
-             static_cast<std::streamsize>(bytes.size()));
-  for (const char* planner : {"diagonal", "best"}) {
-    const auto out = Memfold("compile " + file + " --planner " + planner + " -o " +
-                             TreeDir(std::string("vision_ops_") + planner) +
-                             " --run --poison --json --cache " + kCache);
-    ASSERT_EQ(out.code, 0) << out.err;
-    EXPECT_TRUE(out.Json()["agrees_with_host"].get<bool>()) << planner;
+  const std::pair<const char*, Bytes> models[] = {
+      {"vision_ops", testing::VisionOpsFile().value()},
+      {"movement_ops", testing::MovementOpsFile().value()}};
+  for (const auto& [name, bytes] : models) {
+    const std::string file = TreeDir(std::string(name) + ".tflite");
+    std::ofstream(file, std::ios::binary)
+        .write(reinterpret_cast<const char*>(bytes.data()),
+               static_cast<std::streamsize>(bytes.size()));
+    for (const char* planner : {"diagonal", "best"}) {
+      const auto out = Memfold("compile " + file + " --planner " + planner + " -o " +
+                               TreeDir(std::string(name) + "_" + planner) +
+                               " --run --poison --json --cache " + kCache);
+      ASSERT_EQ(out.code, 0) << out.err;
+      EXPECT_TRUE(out.Json()["agrees_with_host"].get<bool>()) << name << " " << planner;
+    }
   }
 }
 

@@ -98,6 +98,9 @@ class TestNet {
     return out->front();
   }
 
+  // The graph, for ops with several outputs (AddOp directly).
+  Graph& graph() { return graph_; }
+
   // Sets the quantisation of a computed value (as a file's tensor carries it).
   void SetQuant(ValueId id, Quantization quant) { graph_.value(id).quant = std::move(quant); }
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "memfold/io/tflite_ops.h"
 #include "tests/kernels/kernel_test_util.h"
 
 namespace memfold {
@@ -158,6 +159,102 @@ TEST(TflmGolden, DepthToSpaceAndBack) {
       RunFloat("space_to_depth", {{{1, 4, 4, 1}, spaced}}, MakeAttrs({{"block_size", int64_t{2}}}));
   EXPECT_EQ(run.shape, (Shape{1, 2, 2, 4}));
   EXPECT_EQ(run.values, sixteen);
+}
+
+// slice_test.cc In2D and SizeMinus1 (size -1: to the end of the axis).
+TEST(TflmGolden, Slice) {
+  FloatRun run = RunFloat("slice", {{{2, 3}, {1, 2, 3, 4, 5, 6}}},
+                          MakeAttrs({{"begin", Ints{1, 0}}, {"size", Ints{1, 2}}}));
+  EXPECT_EQ(run.shape, (Shape{1, 2}));
+  EXPECT_EQ(run.values, (Floats{4, 5}));
+  run = RunFloat("slice", {{{3, 2, 3, 1}, {1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4, 5, 5, 5, 6, 6, 6}}},
+                 MakeAttrs({{"begin", Ints{1, 0, 0, 0}}, {"size", Ints{2, 1, -1, 1}}}));
+  EXPECT_EQ(run.shape, (Shape{2, 1, 3, 1}));
+  EXPECT_EQ(run.values, (Floats{3, 3, 3, 5, 5, 5}));
+}
+
+// strided_slice_test.cc: each case's axes resolved as the TFLite reader resolves them
+// (ResolveStridedAxis, TFLM's StartForAxis / StopForAxis), then run.
+struct StridedCase {
+  const char* name;
+  Shape in;
+  Ints begin, end, strides;
+  int begin_mask, end_mask, shrink_mask;
+  Shape out;
+  Floats expected;
+};
+
+TEST(TflmGolden, StridedSlice) {
+  const StridedCase cases[] = {
+      {"In2D_ShrinkAxisMask1", {2, 3}, {0, 0}, {1, 3}, {1, 1}, 0, 0, 1, {3}, {1, 2, 3}},
+      {"In2D_ShrinkAxis3_NegativeSlice", {4, 1}, {-2, -1}, {-1, 0}, {1, 1}, 0, 0, 3, {}, {2}},
+      {"In2D_NegStride", {2, 3}, {1, -1}, {2, -4}, {2, -1}, 0, 0, 0, {1, 3}, {6, 5, 4}},
+      {"In1D_NegStride", {3}, {-1}, {-4}, {-1}, 0, 0, 0, {3}, {3, 2, 1}},
+      {"In1D_OutOfRangeBeginNegativeStride", {4}, {5}, {2}, {-1}, 0, 0, 0, {1}, {4}},
+      {"In2D_BeginMask", {2, 3}, {1, 0}, {2, 2}, {1, 1}, 1, 0, 0, {2, 2}, {1, 2, 4, 5}},
+      {"In2D_EndMask", {2, 3}, {1, 0}, {2, 2}, {1, 1}, 0, 2, 0, {1, 3}, {4, 5, 6}},
+      {"In2D_NegStrideBeginMask", {2, 3}, {1, -2}, {2, -4}, {1, -1}, 2, 0, 0, {1, 3}, {6, 5, 4}},
+      {"In2D_NegStrideEndMask", {2, 3}, {1, -2}, {2, -3}, {1, -1}, 0, 2, 0, {1, 2}, {5, 4}},
+      {"In1D_BeginMaskShrinkAxisMask1", {4}, {1}, {1}, {1}, 1, 0, 1, {}, {1}},
+      {"In1D_EmptyOutput", {4}, {10}, {3}, {1}, 0, 0, 0, {0}, {}},
+  };
+  for (const StridedCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    Ints starts(c.in.size()), counts(c.in.size());
+    for (size_t d = 0; d < c.in.size(); ++d) {
+      const int bit = 1 << d;
+      counts[d] =
+          ResolveStridedAxis(c.in[d], c.begin[d], c.end[d], c.strides[d], (c.begin_mask & bit) != 0,
+                             (c.end_mask & bit) != 0, (c.shrink_mask & bit) != 0, &starts[d]);
+    }
+    Floats input(static_cast<size_t>(NumElements(c.in)));
+    for (size_t k = 0; k < input.size(); ++k) input[k] = static_cast<float>(k + 1);
+    if (c.name == std::string("In2D_ShrinkAxis3_NegativeSlice")) input = {0, 1, 2, 3};
+    const FloatRun run = RunFloat(
+        "strided_slice", {{c.in, input}},
+        MakeAttrs(
+            {{"begin", starts}, {"strides", c.strides}, {"counts", counts}, {"shape", c.out}}));
+    EXPECT_EQ(run.shape, c.out);
+    EXPECT_EQ(run.values, c.expected);
+  }
+}
+
+// pack_test.cc PackFloatThreeInputs (axis 0), ...NegativeAxis (-1 = 1) and
+// PackFloatMultiDimensions; unpack_test.cc UnpackFloatThreeOutputs.
+TEST(TflmGolden, PackAndUnpack) {
+  const std::vector<std::pair<Shape, Floats>> three = {{{2}, {1, 4}}, {{2}, {2, 5}}, {{2}, {3, 6}}};
+  FloatRun run = RunFloat("pack", three, MakeAttrs({{"axis", int64_t{0}}}));
+  EXPECT_EQ(run.shape, (Shape{3, 2}));
+  EXPECT_EQ(run.values, (Floats{1, 4, 2, 5, 3, 6}));
+  run = RunFloat("pack", three, MakeAttrs({{"axis", int64_t{1}}}));
+  EXPECT_EQ(run.shape, (Shape{2, 3}));
+  EXPECT_EQ(run.values, (Floats{1, 2, 3, 4, 5, 6}));
+  run = RunFloat("pack", {{{2, 3}, {1, 2, 3, 4, 5, 6}}, {{2, 3}, {7, 8, 9, 10, 11, 12}}},
+                 MakeAttrs({{"axis", int64_t{1}}}));
+  EXPECT_EQ(run.shape, (Shape{2, 2, 3}));
+  EXPECT_EQ(run.values, (Floats{1, 2, 3, 7, 8, 9, 4, 5, 6, 10, 11, 12}));
+  TestNet net;
+  const ValueId x = net.AddInput({3, 2}, DType::kF32, ToBytes<float>({1, 2, 3, 4, 5, 6}));
+  Result<std::vector<ValueId>> outs =
+      AddOp(&net.graph(), "unpack", {x}, MakeAttrs({{"axis", int64_t{0}}}));
+  ASSERT_TRUE(outs.ok()) << outs.status().message();
+  ASSERT_EQ(outs->size(), 3u);
+  const std::vector<Floats> expected = {{1, 2}, {3, 4}, {5, 6}};
+  for (size_t k = 0; k < 3; ++k) EXPECT_EQ(FromBytes<float>(net.RunBytes((*outs)[k])), expected[k]);
+}
+
+// split along an inner axis: every output takes its share of each outer block (SplitImpl);
+// sizes as SPLIT_V gives them.
+TEST(TflmGolden, Split) {
+  TestNet net;
+  Floats input(12);
+  for (size_t k = 0; k < 12; ++k) input[k] = static_cast<float>(k + 1);
+  const ValueId x = net.AddInput({2, 6}, DType::kF32, ToBytes(input));
+  Result<std::vector<ValueId>> outs = AddOp(
+      &net.graph(), "split", {x}, MakeAttrs({{"axis", int64_t{1}}, {"sizes", Ints{1, 3, 2}}}));
+  ASSERT_TRUE(outs.ok()) << outs.status().message();
+  const std::vector<Floats> expected = {{1, 7}, {2, 3, 4, 8, 9, 10}, {5, 6, 11, 12}};
+  for (size_t k = 0; k < 3; ++k) EXPECT_EQ(FromBytes<float>(net.RunBytes((*outs)[k])), expected[k]);
 }
 
 TEST(TflmGolden, BadParametersAreRefusedByInference) {

@@ -1,5 +1,6 @@
 #include "memfold/io/tflite_graph_writer.h"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <map>
@@ -245,6 +246,32 @@ Status EncodeResizeNearest(Encoder& e, const Node& node, EncodedOp* op) {
   return Status::Ok();
 }
 
+Status EncodeSlice(Encoder& e, const Node& node, EncodedOp* op) {
+  const Ints& begin = node.attrs.Ints("begin");
+  const Ints& size = node.attrs.Ints("size");
+  op->inputs.push_back(
+      e.AddIntTensor(node.name + "/begin", {static_cast<int64_t>(begin.size())}, begin));
+  op->inputs.push_back(
+      e.AddIntTensor(node.name + "/size", {static_cast<int64_t>(size.size())}, size));
+  return Status::Ok();
+}
+
+// Equal parts are SPLIT (axis first); others SPLIT_V (input, size_splits, axis).
+Status EncodeSplit(Encoder& e, const Node& node, EncodedOp* op) {
+  const Ints& sizes = node.attrs.Ints("sizes");
+  const auto count = static_cast<int64_t>(sizes.size());
+  const ValueId axis = e.AddIntTensor(node.name + "/axis", {1}, {node.attrs.Int("axis")});
+  op->options = {Scalar(0, 4, count)};
+  if (std::all_of(sizes.begin(), sizes.end(), [&](int64_t s) { return s == sizes[0]; })) {
+    op->inputs.insert(op->inputs.begin(), axis);
+    return Status::Ok();
+  }
+  op->inputs.push_back(e.AddIntTensor(node.name + "/size_splits", {count}, sizes));
+  op->inputs.push_back(axis);
+  op->mapping = FindTfliteOp(102);  // SPLIT_V
+  return Status::Ok();
+}
+
 // Options and parameter inputs per registry op; ops with neither need no entry.
 Status EncodeOptions(Encoder& e, const Node& node, EncodedOp* op) {
   const std::string& name = node.op;
@@ -259,6 +286,18 @@ Status EncodeOptions(Encoder& e, const Node& node, EncodedOp* op) {
   if (name == "add" || name == "sub" || name == "mul" || name == "div")
     return EncodeActivationOnly(node, op);
   if (name == "leaky_relu") return EncodeLeakyRelu(node, op);
+  if (name == "slice") return EncodeSlice(e, node, op);
+  if (name == "split") return EncodeSplit(e, node, op);
+  if (name == "pack") {
+    op->options = {Scalar(0, 4, static_cast<int64_t>(node.inputs.size())),
+                   Scalar(1, 4, node.attrs.Int("axis"))};
+    return Status::Ok();
+  }
+  if (name == "unpack") {
+    op->options = {Scalar(0, 4, static_cast<int64_t>(node.outputs.size())),
+                   Scalar(1, 4, node.attrs.Int("axis"))};
+    return Status::Ok();
+  }
   if (name == "resize_nearest_neighbor") return EncodeResizeNearest(e, node, op);
   if (name == "depth_to_space" || name == "space_to_depth") {
     op->options = {Scalar(0, 4, node.attrs.Int("block_size"))};

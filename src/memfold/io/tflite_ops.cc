@@ -1,6 +1,8 @@
 #include "memfold/io/tflite_ops.h"
 
+#include <algorithm>
 #include <cstring>
+#include <limits>
 
 namespace memfold {
 namespace {
@@ -369,6 +371,101 @@ Status ConvertBlockSize(const TfliteConvertContext& ctx, Node* node) {
   return Status::Ok();
 }
 
+// The rank of the node's input `index`.
+int64_t RankOf(const TfliteConvertContext& ctx, const Node& node, size_t index) {
+  return static_cast<int64_t>(ctx.graph.value(node.inputs[index]).shape.size());
+}
+
+// A single constant axis taken from input `index`, wrapped into [0, rank).
+Result<int64_t> TakeAxis(const TfliteConvertContext& ctx, Node* node, size_t index, int64_t rank) {
+  MF_ASSIGN_OR_RETURN(Ints axis, TakeConstantInts(ctx, node, index, "axis"));
+  if (axis.size() != 1) return Status::Error("needs one axis, has " + std::to_string(axis.size()));
+  return axis[0] < 0 ? axis[0] + rank : axis[0];
+}
+
+Status ConvertSlice(const TfliteConvertContext& ctx, Node* node) {
+  MF_ASSIGN_OR_RETURN(Ints begin, TakeConstantInts(ctx, node, 1, "begin"));
+  MF_ASSIGN_OR_RETURN(Ints size, TakeConstantInts(ctx, node, 1, "size"));
+  node->attrs.Set("begin", begin);
+  node->attrs.Set("size", size);
+  return Status::Ok();
+}
+
+// SPLIT: (axis, input), num_splits equal parts.
+Status ConvertSplit(const TfliteConvertContext& ctx, Node* node) {
+  if (node->inputs.size() != 2) return Status::Error("SPLIT needs (axis, input)");
+  MF_ASSIGN_OR_RETURN(const int64_t axis, TakeAxis(ctx, node, 0, RankOf(ctx, *node, 1)));
+  const Shape& in = ctx.graph.value(node->inputs[0]).shape;
+  const int64_t parts = Opt<int32_t>(ctx, 0, 0);
+  if (axis < 0 || axis >= static_cast<int64_t>(in.size()) || parts < 1 ||
+      in[static_cast<size_t>(axis)] % parts != 0) {
+    return Status::Error("SPLIT needs an axis of the input and num_splits dividing it");
+  }
+  node->attrs.Set("axis", axis);
+  node->attrs.Set("sizes", Ints(static_cast<size_t>(parts), in[static_cast<size_t>(axis)] / parts));
+  return Status::Ok();
+}
+
+// SPLIT_V: (input, size_splits, axis); one size may be -1, the rest of the axis.
+Status ConvertSplitV(const TfliteConvertContext& ctx, Node* node) {
+  if (node->inputs.size() != 3) return Status::Error("SPLIT_V needs (input, size_splits, axis)");
+  MF_ASSIGN_OR_RETURN(const int64_t axis, TakeAxis(ctx, node, 2, RankOf(ctx, *node, 0)));
+  MF_ASSIGN_OR_RETURN(Ints sizes, TakeConstantInts(ctx, node, 1, "size_splits"));
+  const Shape& in = ctx.graph.value(node->inputs[0]).shape;
+  if (axis < 0 || axis >= static_cast<int64_t>(in.size()))
+    return Status::Error("SPLIT_V's axis is not an axis of its input");
+  int64_t known = 0;
+  for (int64_t s : sizes) known += s < 0 ? 0 : s;
+  for (int64_t& s : sizes) s = s < 0 ? in[static_cast<size_t>(axis)] - known : s;
+  node->attrs.Set("axis", axis);
+  node->attrs.Set("sizes", sizes);
+  return Status::Ok();
+}
+
+// PACK (values_count, axis) and UNPACK (num, axis): a negative axis counts from the end of the
+// packed tensor.
+Status ConvertPack(const TfliteConvertContext& ctx, Node* node) {
+  const int64_t axis = Opt<int32_t>(ctx, 1, 0);
+  node->attrs.Set("axis", axis < 0 ? axis + RankOf(ctx, *node, 0) + 1 : axis);
+  return Status::Ok();
+}
+
+Status ConvertUnpack(const TfliteConvertContext& ctx, Node* node) {
+  const int64_t axis = Opt<int32_t>(ctx, 1, 0);
+  node->attrs.Set("axis", axis < 0 ? axis + RankOf(ctx, *node, 0) : axis);
+  return Status::Ok();
+}
+
+// STRIDED_SLICE: (input, begin, end, strides), each axis resolved here as TFLM does at run time.
+Status ConvertStridedSlice(const TfliteConvertContext& ctx, Node* node) {
+  // TFLM's kernel ignores ellipsis_mask, new_axis_mask and offset (BuildStridedSliceParams).
+  MF_ASSIGN_OR_RETURN(Ints begin, TakeConstantInts(ctx, node, 1, "begin"));
+  MF_ASSIGN_OR_RETURN(Ints end, TakeConstantInts(ctx, node, 1, "end"));
+  MF_ASSIGN_OR_RETURN(Ints strides, TakeConstantInts(ctx, node, 1, "strides"));
+  const Shape& in = ctx.graph.value(node->inputs[0]).shape;
+  if (begin.size() != end.size() || begin.size() != strides.size() || begin.size() > in.size())
+    return Status::Error(
+        "STRIDED_SLICE needs begin, end and strides of one length, at most the rank");
+  const auto begin_mask = Opt<int32_t>(ctx, 0, 0), end_mask = Opt<int32_t>(ctx, 1, 0);
+  const auto shrink_mask = Opt<int32_t>(ctx, 4, 0);
+  Ints starts(in.size()), steps(in.size(), 1), counts(in.size());
+  for (size_t d = 0; d < in.size(); ++d) {
+    const bool given = d < begin.size();  // trailing axes are taken whole
+    if (given && strides[d] == 0) return Status::Error("STRIDED_SLICE has a zero stride");
+    const uint32_t bit = 1u << d;
+    steps[d] = given ? strides[d] : 1;
+    counts[d] =
+        ResolveStridedAxis(in[d], given ? begin[d] : 0, given ? end[d] : in[d], steps[d],
+                           !given || (begin_mask & bit) != 0, !given || (end_mask & bit) != 0,
+                           given && (shrink_mask & bit) != 0, &starts[d]);
+  }
+  node->attrs.Set("begin", starts);
+  node->attrs.Set("strides", steps);
+  node->attrs.Set("counts", counts);
+  node->attrs.Set("shape", ctx.graph.value(node->outputs[0]).shape);
+  return Status::Ok();
+}
+
 const std::vector<TfliteOpMapping>& Table() {
   static const std::vector<TfliteOpMapping> table = {
       {0, "ADD", "add", 11, {1, 1}, ConvertActivationOnly},
@@ -396,20 +493,26 @@ const std::vector<TfliteOpMapping>& Table() {
       {41, "SUB", "sub", 28, {1, 1}, ConvertActivationOnly},
       {42, "DIV", "div", 29, {1}, ConvertActivationOnly},
       {43, "SQUEEZE", "reshape", 0, {}, ConvertReshape},
+      {45, "STRIDED_SLICE", "strided_slice", 32, {4, 4, 4, 4, 4, 1}, ConvertStridedSlice},
       {47, "EXP", "exp", 0, {}, ConvertNothing},
+      {49, "SPLIT", "split", 35, {4}, ConvertSplit},
       {55, "MAXIMUM", "max", 0, {}, ConvertNothing},
       {57, "MINIMUM", "min", 0, {}, ConvertNothing},
       {59, "NEG", "neg", 0, {}, ConvertNothing},
       {60, "PADV2", "pad", 0, {}, ConvertPad},
+      {65, "SLICE", "slice", 0, {}, ConvertSlice},
       {70, "EXPAND_DIMS", "reshape", 0, {}, ConvertReshape},
       {73, "LOG", "log", 0, {}, ConvertNothing},
       {75, "SQRT", "sqrt", 0, {}, ConvertNothing},
       {76, "RSQRT", "rsqrt", 0, {}, ConvertNothing},
+      {83, "PACK", "pack", 59, {4, 4}, ConvertPack},
+      {88, "UNPACK", "unpack", 64, {4, 4}, ConvertUnpack},
       {92, "SQUARE", "square", 0, {}, ConvertNothing},
       {97, "RESIZE_NEAREST_NEIGHBOR", "resize_nearest_neighbor", 74, {1, 1}, ConvertResizeNearest},
       {98, "LEAKY_RELU", "leaky_relu", 75, {4}, ConvertLeakyRelu},
       {99, "SQUARED_DIFFERENCE", "squared_difference", 0, {}, ConvertNothing},
       {101, "ABS", "abs", 0, {}, ConvertNothing},
+      {102, "SPLIT_V", "split", 79, {4}, ConvertSplitV},
       {104, "CEIL", "ceil", 0, {}, ConvertNothing},
       {114, "QUANTIZE", "quantize", 0, {}, ConvertTypeChange},
       {116, "ROUND", "round", 0, {}, ConvertNothing},
@@ -432,6 +535,26 @@ const TfliteOpMapping* FindTfliteOpFor(std::string_view op) {
     if (m.op == op) return &m;
   }
   return nullptr;
+}
+
+int64_t ResolveStridedAxis(int64_t dim, int64_t begin, int64_t end, int64_t stride, bool begin_all,
+                           bool end_all, bool shrink, int64_t* start) {
+  if (dim == 0) {
+    *start = 0;
+    return 0;
+  }
+  constexpr int64_t kLow = std::numeric_limits<int32_t>::lowest();
+  constexpr int64_t kHigh = std::numeric_limits<int32_t>::max();
+  auto clamp = [&](int64_t v) {
+    if (v < 0) v += dim;
+    return stride > 0 ? std::clamp<int64_t>(v, 0, dim) : std::clamp<int64_t>(v, -1, dim - 1);
+  };
+  *start = clamp(begin_all ? (stride > 0 ? kLow : kHigh) : begin);
+  if (shrink) return 1;
+  const int64_t stop = clamp(end_all ? (stride > 0 ? kHigh : kLow) : end);
+  const int64_t span = stride > 0 ? stop - *start : *start - stop;
+  const int64_t step = stride > 0 ? stride : -stride;
+  return std::max<int64_t>(0, (span + step - 1) / step);
 }
 
 std::string TfliteOpLabel(int32_t code, const std::string& custom_code) {

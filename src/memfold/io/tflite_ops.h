@@ -37,6 +37,11 @@ const TfliteOpMapping* FindTfliteOp(int32_t code);
 // The first mapping (lowest code) whose registry op is `op`, for writers; null when none.
 const TfliteOpMapping* FindTfliteOpFor(std::string_view op);
 
+// One axis of STRIDED_SLICE resolved as TFLM's StartForAxis / StopForAxis do (strided_slice_logic):
+// the first index kept (*start) and the count of elements, for an axis of size `dim`.
+int64_t ResolveStridedAxis(int64_t dim, int64_t begin, int64_t end, int64_t stride, bool begin_all,
+                           bool end_all, bool shrink, int64_t* start);
+
 // "CONV_2D", "CUSTOM \"ethos-u\"", "BUILTIN_200".
 std::string TfliteOpLabel(int32_t code, const std::string& custom_code);
 
