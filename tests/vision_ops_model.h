@@ -1,6 +1,7 @@
 // Float32 models made of the TFLM operators memfold reads since issue 16 — resize nearest
 // neighbour, leaky relu, space-to-depth and back, element-wise abs, sqrt, square, log, floor,
-// ceil, round, squared difference; split, slice, pack and unpack — written with memfold's
+// ceil, round, squared difference; split, slice, pack and unpack; comparisons, logic, select,
+// zeros_like, elu, prelu and log_softmax — written with memfold's
 // TFLite writer so that tests run them as files: planned, checked, and compiled for the
 // device. Header-only, for test targets.
 #pragma once
@@ -60,6 +61,24 @@ inline Result<Graph> MovementOpsGraph() {
   return b.Finish({conv, first, first + 1});
 }
 
+// Comparisons, logic and selection as converters emit them, with elu, prelu and log_softmax.
+inline Result<Graph> LogicOpsGraph() {
+  GraphBuilder b("logic_ops", 18);
+  const ValueId x = b.Input("scores", {2, 5, 8});
+  const ValueId limit =
+      b.Constant("limit", {8}, {0.1f, -0.2f, 0.3f, 0.0f, 0.5f, -0.5f, 0.2f, 0.0f}, Role::kWeight);
+  const ValueId above = b.Op("greater", {x, limit}, {}, "above");
+  const ValueId below = b.Op("less_equal", {x, limit}, {}, "below");
+  const ValueId either = b.Op("logical_or", {above, below}, {}, "either");
+  const ValueId neither = b.Op("logical_not", {either}, {}, "neither");
+  const ValueId same = b.Op("equal", {above, b.Op("logical_and", {above, either})}, {}, "same");
+  const ValueId kept = b.Op("select_v2", {same, x, b.Op("zeros_like", {x})}, {}, "kept");
+  const ValueId alpha = b.Constant("alpha", {1, 1, 8}, {0.25f}, Role::kWeight);
+  const ValueId shaped = b.Op("prelu", {b.Op("elu", {kept}), alpha}, {}, "shaped");
+  const ValueId probabilities = b.Op("log_softmax", {shaped}, {}, "log_probabilities");
+  return b.Finish({probabilities, neither});
+}
+
 // A model as a .tflite file, as memfold's writer writes it.
 inline Result<Bytes> VisionOpsFile() {
   MF_ASSIGN_OR_RETURN(Graph g, VisionOpsGraph());
@@ -67,6 +86,10 @@ inline Result<Bytes> VisionOpsFile() {
 }
 inline Result<Bytes> MovementOpsFile() {
   MF_ASSIGN_OR_RETURN(Graph g, MovementOpsGraph());
+  return GraphToTflite(g);
+}
+inline Result<Bytes> LogicOpsFile() {
+  MF_ASSIGN_OR_RETURN(Graph g, LogicOpsGraph());
   return GraphToTflite(g);
 }
 

@@ -16,13 +16,21 @@
 namespace memfold {
 namespace {
 
-class WrittenModel : public ::testing::TestWithParam<bool> {
+class WrittenModel : public ::testing::TestWithParam<int> {
  protected:
   Graph Built() const {
-    return (GetParam() ? testing::MovementOpsGraph() : testing::VisionOpsGraph()).value();
+    const int k = GetParam();
+    return (k == 0   ? testing::VisionOpsGraph()
+            : k == 1 ? testing::MovementOpsGraph()
+                     : testing::LogicOpsGraph())
+        .value();
   }
   Graph Read() const {
-    return LoadTflite((GetParam() ? testing::MovementOpsFile() : testing::VisionOpsFile()).value(),
+    const int k = GetParam();
+    return LoadTflite((k == 0   ? testing::VisionOpsFile()
+                       : k == 1 ? testing::MovementOpsFile()
+                                : testing::LogicOpsFile())
+                          .value(),
                       "written.tflite")
         .value();
   }
@@ -54,7 +62,7 @@ TEST_P(WrittenModel, RunsPlannedBitIdenticallyUnderEveryPlanner) {
   EXPECT_TRUE(run.identical());
 }
 
-INSTANTIATE_TEST_SUITE_P(VisionAndMovement, WrittenModel, ::testing::Bool());
+INSTANTIATE_TEST_SUITE_P(VisionMovementLogic, WrittenModel, ::testing::Range(0, 3));
 
 }  // namespace
 }  // namespace memfold

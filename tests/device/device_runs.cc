@@ -135,7 +135,8 @@ TEST(DeviceRuns, TheOperatorsAddedForConverterOutputRunOnTheDevice) {
   std::filesystem::create_directories(MEMFOLD_DEVICE_TREES);
   const std::pair<const char*, Bytes> models[] = {
       {"vision_ops", testing::VisionOpsFile().value()},
-      {"movement_ops", testing::MovementOpsFile().value()}};
+      {"movement_ops", testing::MovementOpsFile().value()},
+      {"logic_ops", testing::LogicOpsFile().value()}};
   for (const auto& [name, bytes] : models) {
     const std::string file = TreeDir(std::string(name) + ".tflite");
     std::ofstream(file, std::ios::binary)

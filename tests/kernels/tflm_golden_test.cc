@@ -257,6 +257,83 @@ TEST(TflmGolden, Split) {
   for (size_t k = 0; k < 3; ++k) EXPECT_EQ(FromBytes<float>(net.RunBytes((*outs)[k])), expected[k]);
 }
 
+// elu_test.cc FloatActivationsOpTestElu, prelu_test.cc FloatPreluActivationsOpTest (exact),
+// log_softmax_test.cc FloatActivationsOpTestLogSoftmax (tolerance 1e-5).
+TEST(TflmGolden, EluPreluLogSoftmax) {
+  ExpectNear(RunFloat("elu", {{{1, 2, 4, 1}, {0, -6, 2, -4, 3, -2, 10, -0.1f}}}).values,
+             {0.0f, -0.997521f, 2.0f, -0.981684f, 3.0f, -0.864665f, 10.0f, -0.0951626f}, 1e-5f);
+  EXPECT_EQ(RunFloat("prelu", {{{2, 2, 3}, {0, 0, 0, 1, 1, 1, -1, -1, -1, -2, -2, -2}},
+                               {{1, 1, 3}, {0, 1, 2}}})
+                .values,
+            (Floats{0, 0, 0, 1, 1, 1, 0, -1, -2, 0, -2, -4}));
+  ExpectNear(
+      RunFloat("log_softmax", {{{2, 4}, {0, -6, 2, 4, 3, -2, 10, 1}}}).values,
+      {-4.14297f, -10.14297f, -2.14297f, -.142971f, -7.00104f, -12.00104f, -.00104087f, -9.00104f},
+      1e-5f);
+}
+
+// comparisons_test.cc EqualFloat ... LessEqualFloat (same shapes), GreaterBroadcast and
+// LessEqualBroadcastTwoD (int32).
+TEST(TflmGolden, Comparisons) {
+  using Bools = std::vector<uint8_t>;
+  auto compare = [](const char* op, DType dtype, Shape sa, Bytes a, Shape sb, Bytes b) {
+    TestNet net;
+    const ValueId x = net.AddInput(sa, dtype, std::move(a));
+    const ValueId y = net.AddInput(sb, dtype, std::move(b));
+    return FromBytes<uint8_t>(net.RunBytes(net.AddNode(op, {x, y}, {})));
+  };
+  const Bytes a = ToBytes<float>({0.1f, 0.9f, 0.7f, 0.3f}),
+              b = ToBytes<float>({0.1f, 0.2f, 0.6f, 0.5f});
+  const Shape s = {1, 1, 1, 4};
+  EXPECT_EQ(compare("equal", DType::kF32, s, a, s, b), (Bools{1, 0, 0, 0}));
+  EXPECT_EQ(compare("not_equal", DType::kF32, s, a, s, b), (Bools{0, 1, 1, 1}));
+  EXPECT_EQ(compare("greater", DType::kF32, s, a, s, b), (Bools{0, 1, 1, 0}));
+  EXPECT_EQ(compare("greater_equal", DType::kF32, s, a, s, b), (Bools{1, 1, 1, 0}));
+  EXPECT_EQ(compare("less", DType::kF32, s, a, s, b), (Bools{0, 0, 0, 1}));
+  EXPECT_EQ(compare("less_equal", DType::kF32, s, a, s, b), (Bools{1, 0, 0, 1}));
+  EXPECT_EQ(compare("greater", DType::kI32, s, ToBytes<int32_t>({-1, 9, 7, 3}), {1, 1, 1, 1},
+                    ToBytes<int32_t>({7})),
+            (Bools{0, 1, 0, 0}));
+  EXPECT_EQ(compare("less_equal", DType::kI32, {1, 1, 2, 4},
+                    ToBytes<int32_t>({-1, 9, 7, 3, 2, 4, 2, 8}), s, ToBytes<int32_t>({7, 1, 2, 4})),
+            (Bools{1, 0, 0, 1, 1, 0, 1, 0}));
+}
+
+// logical_test.cc LogicalAnd, LogicalOr, BroadcastLogicalOr; elementwise_test.cc LogicalNot;
+// select_test.cc SelectFloat and BroadcastSelectInt16OneDimensionConditionWithTwoValues;
+// zeros_like_test.cc TestZerosLikeFloat.
+TEST(TflmGolden, LogicalSelectZerosLike) {
+  using Bools = std::vector<uint8_t>;
+  auto logical = [](const char* op, std::vector<std::pair<Shape, Bools>> inputs) {
+    TestNet net;
+    std::vector<ValueId> ids;
+    for (auto& [shape, data] : inputs)
+      ids.push_back(net.AddInput(shape, DType::kBool, ToBytes(data)));
+    return FromBytes<uint8_t>(net.RunBytes(net.AddNode(op, ids, {})));
+  };
+  const Shape s = {1, 1, 1, 4};
+  EXPECT_EQ(logical("logical_and", {{s, {1, 0, 0, 1}}, {s, {1, 0, 1, 0}}}), (Bools{1, 0, 0, 0}));
+  EXPECT_EQ(logical("logical_or", {{s, {1, 0, 0, 1}}, {s, {1, 0, 1, 0}}}), (Bools{1, 0, 1, 1}));
+  EXPECT_EQ(logical("logical_or", {{s, {1, 0, 0, 1}}, {{1, 1, 1, 1}, {0}}}), (Bools{1, 0, 0, 1}));
+  EXPECT_EQ(logical("logical_not", {{{2, 2}, {1, 0, 0, 1}}}), (Bools{0, 1, 1, 0}));
+
+  TestNet net;
+  ValueId cond = net.AddInput(s, DType::kBool, ToBytes<uint8_t>({1, 0, 1, 0}));
+  ValueId x = net.AddInput(s, DType::kF32, ToBytes<float>({0.1f, 0.2f, 0.3f, 0.4f}));
+  ValueId y = net.AddInput(s, DType::kF32, ToBytes<float>({0.5f, 0.6f, 0.7f, 0.8f}));
+  EXPECT_EQ(FromBytes<float>(net.RunBytes(net.AddNode("select_v2", {cond, x, y}, {}))),
+            (Floats{0.1f, 0.6f, 0.3f, 0.8f}));
+  TestNet broadcast;
+  cond = broadcast.AddInput({2}, DType::kBool, ToBytes<uint8_t>({0, 1}));
+  x = broadcast.AddInput({2, 1, 2, 1}, DType::kI16, ToBytes<int16_t>({1, 2, 3, 4}));
+  y = broadcast.AddInput({2, 1, 2, 1}, DType::kI16, ToBytes<int16_t>({5, 6, 7, 8}));
+  const ValueId selected = broadcast.AddNode("select_v2", {cond, x, y}, {});
+  EXPECT_EQ(broadcast.ShapeOf(selected), (Shape{2, 1, 2, 2}));
+  EXPECT_EQ(FromBytes<int16_t>(broadcast.RunBytes(selected)),
+            (std::vector<int16_t>{5, 1, 6, 2, 7, 3, 8, 4}));
+  EXPECT_EQ(RunFloat("zeros_like", {{{2, 3}, {-2, -1, 0, 1, 2, 3}}}).values, Floats(6, 0.0f));
+}
+
 TEST(TflmGolden, BadParametersAreRefusedByInference) {
   Graph g;
   const ValueId x = g.AddValue(Value{.name = "x", .shape = {1, 3, 3, 2}});

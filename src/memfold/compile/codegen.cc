@@ -114,6 +114,16 @@ const KernelEntry* DeviceKernel(const Graph& graph, const Node& node) {
   return DeviceKernelEntry(*def, graph.value(node.inputs[0]).dtype);
 }
 
+// An #include of every kernel header the tree carries (each kernel is declared in one).
+std::string KernelIncludes() {
+  std::string out;
+  for (const EmbeddedFile& f : EmbeddedSources()) {
+    if (f.path.starts_with("memfold/ops/kernels/") && f.path.ends_with(".h"))
+      out += "#include \"" + std::string(f.path) + "\"\n";
+  }
+  return out;
+}
+
 // Writes model/<name>.cc: the tables of runtime/program.h for one planned graph. Every table is
 // `constinit`: the compiler must initialise it statically, so it lands in flash (.rodata), never
 // in RAM with a copy made at start-up.
@@ -145,12 +155,7 @@ class ModelWriter {
         << options_.planner << " plan): " << plan_.arena_bytes << "-byte arena. Do not edit.\n"
         << "#include \"" << options_.name << ".h\"\n\n"
         << "#include <cstddef>\n#include <cstdint>\n#include <span>\n\n"
-        << "#include \"memfold/ops/kernels/access.h\"\n"
-        << "#include \"memfold/ops/kernels/convert_kernels.h\"\n"
-        << "#include \"memfold/ops/kernels/float_kernels.h\"\n"
-        << "#include \"memfold/ops/kernels/int_kernels.h\"\n"
-        << "#include \"memfold/ops/kernels/svdf.h\"\n"
-        << "#include \"memfold/runtime/program.h\"\n\n"
+        << KernelIncludes() << "#include \"memfold/runtime/program.h\"\n\n"
         << "#ifndef MEMFOLD_POISON\n#define MEMFOLD_POISON 0\n#endif\n"
         << "#if MEMFOLD_POISON\n#define MF_POISON(ranges) ranges\n#else\n"
         << "#define MF_POISON(ranges) {}\n#endif\n\n"

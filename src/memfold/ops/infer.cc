@@ -453,6 +453,32 @@ Status InferPad(const InferContext& ctx, std::vector<TensorType>* out) {
   return Status::Ok();
 }
 
+Status InferCompare(const InferContext& ctx, std::vector<TensorType>* out) {
+  MF_RETURN_IF_ERROR(RequireSameDType(ctx.in(0), ctx.in(1)));
+  MF_ASSIGN_OR_RETURN(Shape shape, BroadcastShapes(ctx.in(0).shape, ctx.in(1).shape));
+  out->push_back({DType::kBool, shape});
+  return Status::Ok();
+}
+
+Status InferLogical(const InferContext& ctx, std::vector<TensorType>* out) {
+  for (size_t k = 0; k < ctx.inputs.size(); ++k) {
+    if (ctx.in(k).dtype != DType::kBool) return Status::Error("needs boolean inputs");
+  }
+  if (ctx.inputs.size() == 1) return InferSameAsInput(ctx, out);
+  MF_ASSIGN_OR_RETURN(Shape shape, BroadcastShapes(ctx.in(0).shape, ctx.in(1).shape));
+  out->push_back({DType::kBool, shape});
+  return Status::Ok();
+}
+
+Status InferSelect(const InferContext& ctx, std::vector<TensorType>* out) {
+  if (ctx.in(0).dtype != DType::kBool) return Status::Error("select needs a boolean condition");
+  MF_RETURN_IF_ERROR(RequireSameDType(ctx.in(1), ctx.in(2)));
+  MF_ASSIGN_OR_RETURN(Shape xy, BroadcastShapes(ctx.in(1).shape, ctx.in(2).shape));
+  MF_ASSIGN_OR_RETURN(Shape shape, BroadcastShapes(ctx.in(0).shape, xy));
+  out->push_back({ctx.in(1).dtype, shape});
+  return Status::Ok();
+}
+
 Status InferStridedSlice(const InferContext& ctx, std::vector<TensorType>* out) {
   const Shape& in = ctx.in(0).shape;
   const auto& begin = ctx.node.attrs.Ints("begin");

@@ -25,6 +25,11 @@ Status InferSlice(const InferContext& ctx, std::vector<TensorType>* out);
 Status InferTranspose(const InferContext& ctx, std::vector<TensorType>* out);
 Status InferPad(const InferContext& ctx, std::vector<TensorType>* out);
 Status InferBroadcastTo(const InferContext& ctx, std::vector<TensorType>* out);
+// Comparisons: two inputs of one type, broadcast, boolean output. Logical ops: boolean inputs
+// (one or two). select_v2: (boolean condition, x, y) broadcast together, x's type.
+Status InferCompare(const InferContext& ctx, std::vector<TensorType>* out);
+Status InferLogical(const InferContext& ctx, std::vector<TensorType>* out);
+Status InferSelect(const InferContext& ctx, std::vector<TensorType>* out);
 // strided_slice: begin, strides and counts per input axis (resolved at import), output 'shape'.
 Status InferStridedSlice(const InferContext& ctx, std::vector<TensorType>* out);
 // pack: N inputs of one shape stacked along a new 'axis'; unpack: one output per slice along

@@ -9,6 +9,7 @@
 #include "memfold/ops/gradient.h"
 #include "memfold/ops/infer.h"
 #include "memfold/ops/kernels/access.h"
+#include "memfold/ops/kernels/compare_kernels.h"
 #include "memfold/ops/kernels/convert_kernels.h"
 #include "memfold/ops/kernels/float_kernels.h"
 #include "memfold/ops/kernels/host_gemm.h"
@@ -71,6 +72,32 @@ OpDef Binary(std::string_view name, KernelEntry f32, bool fused_activation,
   return def;
 }
 
+// A comparison with a boolean output, for float32, int32 and int64 (and booleans for the
+// equalities); no O_s model (1-byte outputs of wider inputs).
+#define MF_COMPARE_KERNELS(K)                                                       \
+  std::vector<KernelEntry> {                                                        \
+    MF_KERNEL_T(DType::kF32, K, float), MF_KERNEL_T(DType::kI32, K, int32_t),       \
+        MF_KERNEL_T(DType::kI64, K, int64_t), MF_KERNEL_T(DType::kBool, K, uint8_t) \
+  }
+
+OpDef Comparison(std::string_view name, std::vector<KernelEntry> kernels) {
+  return {.name = name,
+          .min_inputs = 2,
+          .max_inputs = 2,
+          .infer = InferCompare,
+          .cost = MoveCost,
+          .kernels = std::move(kernels)};
+}
+
+OpDef Logical(std::string_view name, int inputs, KernelEntry kernel) {
+  return {.name = name,
+          .min_inputs = inputs,
+          .max_inputs = inputs,
+          .infer = InferLogical,
+          .cost = MoveCost,
+          .kernels = {kernel}};
+}
+
 // x > 0 ? x : alpha * x, float32 and int8 (TFLM's leaky_relu.cc).
 OpDef LeakyRelu() {
   OpDef def = Unary("leaky_relu", MF_KERNEL(DType::kF32, LeakyReluF32));
@@ -110,6 +137,31 @@ std::vector<OpDef> BuildOpTable() {
       Unary("round", MF_KERNEL(DType::kF32, RoundF32)),  // halves to even, as tf.round
       LeakyRelu(),
       Binary("squared_difference", MF_KERNEL(DType::kF32, SquaredDifferenceF32), false),
+      Unary("elu", MF_KERNEL(DType::kF32, EluF32)),
+      Binary("prelu", MF_KERNEL(DType::kF32, PreluF32), false),
+      Comparison("equal", MF_COMPARE_KERNELS(Equal)),
+      Comparison("not_equal", MF_COMPARE_KERNELS(NotEqual)),
+      Comparison("less", MF_COMPARE_KERNELS(Less)),
+      Comparison("less_equal", MF_COMPARE_KERNELS(LessEqual)),
+      Comparison("greater", MF_COMPARE_KERNELS(Greater)),
+      Comparison("greater_equal", MF_COMPARE_KERNELS(GreaterEqual)),
+      Logical("logical_and", 2, MF_KERNEL(DType::kBool, LogicalAnd)),
+      Logical("logical_or", 2, MF_KERNEL(DType::kBool, LogicalOr)),
+      Logical("logical_not", 1, MF_KERNEL(DType::kBool, LogicalNot)),
+      {.name = "select_v2",
+       .min_inputs = 3,
+       .max_inputs = 3,
+       .infer = InferSelect,
+       .cost = MoveCost,
+       .kernels = {MF_KERNEL(DType::kBool, SelectV2)}},  // keyed by the condition's type
+      {.name = "zeros_like",
+       .infer = InferSameAsInput,
+       .cost = MoveCost,
+       .kernels = MF_MOVE_KERNELS(ZerosLike)},
+      {.name = "log_softmax",
+       .infer = InferSameAsInput,
+       .cost = MoveCost,
+       .kernels = {MF_KERNEL(DType::kF32, LogSoftmaxF32)}},
       WithKernel(Binary("add", MF_KERNEL(DType::kF32, AddF32), true, GradAdd),
                  MF_KERNEL(DType::kI8, AddI8)),
       WithKernel(Binary("sub", MF_KERNEL(DType::kF32, SubF32), true, GradSub),

@@ -125,6 +125,11 @@ void LeakyReluF32(const KernelContext& ctx) {
 }
 
 template <typename A>
+void EluF32(const KernelContext& ctx) {
+  Unary<A>(ctx, [](float v) { return v < 0.0f ? std::expm1(v) : v; });
+}
+
+template <typename A>
 void AddF32(const KernelContext& ctx) {
   Binary<A>(ctx, [](float a, float b) { return a + b; });
 }
@@ -146,6 +151,10 @@ void SquaredDifferenceF32(const KernelContext& ctx) {
     const float d = a - b;
     return d * d;
   });
+}
+template <typename A>
+void PreluF32(const KernelContext& ctx) {
+  Binary<A>(ctx, [](float x, float alpha) { return x >= 0.0f ? x : x * alpha; });
 }
 template <typename A>
 void MaxF32(const KernelContext& ctx) {
@@ -175,6 +184,8 @@ MF_INSTANTIATE_KERNEL(CeilF32)
 MF_INSTANTIATE_KERNEL(RoundF32)
 MF_INSTANTIATE_KERNEL(LeakyReluF32)
 MF_INSTANTIATE_KERNEL(SquaredDifferenceF32)
+MF_INSTANTIATE_KERNEL(EluF32)
+MF_INSTANTIATE_KERNEL(PreluF32)
 MF_INSTANTIATE_KERNEL(AddF32)
 MF_INSTANTIATE_KERNEL(SubF32)
 MF_INSTANTIATE_KERNEL(MulF32)

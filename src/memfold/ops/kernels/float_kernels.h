@@ -50,6 +50,15 @@ template <typename A>
 void RoundF32(const KernelContext& ctx);
 template <typename A>
 void LeakyReluF32(const KernelContext& ctx);
+// elu.cc: x < 0 ? expm1(x) : x.
+template <typename A>
+void EluF32(const KernelContext& ctx);
+// prelu.cc: x >= 0 ? x : x * alpha, alpha (input 1) broadcast.
+template <typename A>
+void PreluF32(const KernelContext& ctx);
+// log_softmax.cc over the last axis: x - max - log(sum(exp(x - max))).
+template <typename A>
+void LogSoftmaxF32(const KernelContext& ctx);
 // squared_difference.cc: (a - b)^2, broadcasting.
 template <typename A>
 void SquaredDifferenceF32(const KernelContext& ctx);

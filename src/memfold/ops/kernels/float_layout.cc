@@ -112,6 +112,25 @@ void SoftmaxF32(const KernelContext& ctx) {
   }
 }
 
+template <typename A>
+void LogSoftmaxF32(const KernelContext& ctx) {
+  // reference_ops::LogSoftmax: x - max - log(sum(exp(x - max))) along the last axis.
+  const ShapeView shape = ctx.inputs[0].shape;
+  const int64_t depth = shape.empty() ? 1 : shape.back();
+  const int64_t rows = depth == 0 ? 0 : ctx.inputs[0].elements() / depth;
+  In<A, float> x{ctx.inputs[0].ptr<float>()};
+  Out<A, float> y{OutputOf<A, float>(ctx.outputs[0])};
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t row = r * depth;
+    float max = std::numeric_limits<float>::lowest();
+    for (int64_t c = 0; c < depth; ++c) max = std::max(max, x[row + c]);
+    float sum = 0.0f;
+    for (int64_t c = 0; c < depth; ++c) sum += std::exp(x[row + c] - max);
+    const float log_sum = std::log(sum);
+    for (int64_t c = 0; c < depth; ++c) y.Set(row + c, x[row + c] - max - log_sum);
+  }
+}
+
 template <typename A, typename T>
 void Concat(const KernelContext& ctx) {
   const ShapeView out_shape = ctx.outputs[0].shape;
@@ -378,5 +397,6 @@ MF_INSTANTIATE_MOVES(int64_t)
 
 MF_INSTANTIATE_KERNEL(MeanF32)
 MF_INSTANTIATE_KERNEL(SoftmaxF32)
+MF_INSTANTIATE_KERNEL(LogSoftmaxF32)
 
 }  // namespace memfold

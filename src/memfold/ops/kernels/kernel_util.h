@@ -1,6 +1,6 @@
 // Small helpers shared by the float and int8 kernels: NHWC indexing, the window of a 2-D op,
 // optional bias inputs, the int8 output clamp range and the broadcasting row-major walk of the
-// binary element-wise kernels.
+// element-wise kernels.
 //
 // None of them reads or writes a tensor: kernels still touch memory only through their own
 // In/Out views (access.h), so their access order is unchanged by using these helpers. All O(1)
@@ -69,29 +69,34 @@ inline RankArray BroadcastStrides(ShapeView in, size_t rank) {
   return stride;
 }
 
-// Row-major walk over the output of a binary op with each input's matching element index: the
-// visiting order of TFLite's element-wise and Broadcast*Slow kernels. Calls
-// visit(output_index, index_a, index_b) once per output element, output_index increasing.
-template <typename Visit>
-void ForEachBroadcastIndex(const KernelContext& ctx, Visit visit) {
+// Row-major walk over the output of an element-wise op with N broadcasting inputs (positions
+// `which` in ctx.inputs): the visiting order of TFLite's element-wise and Broadcast*Slow
+// kernels. Calls visit(output_index, input_indices) once per output element, in order.
+template <size_t N, typename Visit>
+void ForEachBroadcast(const KernelContext& ctx, const std::array<size_t, N>& which, Visit visit) {
   const ShapeView out_shape = ctx.outputs[0].shape;
   const size_t rank = out_shape.size();
-  const RankArray stride_a = BroadcastStrides(ctx.inputs[0].shape, rank);
-  const RankArray stride_b = BroadcastStrides(ctx.inputs[1].shape, rank);
+  std::array<RankArray, N> stride;
+  for (size_t k = 0; k < N; ++k) stride[k] = BroadcastStrides(ctx.inputs[which[k]].shape, rank);
   const int64_t n = ctx.outputs[0].elements();
   RankArray index{};
-  int64_t ia = 0, ib = 0;
+  std::array<int64_t, N> at{};
   for (int64_t i = 0; i < n; ++i) {
-    visit(i, ia, ib);
+    visit(i, at);
     for (size_t d = rank; d-- > 0;) {  // advance the row-major counter
-      ia += stride_a[d];
-      ib += stride_b[d];
+      for (size_t k = 0; k < N; ++k) at[k] += stride[k][d];
       if (++index[d] < out_shape[d]) break;
-      ia -= stride_a[d] * out_shape[d];
-      ib -= stride_b[d] * out_shape[d];
+      for (size_t k = 0; k < N; ++k) at[k] -= stride[k][d] * out_shape[d];
       index[d] = 0;
     }
   }
+}
+
+// The binary case: visit(output_index, index_a, index_b) over inputs 0 and 1.
+template <typename Visit>
+void ForEachBroadcastIndex(const KernelContext& ctx, Visit visit) {
+  ForEachBroadcast<2>(ctx, {0, 1},
+                      [&](int64_t i, const std::array<int64_t, 2>& at) { visit(i, at[0], at[1]); });
 }
 
 }  // namespace memfold
