@@ -61,7 +61,8 @@ inline Result<Graph> MovementOpsGraph() {
   return b.Finish({conv, first, first + 1});
 }
 
-// Comparisons, logic and selection as converters emit them, with elu, prelu and log_softmax.
+// Comparisons, logic and selection as converters emit them, with elu, prelu, log_softmax,
+// reductions, arg max and a cast.
 inline Result<Graph> LogicOpsGraph() {
   GraphBuilder b("logic_ops", 18);
   const ValueId x = b.Input("scores", {2, 5, 8});
@@ -76,7 +77,17 @@ inline Result<Graph> LogicOpsGraph() {
   const ValueId alpha = b.Constant("alpha", {1, 1, 8}, {0.25f}, Role::kWeight);
   const ValueId shaped = b.Op("prelu", {b.Op("elu", {kept}), alpha}, {}, "shaped");
   const ValueId probabilities = b.Op("log_softmax", {shaped}, {}, "log_probabilities");
-  return b.Finish({probabilities, neither});
+  Attrs over_classes;
+  over_classes.Set("axes", std::vector<int64_t>{2});
+  const ValueId total = b.Op("sum", {probabilities}, over_classes, "total");
+  const ValueId peak = b.Op("reduce_max", {probabilities}, over_classes, "peak");
+  Attrs arg;
+  arg.Set("axis", int64_t{2});
+  const ValueId best = b.Op("arg_min_max", {probabilities}, arg, "best");
+  Attrs to_float;
+  to_float.Set("dtype", std::string("f32"));
+  const ValueId best_f = b.Op("cast", {best}, to_float, "best_as_float");
+  return b.Finish({probabilities, neither, total, peak, best_f});
 }
 
 // A model as a .tflite file, as memfold's writer writes it.

@@ -334,6 +334,60 @@ TEST(TflmGolden, LogicalSelectZerosLike) {
   EXPECT_EQ(RunFloat("zeros_like", {{{2, 3}, {-2, -1, 0, 1, 2, 3}}}).values, Floats(6, 0.0f));
 }
 
+// reduce_test.cc SumFloatFlatten2ReduceDims, SumFloat4DWithoutKeepDims,
+// FloatMaxOpTestNotKeepDims (axes {1, 0, -3, -3} resolve to {1, 0}) and FloatMaxOpTestKeepDims.
+TEST(TflmGolden, Reductions) {
+  Floats counting(24);
+  for (size_t k = 0; k < 24; ++k) counting[k] = static_cast<float>(k + 1);
+  auto reduce = [&](const char* op, Shape shape, Ints axes, int64_t keep) {
+    return RunFloat(op, {{shape, counting}}, MakeAttrs({{"axes", axes}, {"keepdims", keep}}));
+  };
+  EXPECT_EQ(reduce("sum", {4, 3, 2}, {2, 1}, 0).values, (Floats{21, 57, 93, 129}));
+  EXPECT_EQ(reduce("sum", {2, 2, 3, 2}, {1, 2}, 0).values, (Floats{36, 42, 108, 114}));
+  const FloatRun max = reduce("reduce_max", {4, 3, 2}, {1, 0, -3, -3}, 0);
+  EXPECT_EQ(max.shape, (Shape{2}));
+  EXPECT_EQ(max.values, (Floats{23, 24}));
+  EXPECT_EQ(reduce("reduce_max", {4, 3, 2}, {0, 2}, 1).values, (Floats{20, 22, 24}));
+  EXPECT_EQ(reduce("reduce_min", {4, 3, 2}, {0, 2}, 1).values, (Floats{1, 3, 5}));
+}
+
+// arg_min_max_test.cc GetMaxArgFloat, GetMinArgFloat (axis 3) and GetMaxArgNegativeAxis (axis
+// -2 = 2 of [1, 1, 2, 4]; the tie in column 0 keeps index 0).
+TEST(TflmGolden, ArgMinMax) {
+  auto arg = [](Shape shape, Floats data, int64_t axis, int64_t max) {
+    TestNet net;
+    const ValueId x = net.AddInput(shape, DType::kF32, ToBytes(data));
+    return FromBytes<int32_t>(
+        net.RunBytes(net.AddNode("arg_min_max", {x}, MakeAttrs({{"axis", axis}, {"max", max}}))));
+  };
+  EXPECT_EQ(arg({1, 1, 1, 4}, {0.1f, 0.9f, 0.7f, 0.3f}, 3, 1), (std::vector<int32_t>{1}));
+  EXPECT_EQ(arg({1, 1, 1, 4}, {0.1f, 0.9f, 0.7f, 0.3f}, 3, 0), (std::vector<int32_t>{0}));
+  EXPECT_EQ(arg({1, 1, 2, 4}, {1, 2, 7, 8, 1, 9, 7, 3}, 2, 1), (std::vector<int32_t>{0, 1, 0, 0}));
+}
+
+// cast_test.cc CastFloatToInt8 (truncation toward zero) and CastBoolToFloat; shape_test.cc
+// TestShape0; fill_test.cc FillFloatInt32Dims.
+TEST(TflmGolden, CastShapeFill) {
+  TestNet net;
+  const ValueId f =
+      net.AddInput({3, 2}, DType::kF32, ToBytes<float>({100.f, 1.0f, 0.f, 0.4f, 1.999f, 1.1f}));
+  EXPECT_EQ(FromBytes<int8_t>(
+                net.RunBytes(net.AddNode("cast", {f}, MakeAttrs({{"dtype", std::string("i8")}})))),
+            (std::vector<int8_t>{100, 1, 0, 0, 1, 1}));
+  TestNet bools;
+  const ValueId b = bools.AddInput({2, 3}, DType::kBool, ToBytes<uint8_t>({1, 1, 0, 1, 0, 1}));
+  EXPECT_EQ(FromBytes<float>(bools.RunBytes(
+                bools.AddNode("cast", {b}, MakeAttrs({{"dtype", std::string("f32")}})))),
+            (Floats{1, 1, 0, 1, 0, 1}));
+  TestNet shaped;
+  const ValueId s = shaped.AddInput({5}, DType::kF32, ToBytes<float>({1, 2, 3, 4, 5}));
+  EXPECT_EQ(FromBytes<int32_t>(shaped.RunBytes(shaped.AddNode("shape_of", {s}, {}))),
+            (std::vector<int32_t>{5}));
+  const FloatRun filled = RunFloat("fill", {{{}, {4.0f}}}, MakeAttrs({{"shape", Ints{2, 2, 2}}}));
+  EXPECT_EQ(filled.shape, (Shape{2, 2, 2}));
+  EXPECT_EQ(filled.values, Floats(8, 4.0f));
+}
+
 TEST(TflmGolden, BadParametersAreRefusedByInference) {
   Graph g;
   const ValueId x = g.AddValue(Value{.name = "x", .shape = {1, 3, 3, 2}});

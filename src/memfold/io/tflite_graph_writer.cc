@@ -272,6 +272,24 @@ Status EncodeSplit(Encoder& e, const Node& node, EncodedOp* op) {
   return Status::Ok();
 }
 
+// ARG_MAX or ARG_MIN: the axis tensor and the index type (TensorType int32 2, int64 4).
+Status EncodeArgMinMax(Encoder& e, const Node& node, EncodedOp* op) {
+  op->inputs.push_back(e.AddIntTensor(node.name + "/axis", {1}, {node.attrs.Int("axis")}));
+  const int64_t index_type = node.attrs.Str("output_dtype") == "i64" ? 4 : 2;
+  op->options = {Scalar(0, 1, index_type)};
+  if (node.attrs.Int("max") == 0) op->mapping = FindTfliteOp(79);  // ARG_MIN
+  return Status::Ok();
+}
+
+// FILL: (dims, value).
+Status EncodeFill(Encoder& e, const Node& node, EncodedOp* op) {
+  const Ints& shape = node.attrs.Ints("shape");
+  op->inputs.insert(
+      op->inputs.begin(),
+      e.AddIntTensor(node.name + "/dims", {static_cast<int64_t>(shape.size())}, shape));
+  return Status::Ok();
+}
+
 // Options and parameter inputs per registry op; ops with neither need no entry.
 Status EncodeOptions(Encoder& e, const Node& node, EncodedOp* op) {
   const std::string& name = node.op;
@@ -307,7 +325,10 @@ Status EncodeOptions(Encoder& e, const Node& node, EncodedOp* op) {
   if (name == "softmax") return EncodeSoftmax(e.graph, node, op);
   if (name == "concat") return EncodeConcat(e.graph, node, op);
   if (name == "reshape") return EncodeReshape(e.graph, node, op);
-  if (name == "mean") return EncodeMean(e, node, op);
+  if (name == "mean" || name == "sum" || name == "reduce_max" || name == "reduce_min")
+    return EncodeMean(e, node, op);
+  if (name == "arg_min_max") return EncodeArgMinMax(e, node, op);
+  if (name == "fill") return EncodeFill(e, node, op);
   if (name == "transpose") return EncodeTranspose(e, node, op);
   if (name == "pad") return EncodePad(e, node, op);
   if (name == "svdf") return EncodeSvdf(node, op);

@@ -466,6 +466,34 @@ Status ConvertStridedSlice(const TfliteConvertContext& ctx, Node* node) {
   return Status::Ok();
 }
 
+// ARG_MAX / ARG_MIN: the constant axis input; indices of the output tensor's type.
+Status ConvertArgMinMax(const TfliteConvertContext& ctx, Node* node, bool max) {
+  MF_ASSIGN_OR_RETURN(const int64_t axis, TakeAxis(ctx, node, 1, RankOf(ctx, *node, 0)));
+  node->attrs.Set("axis", axis);
+  node->attrs.Set("max", int64_t{max ? 1 : 0});
+  node->attrs.Set("output_dtype", OutputTypeName(ctx, *node));
+  return Status::Ok();
+}
+Status ConvertArgMax(const TfliteConvertContext& ctx, Node* node) {
+  return ConvertArgMinMax(ctx, node, true);
+}
+Status ConvertArgMin(const TfliteConvertContext& ctx, Node* node) {
+  return ConvertArgMinMax(ctx, node, false);
+}
+
+Status ConvertShape(const TfliteConvertContext& ctx, Node* node) {
+  node->attrs.Set("output_dtype", OutputTypeName(ctx, *node));
+  return Status::Ok();
+}
+
+// FILL: (dims, value); the dims are the output tensor's shape.
+Status ConvertFill(const TfliteConvertContext& ctx, Node* node) {
+  if (node->inputs.size() != 2) return Status::Error("FILL needs (dims, value)");
+  node->inputs.erase(node->inputs.begin());
+  node->attrs.Set("shape", ctx.graph.value(node->outputs[0]).shape);
+  return Status::Ok();
+}
+
 const std::vector<TfliteOpMapping>& Table() {
   static const std::vector<TfliteOpMapping> table = {
       {0, "ADD", "add", 11, {1, 1}, ConvertActivationOnly},
@@ -498,7 +526,9 @@ const std::vector<TfliteOpMapping>& Table() {
       {49, "SPLIT", "split", 35, {4}, ConvertSplit},
       {50, "LOG_SOFTMAX", "log_softmax", 36, {}, ConvertNothing},
       {55, "MAXIMUM", "max", 0, {}, ConvertNothing},
+      {53, "CAST", "cast", 37, {1, 1}, ConvertTypeChange},
       {54, "PRELU", "prelu", 0, {}, ConvertNothing},
+      {56, "ARG_MAX", "arg_min_max", 40, {1}, ConvertArgMax},
       {57, "MINIMUM", "min", 0, {}, ConvertNothing},
       {58, "LESS", "less", 41, {}, ConvertNothing},
       {59, "NEG", "neg", 0, {}, ConvertNothing},
@@ -511,15 +541,21 @@ const std::vector<TfliteOpMapping>& Table() {
       {71, "EQUAL", "equal", 53, {}, ConvertNothing},
       {72, "NOT_EQUAL", "not_equal", 54, {}, ConvertNothing},
       {73, "LOG", "log", 0, {}, ConvertNothing},
+      {74, "SUM", "sum", 27, {1}, ConvertMean},
       {75, "SQRT", "sqrt", 0, {}, ConvertNothing},
       {76, "RSQRT", "rsqrt", 0, {}, ConvertNothing},
+      {77, "SHAPE", "shape_of", 55, {1}, ConvertShape},
+      {79, "ARG_MIN", "arg_min_max", 57, {1}, ConvertArgMin},
+      {82, "REDUCE_MAX", "reduce_max", 27, {1}, ConvertMean},
       {83, "PACK", "pack", 59, {4, 4}, ConvertPack},
       {84, "LOGICAL_OR", "logical_or", 60, {}, ConvertNothing},
       {86, "LOGICAL_AND", "logical_and", 62, {}, ConvertNothing},
       {87, "LOGICAL_NOT", "logical_not", 63, {}, ConvertNothing},
       {88, "UNPACK", "unpack", 64, {4, 4}, ConvertUnpack},
+      {89, "REDUCE_MIN", "reduce_min", 27, {1}, ConvertMean},
       {92, "SQUARE", "square", 0, {}, ConvertNothing},
       {93, "ZEROS_LIKE", "zeros_like", 67, {}, ConvertNothing},
+      {94, "FILL", "fill", 68, {}, ConvertFill},
       {97, "RESIZE_NEAREST_NEIGHBOR", "resize_nearest_neighbor", 74, {1, 1}, ConvertResizeNearest},
       {98, "LEAKY_RELU", "leaky_relu", 75, {4}, ConvertLeakyRelu},
       {99, "SQUARED_DIFFERENCE", "squared_difference", 0, {}, ConvertNothing},

@@ -453,6 +453,54 @@ Status InferPad(const InferContext& ctx, std::vector<TensorType>* out) {
   return Status::Ok();
 }
 
+namespace {
+
+// The "output_dtype" attribute of an index-producing op: i32 or i64.
+Result<DType> IndexDType(const InferContext& ctx) {
+  const std::optional<DType> dtype = ParseDType(ctx.node.attrs.Str("output_dtype"));
+  if (!dtype || (*dtype != DType::kI32 && *dtype != DType::kI64))
+    return Status::Error("output_dtype must be i32 or i64");
+  return *dtype;
+}
+
+}  // namespace
+
+Status InferArgMinMax(const InferContext& ctx, std::vector<TensorType>* out) {
+  const Shape& in = ctx.in(0).shape;
+  const int64_t axis = ctx.node.attrs.Int("axis");
+  if (axis < 0 || axis >= static_cast<int64_t>(in.size()) || in[static_cast<size_t>(axis)] < 1)
+    return Status::Error("axis " + std::to_string(axis) + " is not a non-empty axis of " +
+                         Dims(in));
+  MF_ASSIGN_OR_RETURN(const DType dtype, IndexDType(ctx));
+  Shape shape = in;
+  shape.erase(shape.begin() + axis);
+  out->push_back({dtype, shape});
+  return Status::Ok();
+}
+
+Status InferCast(const InferContext& ctx, std::vector<TensorType>* out) {
+  const std::optional<DType> dtype = ParseDType(ctx.node.attrs.Str("dtype"));
+  if (!dtype || *dtype == DType::kBit) return Status::Error("cast needs a 'dtype' of a plain type");
+  out->push_back({*dtype, ctx.in(0).shape});
+  return Status::Ok();
+}
+
+Status InferShapeOf(const InferContext& ctx, std::vector<TensorType>* out) {
+  MF_ASSIGN_OR_RETURN(const DType dtype, IndexDType(ctx));
+  out->push_back({dtype, {static_cast<int64_t>(ctx.in(0).shape.size())}});
+  return Status::Ok();
+}
+
+Status InferFill(const InferContext& ctx, std::vector<TensorType>* out) {
+  if (ctx.in(0).elements() != 1) return Status::Error("fill needs a one-element value");
+  const auto& shape = ctx.node.attrs.Ints("shape");
+  for (int64_t d : shape) {
+    if (d < 0) return Status::Error("fill needs a 'shape' of dimensions >= 0");
+  }
+  out->push_back({ctx.in(0).dtype, shape});
+  return Status::Ok();
+}
+
 Status InferCompare(const InferContext& ctx, std::vector<TensorType>* out) {
   MF_RETURN_IF_ERROR(RequireSameDType(ctx.in(0), ctx.in(1)));
   MF_ASSIGN_OR_RETURN(Shape shape, BroadcastShapes(ctx.in(0).shape, ctx.in(1).shape));

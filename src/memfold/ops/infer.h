@@ -30,6 +30,12 @@ Status InferBroadcastTo(const InferContext& ctx, std::vector<TensorType>* out);
 Status InferCompare(const InferContext& ctx, std::vector<TensorType>* out);
 Status InferLogical(const InferContext& ctx, std::vector<TensorType>* out);
 Status InferSelect(const InferContext& ctx, std::vector<TensorType>* out);
+// arg_min_max along 'axis' into 'output_dtype' (i32, i64) indices; cast to 'dtype'; shape_of
+// (the input's dimensions as 'output_dtype'); fill (one-element value input, 'shape').
+Status InferArgMinMax(const InferContext& ctx, std::vector<TensorType>* out);
+Status InferCast(const InferContext& ctx, std::vector<TensorType>* out);
+Status InferShapeOf(const InferContext& ctx, std::vector<TensorType>* out);
+Status InferFill(const InferContext& ctx, std::vector<TensorType>* out);
 // strided_slice: begin, strides and counts per input axis (resolved at import), output 'shape'.
 Status InferStridedSlice(const InferContext& ctx, std::vector<TensorType>* out);
 // pack: N inputs of one shape stacked along a new 'axis'; unpack: one output per slice along

@@ -59,6 +59,23 @@ void PreluF32(const KernelContext& ctx);
 // log_softmax.cc over the last axis: x - max - log(sum(exp(x - max))).
 template <typename A>
 void LogSoftmaxF32(const KernelContext& ctx);
+// reduce.cc: SUM, REDUCE_MAX, REDUCE_MIN over attribute "axes" (input in row-major order).
+template <typename A>
+void SumF32(const KernelContext& ctx);
+template <typename A>
+void ReduceMaxF32(const KernelContext& ctx);
+template <typename A>
+void ReduceMinF32(const KernelContext& ctx);
+// arg_min_max.cc along "axis" ("max" 1 or 0), int32 or int64 indices.
+template <typename A, typename T>
+void ArgMinMax(const KernelContext& ctx);
+// cast.cc (static_cast to the output's type), shape.cc and fill.cc.
+template <typename A, typename T>
+void Cast(const KernelContext& ctx);
+template <typename A, typename T>
+void ShapeOf(const KernelContext& ctx);
+template <typename A, typename T>
+void Fill(const KernelContext& ctx);
 // squared_difference.cc: (a - b)^2, broadcasting.
 template <typename A>
 void SquaredDifferenceF32(const KernelContext& ctx);

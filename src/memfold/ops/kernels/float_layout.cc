@@ -1,8 +1,10 @@
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <span>
+#include <type_traits>
 #include <utility>
 
 #include "memfold/ops/kernels/access.h"
@@ -88,6 +90,145 @@ void MeanF32(const KernelContext& ctx) {
   });
   const int64_t count = outputs == 0 ? 0 : ctx.inputs[0].elements() / outputs;
   for (int64_t i = 0; i < outputs; ++i) y.Set(i, y[i] / static_cast<float>(count));
+}
+
+namespace {
+
+// reduce.cc's ReduceGeneric: the output (reset to `init`) holds the running value of each kept
+// position; the input is visited in row-major order, current = fold(current, in).
+template <typename A, typename Fold>
+void ReduceF32(const KernelContext& ctx, float init, Fold fold) {
+  const ShapeView in = ctx.inputs[0].shape;
+  const std::span<const int64_t> axes = ctx.attrs.Ints("axes");
+  In<A, float> x{ctx.inputs[0].ptr<float>()};
+  Out<A, float> y{OutputOf<A, float>(ctx.outputs[0])};
+  std::array<bool, kMaxRank> reduced{};
+  for (int64_t a : axes)
+    reduced[static_cast<size_t>(a < 0 ? a + static_cast<int64_t>(in.size()) : a)] = true;
+  RankArray kept{};
+  for (size_t d = 0; d < in.size(); ++d) kept[d] = reduced[d] ? 1 : in[d];
+  const RankArray kept_stride = RowMajorStrides(ShapeView(kept.data(), in.size()));
+  RankArray out_stride{};
+  for (size_t d = 0; d < in.size(); ++d) out_stride[d] = reduced[d] ? 0 : kept_stride[d];
+  const int64_t outputs = ctx.outputs[0].elements();
+  for (int64_t i = 0; i < outputs; ++i) y.Set(i, init);
+  WalkOutput(in, out_stride, 0, [&](int64_t in_index, int64_t out_index) {
+    y.Set(out_index, fold(y[out_index], x[in_index]));
+  });
+}
+
+}  // namespace
+
+template <typename A>
+void SumF32(const KernelContext& ctx) {
+  ReduceF32<A>(ctx, 0.0f, [](float current, float in) { return current + in; });
+}
+template <typename A>
+void ReduceMaxF32(const KernelContext& ctx) {
+  ReduceF32<A>(ctx, std::numeric_limits<float>::lowest(),
+               [](float current, float in) { return in > current ? in : current; });
+}
+template <typename A>
+void ReduceMinF32(const KernelContext& ctx) {
+  ReduceF32<A>(ctx, std::numeric_limits<float>::max(),
+               [](float current, float in) { return in < current ? in : current; });
+}
+
+// arg_min_max.h: per (outer, inner) the first index whose value beats all before it (strict
+// compare, so ties keep the lowest index), written as int32 or int64.
+template <typename A, typename T>
+void ArgMinMax(const KernelContext& ctx) {
+  const ShapeView in = ctx.inputs[0].shape;
+  const int64_t axis = ctx.attrs.Int("axis");
+  const bool is_max = ctx.attrs.Int("max") != 0;
+  int64_t outer = 1, inner = 1;
+  for (size_t d = 0; d < in.size(); ++d) {
+    if (static_cast<int64_t>(d) < axis) outer *= in[d];
+    if (static_cast<int64_t>(d) > axis) inner *= in[d];
+  }
+  const int64_t size = in[static_cast<size_t>(axis)];
+  In<A, T> x{ctx.inputs[0].ptr<T>()};
+  auto write = [&](auto sample) {
+    using Index = decltype(sample);
+    Out<A, Index> y{OutputOf<A, Index>(ctx.outputs[0])};
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t i = 0; i < inner; ++i) {
+        T best = x[o * size * inner + i];
+        int64_t at = 0;
+        for (int64_t k = 1; k < size; ++k) {
+          const T v = x[(o * size + k) * inner + i];
+          if (is_max ? v > best : v < best) {
+            best = v;
+            at = k;
+          }
+        }
+        y.Set(o * inner + i, static_cast<Index>(at));
+      }
+    }
+  };
+  if (ctx.outputs[0].dtype == DType::kI64) {
+    write(int64_t{});
+  } else {
+    write(int32_t{});
+  }
+}
+
+namespace {
+
+// static_cast<To>(from), as TFLM's cast.cc, except that a float outside To's range (undefined
+// behaviour in C++) saturates and NaN becomes 0.
+template <typename To, typename From>
+To CastValue(From from) {
+  if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>) {
+    if (!(from == from)) return To{0};
+    if (from <= static_cast<From>(std::numeric_limits<To>::lowest()))
+      return std::numeric_limits<To>::lowest();
+    if (from >= static_cast<From>(std::numeric_limits<To>::max()))
+      return std::numeric_limits<To>::max();
+  }
+  return static_cast<To>(from);
+}
+
+}  // namespace
+
+template <typename A, typename T>
+void Cast(const KernelContext& ctx) {
+  In<A, T> x{ctx.inputs[0].ptr<T>()};
+  const int64_t n = ctx.outputs[0].elements();
+  VisitElementType(ctx.outputs[0].dtype, [&](auto sample) {
+    using To = decltype(sample);
+    Out<A, To> y{OutputOf<A, To>(ctx.outputs[0])};
+    const bool boolean = ctx.outputs[0].dtype == DType::kBool;
+    for (int64_t i = 0; i < n; ++i) {
+      y.Set(i, boolean ? static_cast<To>(x[i] != T{0} ? 1 : 0) : CastValue<To>(x[i]));
+    }
+  });
+}
+
+// shape.cc: the input's dimensions (its data is not read), int32 or int64.
+template <typename A, typename T>
+void ShapeOf(const KernelContext& ctx) {
+  const ShapeView in = ctx.inputs[0].shape;
+  auto write = [&](auto sample) {
+    using Index = decltype(sample);
+    Out<A, Index> y{OutputOf<A, Index>(ctx.outputs[0])};
+    for (size_t d = 0; d < in.size(); ++d)
+      y.Set(static_cast<int64_t>(d), static_cast<Index>(in[d]));
+  };
+  if (ctx.outputs[0].dtype == DType::kI64) {
+    write(int64_t{});
+  } else {
+    write(int32_t{});
+  }
+}
+
+// fill.cc: every element the value (input 0, one element).
+template <typename A, typename T>
+void Fill(const KernelContext& ctx) {
+  In<A, T> value{ctx.inputs[0].ptr<T>()};
+  Out<A, T> y{OutputOf<A, T>(ctx.outputs[0])};
+  const int64_t n = ctx.outputs[0].elements();
+  for (int64_t i = 0; i < n; ++i) y.Set(i, value[0]);
 }
 
 template <typename A>
@@ -386,7 +527,10 @@ void Split(const KernelContext& ctx) {
   MF_INSTANTIATE_KERNEL_T(StridedSlice, T)  \
   MF_INSTANTIATE_KERNEL_T(Pack, T)          \
   MF_INSTANTIATE_KERNEL_T(Unpack, T)        \
-  MF_INSTANTIATE_KERNEL_T(Split, T)
+  MF_INSTANTIATE_KERNEL_T(Split, T)         \
+  MF_INSTANTIATE_KERNEL_T(Cast, T)          \
+  MF_INSTANTIATE_KERNEL_T(ShapeOf, T)       \
+  MF_INSTANTIATE_KERNEL_T(Fill, T)
 MF_INSTANTIATE_MOVES(int8_t)
 MF_INSTANTIATE_MOVES(uint8_t)
 MF_INSTANTIATE_MOVES(int16_t)
@@ -398,5 +542,10 @@ MF_INSTANTIATE_MOVES(int64_t)
 MF_INSTANTIATE_KERNEL(MeanF32)
 MF_INSTANTIATE_KERNEL(SoftmaxF32)
 MF_INSTANTIATE_KERNEL(LogSoftmaxF32)
+MF_INSTANTIATE_KERNEL(SumF32)
+MF_INSTANTIATE_KERNEL(ReduceMaxF32)
+MF_INSTANTIATE_KERNEL(ReduceMinF32)
+MF_INSTANTIATE_KERNEL_T(ArgMinMax, float)
+MF_INSTANTIATE_KERNEL_T(ArgMinMax, int8_t)
 
 }  // namespace memfold
