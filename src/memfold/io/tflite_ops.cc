@@ -397,9 +397,12 @@ Status ConvertSplit(const TfliteConvertContext& ctx, Node* node) {
   MF_ASSIGN_OR_RETURN(const int64_t axis, TakeAxis(ctx, node, 0, RankOf(ctx, *node, 1)));
   const Shape& in = ctx.graph.value(node->inputs[0]).shape;
   const int64_t parts = Opt<int32_t>(ctx, 0, 0);
-  if (axis < 0 || axis >= static_cast<int64_t>(in.size()) || parts < 1 ||
+  if (axis < 0 || axis >= static_cast<int64_t>(in.size()) ||
+      parts != static_cast<int64_t>(node->outputs.size()) ||
       in[static_cast<size_t>(axis)] % parts != 0) {
-    return Status::Error("SPLIT needs an axis of the input and num_splits dividing it");
+    return Status::Error(
+        "SPLIT needs an axis of the input and num_splits (one per output) "
+        "dividing it");
   }
   node->attrs.Set("axis", axis);
   node->attrs.Set("sizes", Ints(static_cast<size_t>(parts), in[static_cast<size_t>(axis)] / parts));
@@ -414,9 +417,13 @@ Status ConvertSplitV(const TfliteConvertContext& ctx, Node* node) {
   const Shape& in = ctx.graph.value(node->inputs[0]).shape;
   if (axis < 0 || axis >= static_cast<int64_t>(in.size()))
     return Status::Error("SPLIT_V's axis is not an axis of its input");
+  const int64_t dim = in[static_cast<size_t>(axis)];
   int64_t known = 0;
-  for (int64_t s : sizes) known += s < 0 ? 0 : s;
-  for (int64_t& s : sizes) s = s < 0 ? in[static_cast<size_t>(axis)] - known : s;
+  for (int64_t s : sizes) {
+    if (s > dim) return Status::Error("SPLIT_V has a size beyond its axis");
+    known += s < 0 ? 0 : s;  // at most sizes * dim: no overflow
+  }
+  for (int64_t& s : sizes) s = s < 0 ? dim - known : s;
   node->attrs.Set("axis", axis);
   node->attrs.Set("sizes", sizes);
   return Status::Ok();
@@ -431,8 +438,14 @@ Status ConvertPack(const TfliteConvertContext& ctx, Node* node) {
 }
 
 Status ConvertUnpack(const TfliteConvertContext& ctx, Node* node) {
-  const int64_t axis = Opt<int32_t>(ctx, 1, 0);
-  node->attrs.Set("axis", axis < 0 ? axis + RankOf(ctx, *node, 0) : axis);
+  int64_t axis = Opt<int32_t>(ctx, 1, 0);
+  const Shape& in = ctx.graph.value(node->inputs[0]).shape;
+  if (axis < 0) axis += static_cast<int64_t>(in.size());
+  if (axis < 0 || axis >= static_cast<int64_t>(in.size()) ||
+      in[static_cast<size_t>(axis)] != static_cast<int64_t>(node->outputs.size())) {
+    return Status::Error("UNPACK needs an axis whose size is its number of outputs");
+  }
+  node->attrs.Set("axis", axis);
   return Status::Ok();
 }
 

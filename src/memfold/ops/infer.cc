@@ -569,12 +569,17 @@ Status InferPack(const InferContext& ctx, std::vector<TensorType>* out) {
   return Status::Ok();
 }
 
+// The most outputs one split or unpack may make (a file's op lists each of them).
+constexpr int64_t kMaxOutputs = 1 << 16;
+
 Status InferUnpack(const InferContext& ctx, std::vector<TensorType>* out) {
   const Shape& in = ctx.in(0).shape;
   const int64_t axis = ctx.node.attrs.Int("axis");
   if (axis < 0 || axis >= static_cast<int64_t>(in.size()) || in[static_cast<size_t>(axis)] < 1)
     return Status::Error("unpack axis " + std::to_string(axis) + " is out of range for " +
                          Dims(in));
+  if (in[static_cast<size_t>(axis)] > kMaxOutputs)
+    return Status::Error("unpack would make more than " + std::to_string(kMaxOutputs) + " outputs");
   Shape shape = in;
   shape.erase(shape.begin() + axis);
   for (int64_t k = 0; k < in[static_cast<size_t>(axis)]; ++k)
@@ -588,9 +593,12 @@ Status InferSplit(const InferContext& ctx, std::vector<TensorType>* out) {
   const auto& sizes = ctx.node.attrs.Ints("sizes");
   if (axis < 0 || axis >= static_cast<int64_t>(in.size()))
     return Status::Error("split axis " + std::to_string(axis) + " is out of range for " + Dims(in));
+  const int64_t dim = in[static_cast<size_t>(axis)];
+  if (static_cast<int64_t>(sizes.size()) > kMaxOutputs)
+    return Status::Error("split would make more than " + std::to_string(kMaxOutputs) + " outputs");
   int64_t total = 0;
-  for (int64_t s : sizes) total += s < 0 ? in[static_cast<size_t>(axis)] + 1 : s;
-  if (sizes.empty() || total != in[static_cast<size_t>(axis)]) {
+  for (int64_t s : sizes) total += (s < 0 || s > dim) ? dim + 1 : s;  // never overflows
+  if (sizes.empty() || total != dim) {
     return Status::Error("split 'sizes' " + Dims(sizes) + " must be >= 0 and add up to " +
                          std::to_string(in[static_cast<size_t>(axis)]));
   }
