@@ -459,6 +459,12 @@ Status ConvertStridedSlice(const TfliteConvertContext& ctx, Node* node) {
   if (begin.size() != end.size() || begin.size() != strides.size() || begin.size() > in.size())
     return Status::Error(
         "STRIDED_SLICE needs begin, end and strides of one length, at most the rank");
+  for (const Ints* v : {&begin, &end, &strides}) {  // TFLM reads them as int32
+    for (int64_t x : *v) {
+      if (x < std::numeric_limits<int32_t>::lowest() || x > std::numeric_limits<int32_t>::max())
+        return Status::Error("STRIDED_SLICE's begin, end and strides must fit in int32");
+    }
+  }
   const auto begin_mask = Opt<int32_t>(ctx, 0, 0), end_mask = Opt<int32_t>(ctx, 1, 0);
   const auto shrink_mask = Opt<int32_t>(ctx, 4, 0);
   Ints starts(in.size()), steps(in.size(), 1), counts(in.size());
