@@ -152,6 +152,9 @@ Result<ChosenPlan> MakePlan(const Graph& g, const std::string& planner, double m
 // The model's inputs: CONTRACT.md's default, or raw little-endian bytes from `file`.
 Result<std::vector<Bytes>> ReadInputs(const Graph& g, const std::optional<std::string>& file);
 
+// The bytes of a --budget option (0 when absent); an error says how sizes are written.
+Result<int64_t> BudgetBytes(const std::optional<std::string>& budget);
+
 // The first `count` elements of an output, decoded for display.
 nlohmann::ordered_json FirstValues(const Value& v, const Bytes& bytes, int64_t count);
 

@@ -263,10 +263,9 @@ int CompileCommand(const CompileOptions& options) {
     for (const std::string& t : BoardTargets()) known += (known.empty() ? "" : ", ") + t;
     return Fail("--target " + options.target + " is not a board memfold builds for; use " + known);
   }
-  int64_t budget = 0;
-  if (options.budget && !ParseByteSize(*options.budget, &budget)) {
-    return Fail("--budget " + *options.budget + " is not a size; use bytes or K/M/G/T, e.g. 256K");
-  }
+  const Result<int64_t> parsed_budget = BudgetBytes(options.budget);
+  if (!parsed_budget.ok()) return Fail(parsed_budget.status().message());
+  const int64_t budget = *parsed_budget;
   Phase load("load " + options.common.model);
   Result<Graph> loaded = LoadModel(options.common.model);
   if (!loaded.ok()) return Fail(loaded.status().message());

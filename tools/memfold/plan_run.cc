@@ -224,6 +224,13 @@ std::string PictureTitle(const PlanOptions& options, const GraphPlan& gp) {
          (options.planner == gp.plan.planner ? "" : " (chose " + gp.plan.planner + ")") + " plan";
 }
 
+Result<int64_t> BudgetBytes(const std::optional<std::string>& budget) {
+  int64_t bytes = 0;
+  if (budget && !ParseByteSize(*budget, &bytes))
+    return Status::Error("--budget " + *budget + " is not a size; use bytes or K/M/G/T, e.g. 256K");
+  return bytes;
+}
+
 Status WriteFile(const std::string& path, const std::string& bytes) {
   std::ofstream out(path, std::ios::binary);
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
@@ -234,10 +241,9 @@ Status WriteFile(const std::string& path, const std::string& bytes) {
 }
 
 int PlanCommand(const PlanOptions& options) {
-  int64_t budget = 0;
-  if (options.budget && !ParseByteSize(*options.budget, &budget)) {
-    return Fail("--budget " + *options.budget + " is not a size; use bytes or K/M/G/T, e.g. 256K");
-  }
+  const Result<int64_t> parsed_budget = BudgetBytes(options.budget);
+  if (!parsed_budget.ok()) return Fail(parsed_budget.status().message());
+  const int64_t budget = *parsed_budget;
   Phase load("load " + options.common.model);
   Result<Graph> loaded = LoadModel(options.common.model);
   if (!loaded.ok()) return Fail(loaded.status().message());

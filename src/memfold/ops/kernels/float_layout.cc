@@ -53,6 +53,27 @@ T PadValue(const KernelContext& ctx) {
   return static_cast<T>(ctx.attrs.Float("value"));
 }
 
+// A tensor as [outer, size, inner] around `axis`: elements before it, its length, after it.
+struct AroundAxis {
+  int64_t outer = 1, size = 1, inner = 1;
+  AroundAxis(ShapeView shape, int64_t axis) {
+    for (size_t d = 0; d < shape.size(); ++d) {
+      const auto k = static_cast<int64_t>(d);
+      (k < axis ? outer : k == axis ? size : inner) *= shape[d];
+    }
+  }
+};
+
+// Calls write(Index{}) with the C++ type of an index output: int64 for i64, else int32.
+template <typename Write>
+void VisitIndexType(DType dtype, Write write) {
+  if (dtype == DType::kI64) {
+    write(int64_t{});
+  } else {
+    write(int32_t{});
+  }
+}
+
 }  // namespace
 
 template <typename A>
@@ -138,15 +159,9 @@ void ReduceMinF32(const KernelContext& ctx) {
 // compare, so ties keep the lowest index), written as int32 or int64.
 template <typename A, typename T>
 void ArgMinMax(const KernelContext& ctx) {
-  const ShapeView in = ctx.inputs[0].shape;
-  const int64_t axis = ctx.attrs.Int("axis");
   const bool is_max = ctx.attrs.Int("max") != 0;
-  int64_t outer = 1, inner = 1;
-  for (size_t d = 0; d < in.size(); ++d) {
-    if (static_cast<int64_t>(d) < axis) outer *= in[d];
-    if (static_cast<int64_t>(d) > axis) inner *= in[d];
-  }
-  const int64_t size = in[static_cast<size_t>(axis)];
+  const AroundAxis around(ctx.inputs[0].shape, ctx.attrs.Int("axis"));
+  const int64_t outer = around.outer, size = around.size, inner = around.inner;
   In<A, T> x{ctx.inputs[0].ptr<T>()};
   auto write = [&](auto sample) {
     using Index = decltype(sample);
@@ -166,11 +181,7 @@ void ArgMinMax(const KernelContext& ctx) {
       }
     }
   };
-  if (ctx.outputs[0].dtype == DType::kI64) {
-    write(int64_t{});
-  } else {
-    write(int32_t{});
-  }
+  VisitIndexType(ctx.outputs[0].dtype, write);
 }
 
 namespace {
@@ -215,11 +226,7 @@ void ShapeOf(const KernelContext& ctx) {
     for (size_t d = 0; d < in.size(); ++d)
       y.Set(static_cast<int64_t>(d), static_cast<Index>(in[d]));
   };
-  if (ctx.outputs[0].dtype == DType::kI64) {
-    write(int64_t{});
-  } else {
-    write(int32_t{});
-  }
+  VisitIndexType(ctx.outputs[0].dtype, write);
 }
 
 // fill.cc: every element the value (input 0, one element).
@@ -400,56 +407,43 @@ void ResizeNearest(const KernelContext& ctx) {
   }
 }
 
-template <typename A, typename T>
-void DepthToSpace(const KernelContext& ctx) {
-  const Nhwc in = Nhwc::Of(ctx.inputs[0].shape), out = Nhwc::Of(ctx.outputs[0].shape);
-  const int64_t block = ctx.attrs.Int("block_size");
-  In<A, T> x{ctx.inputs[0].ptr<T>()};
-  Out<A, T> y{OutputOf<A, T>(ctx.outputs[0])};
-  int64_t o = 0;
-  for (int64_t b = 0; b < ctx.outputs[0].shape[0]; ++b) {
-    for (int64_t oy = 0; oy < out.h; ++oy) {
-      for (int64_t ox = 0; ox < out.w; ++ox) {
-        for (int64_t d = 0; d < out.c; ++d) {
-          const int64_t id = d + ((oy % block) * block + ox % block) * out.c;
-          y.Set(o++, x[in(b, oy / block, ox / block, id)]);
-        }
-      }
-    }
-  }
-}
-
-template <typename A, typename T>
-void SpaceToDepth(const KernelContext& ctx) {
-  const Nhwc in = Nhwc::Of(ctx.inputs[0].shape), out = Nhwc::Of(ctx.outputs[0].shape);
-  const int64_t block = ctx.attrs.Int("block_size");
-  In<A, T> x{ctx.inputs[0].ptr<T>()};
-  Out<A, T> y{OutputOf<A, T>(ctx.outputs[0])};
-  int64_t i = 0;
-  for (int64_t b = 0; b < ctx.inputs[0].shape[0]; ++b) {
-    for (int64_t iy = 0; iy < in.h; ++iy) {
-      for (int64_t ix = 0; ix < in.w; ++ix) {
-        for (int64_t d = 0; d < in.c; ++d) {
-          const int64_t od = d + ((iy % block) * block + ix % block) * in.c;
-          y.Set(out(b, iy / block, ix / block, od), x[i++]);
-        }
-      }
-    }
-  }
-}
-
 namespace {
 
-// Elements before `axis` (outer) and from it on (inner) of `shape`.
-std::pair<int64_t, int64_t> OuterInner(ShapeView shape, int64_t axis) {
-  int64_t outer = 1, inner = 1;
-  for (size_t d = 0; d < shape.size(); ++d) {
-    (static_cast<int64_t>(d) < axis ? outer : inner) *= shape[d];
+// The row-major walk over the space-shaped tensor of depth_to_space / space_to_depth, with the
+// matching element of the depth-shaped one (DepthToSpace's and SpaceToDepth's index mapping).
+template <typename Visit>
+void SpaceDepthWalk(ShapeView space_shape, ShapeView depth_shape, int64_t block, Visit visit) {
+  const Nhwc space = Nhwc::Of(space_shape), depth = Nhwc::Of(depth_shape);
+  int64_t s = 0;
+  for (int64_t b = 0; b < space_shape[0]; ++b) {
+    for (int64_t y = 0; y < space.h; ++y) {
+      for (int64_t x = 0; x < space.w; ++x) {
+        for (int64_t c = 0; c < space.c; ++c) {
+          const int64_t dc = c + ((y % block) * block + x % block) * space.c;
+          visit(s++, depth(b, y / block, x / block, dc));
+        }
+      }
+    }
   }
-  return {outer, inner};
 }
 
 }  // namespace
+
+template <typename A, typename T>
+void DepthToSpace(const KernelContext& ctx) {  // loops over the output
+  In<A, T> x{ctx.inputs[0].ptr<T>()};
+  Out<A, T> y{OutputOf<A, T>(ctx.outputs[0])};
+  SpaceDepthWalk(ctx.outputs[0].shape, ctx.inputs[0].shape, ctx.attrs.Int("block_size"),
+                 [&](int64_t s, int64_t d) { y.Set(s, x[d]); });
+}
+
+template <typename A, typename T>
+void SpaceToDepth(const KernelContext& ctx) {  // loops over the input
+  In<A, T> x{ctx.inputs[0].ptr<T>()};
+  Out<A, T> y{OutputOf<A, T>(ctx.outputs[0])};
+  SpaceDepthWalk(ctx.inputs[0].shape, ctx.outputs[0].shape, ctx.attrs.Int("block_size"),
+                 [&](int64_t s, int64_t d) { y.Set(d, x[s]); });
+}
 
 template <typename A, typename T>
 void StridedSlice(const KernelContext& ctx) {
@@ -471,8 +465,8 @@ void StridedSlice(const KernelContext& ctx) {
 
 template <typename A, typename T>
 void Pack(const KernelContext& ctx) {
-  const auto [outer, inner] = OuterInner(ctx.inputs[0].shape, ctx.attrs.Int("axis"));
-  const auto count = static_cast<int64_t>(ctx.inputs.size());
+  const AroundAxis packed(ctx.outputs[0].shape, ctx.attrs.Int("axis"));
+  const int64_t outer = packed.outer, count = packed.size, inner = packed.inner;
   Out<A, T> y{OutputOf<A, T>(ctx.outputs[0])};
   for (int64_t i = 0; i < count; ++i) {  // PackImpl: input by input, each outer block
     In<A, T> x{ctx.inputs[static_cast<size_t>(i)].ptr<T>()};
@@ -484,8 +478,8 @@ void Pack(const KernelContext& ctx) {
 
 template <typename A, typename T>
 void Unpack(const KernelContext& ctx) {
-  const auto [outer, inner] = OuterInner(ctx.outputs[0].shape, ctx.attrs.Int("axis"));
-  const auto count = static_cast<int64_t>(ctx.outputs.size());
+  const AroundAxis packed(ctx.inputs[0].shape, ctx.attrs.Int("axis"));
+  const int64_t outer = packed.outer, count = packed.size, inner = packed.inner;
   In<A, T> x{ctx.inputs[0].ptr<T>()};
   for (int64_t i = 0; i < count; ++i) {  // UnpackImpl: output by output
     Out<A, T> y{OutputOf<A, T>(ctx.outputs[static_cast<size_t>(i)])};
@@ -497,13 +491,9 @@ void Unpack(const KernelContext& ctx) {
 
 template <typename A, typename T>
 void Split(const KernelContext& ctx) {
-  const ShapeView in = ctx.inputs[0].shape;
   const int64_t axis = ctx.attrs.Int("axis");
-  int64_t outer = 1, inner = 1;
-  for (size_t d = 0; d < in.size(); ++d) {
-    if (static_cast<int64_t>(d) < axis) outer *= in[d];
-    if (static_cast<int64_t>(d) > axis) inner *= in[d];
-  }
+  const AroundAxis around(ctx.inputs[0].shape, axis);
+  const int64_t outer = around.outer, inner = around.inner;
   In<A, T> x{ctx.inputs[0].ptr<T>()};
   int64_t i = 0;
   for (int64_t k = 0; k < outer; ++k) {  // SplitImpl: outer block by block, input in order
