@@ -29,7 +29,10 @@ TEST(OpsCoverage, RowsFollowTheRegistry) {
   EXPECT_EQ(ops[97]["op"], "resize_nearest_neighbor");
   EXPECT_TRUE(ops[97]["int16"].get<bool>());
   EXPECT_EQ(ops[44]["tflite"], "UNIDIRECTIONAL_SEQUENCE_LSTM");
-  EXPECT_FALSE(ops[44]["reads"].get<bool>());
+  EXPECT_TRUE(ops[44]["reads"].get<bool>());
+  EXPECT_TRUE(ops[44]["int16"].get<bool>());
+  EXPECT_EQ(ops[46]["tflite"], "BIDIRECTIONAL_SEQUENCE_RNN");
+  EXPECT_FALSE(ops[46]["reads"].get<bool>());
   EXPECT_EQ(ops[22]["overlap"], "alias (no copy)");
 }
 

@@ -232,6 +232,17 @@ Status EncodeSvdf(const Node& node, EncodedOp* op) {
   return Status::Ok();
 }
 
+// UnidirectionalSequenceLSTMOptions {fused_activation_function (0): TANH = 4, cell_clip (1),
+// proj_clip (2), time_major (3)}.
+Status EncodeLstm(const Node& node, EncodedOp* op) {
+  if (node.attrs.Str("cell_activation") != "tanh")
+    return Status::Error("has a sigmoid cell activation, which TFLite's LSTM options cannot say");
+  const auto clip = static_cast<float>(node.attrs.Float("cell_clip"));
+  op->options = {Scalar(0, 1, 4), OptionField{1, 4, std::bit_cast<uint32_t>(clip), {}},
+                 Scalar(3, 1, node.attrs.Int("time_major"))};
+  return Status::Ok();
+}
+
 Status EncodeLeakyRelu(const Node& node, EncodedOp* op) {
   const auto alpha = static_cast<float>(node.attrs.Float("alpha"));
   op->options = {OptionField{0, 4, std::bit_cast<uint32_t>(alpha), {}}};
@@ -332,6 +343,7 @@ Status EncodeOptions(Encoder& e, const Node& node, EncodedOp* op) {
   if (name == "transpose") return EncodeTranspose(e, node, op);
   if (name == "pad") return EncodePad(e, node, op);
   if (name == "svdf") return EncodeSvdf(node, op);
+  if (name == "unidirectional_sequence_lstm") return EncodeLstm(node, op);
   return Status::Ok();
 }
 

@@ -1,6 +1,7 @@
 #include "memfold/io/tflite_ops.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 
@@ -352,6 +353,23 @@ Status ConvertSvdf(const TfliteConvertContext& ctx, Node* node) {
   return SetActivation(ctx, 1, node);
 }
 
+// UNIDIRECTIONAL_SEQUENCE_LSTM: the cell gate's activation (TANH, code 4, is the one TFLite
+// writes; TFLM's kernel computes tanh or sigmoid only), the cell clip and the layout. The
+// projection clip and asymmetric_quantize_inputs only matter to variants TFLM refuses.
+Status ConvertLstm(const TfliteConvertContext& ctx, Node* node) {
+  const auto activation = Opt<int8_t>(ctx, 0, 0);
+  if (activation != 4) {
+    return Status::Error("LSTM cell activation " + std::to_string(activation) +
+                         " is not supported (TFLM's LSTM computes TANH, code 4)");
+  }
+  const auto cell_clip = Opt<float>(ctx, 1, 0.0f);
+  if (!std::isfinite(cell_clip)) return Status::Error("LSTM cell clip is not finite");
+  node->attrs.Set("cell_activation", std::string("tanh"));
+  node->attrs.Set("cell_clip", static_cast<double>(cell_clip));
+  node->attrs.Set("time_major", int64_t{Opt<uint8_t>(ctx, 3, 0) != 0});
+  return Status::Ok();
+}
+
 Status ConvertLeakyRelu(const TfliteConvertContext& ctx, Node* node) {
   node->attrs.Set("alpha", static_cast<double>(Opt<float>(ctx, 0, 0.2f)));
   return Status::Ok();
@@ -540,6 +558,12 @@ const std::vector<TfliteOpMapping>& Table() {
       {41, "SUB", "sub", 28, {1, 1}, ConvertActivationOnly},
       {42, "DIV", "div", 29, {1}, ConvertActivationOnly},
       {43, "SQUEEZE", "reshape", 0, {}, ConvertReshape},
+      {44,
+       "UNIDIRECTIONAL_SEQUENCE_LSTM",
+       "unidirectional_sequence_lstm",
+       71,
+       {1, 4, 4, 1, 1, 1},
+       ConvertLstm},
       {45, "STRIDED_SLICE", "strided_slice", 32, {4, 4, 4, 4, 4, 1}, ConvertStridedSlice},
       {47, "EXP", "exp", 0, {}, ConvertNothing},
       {49, "SPLIT", "split", 35, {4}, ConvertSplit},

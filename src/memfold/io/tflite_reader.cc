@@ -181,7 +181,11 @@ Result<Value> ConvertTensor(const Reader& r, const tflite::Tensor& t, int32_t in
   if (!buffer.ok())
     return r.Error(where + " " + buffer.status().message() + "; the file is corrupted");
   const auto data = *buffer;
-  if (data.first != nullptr) {
+  if (t.is_variable()) {
+    // TFLM gives variable tensors memory of their own and resets them to zero (int8: the zero
+    // point) when it allocates tensors, whatever data the file holds for them.
+    v.role = Role::kState;
+  } else if (data.first != nullptr) {
     if (static_cast<int64_t>(data.second) != v.bytes()) {
       return r.Error(where + " has " + std::to_string(data.second) +
                      " bytes of data but its shape needs " + std::to_string(v.bytes()));
@@ -189,8 +193,6 @@ Result<Value> ConvertTensor(const Reader& r, const tflite::Tensor& t, int32_t in
     v.data = std::make_shared<Bytes>(reinterpret_cast<const std::byte*>(data.first),
                                      reinterpret_cast<const std::byte*>(data.first) + data.second);
     v.role = Role::kWeight;
-  } else if (t.is_variable()) {
-    v.role = Role::kState;
   }
   return v;
 }

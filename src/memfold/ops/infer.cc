@@ -4,6 +4,7 @@
 #include <numeric>
 #include <string>
 
+#include "memfold/ops/kernels/lstm.h"
 #include "memfold/ops/window.h"
 
 namespace memfold {
@@ -350,6 +351,98 @@ Status InferSvdf(const InferContext& ctx, std::vector<TensorType>* out) {
         std::string(DTypeName(time.dtype)) + ", state " + std::string(DTypeName(state.dtype)));
   }
   out->push_back({x.dtype, {batch, filters / rank}});
+  return Status::Ok();
+}
+
+namespace {
+
+// The standard LSTM's operand types TFLM accepts: float32 throughout, or int8 / int16
+// activations with int8 weights, int32 / int64 biases and an int16 cell state.
+Status RequireLstmTypes(const InferContext& ctx) {
+  const DType x = ctx.in(kLstmInput).dtype;
+  const DType w = ctx.in(kLstmInputWeights).dtype;
+  const DType b = ctx.in(kLstmBias).dtype;
+  const DType h = ctx.in(kLstmHiddenState).dtype;
+  const DType c = ctx.in(kLstmCellState).dtype;
+  const bool ok = (x == DType::kF32 && w == DType::kF32 && b == DType::kF32 && c == DType::kF32) ||
+                  (x == DType::kI8 && w == DType::kI8 && b == DType::kI32 && c == DType::kI16) ||
+                  (x == DType::kI16 && w == DType::kI8 && b == DType::kI64 && c == DType::kI16);
+  if (!ok || h != x) {
+    return Status::Error(
+        "unidirectional_sequence_lstm takes float32 throughout, int8 activations with int8 "
+        "weights, int32 biases and an int16 cell state, or int16 activations with int8 weights, "
+        "int64 biases and an int16 cell state; has input " +
+        std::string(DTypeName(x)) + ", weights " + std::string(DTypeName(w)) + ", bias " +
+        std::string(DTypeName(b)) + ", hidden state " + std::string(DTypeName(h)) +
+        ", cell state " + std::string(DTypeName(c)));
+  }
+  for (size_t k = kLstmInputWeights; k < kLstmInputWeights + 8; ++k) {
+    if (ctx.in(k).dtype != w)
+      return Status::Error("the LSTM's eight weight matrices differ in type");
+  }
+  for (size_t k = kLstmBias; k < kLstmBias + 4; ++k) {
+    if (ctx.in(k).dtype != b) return Status::Error("the LSTM's four gate biases differ in type");
+  }
+  return Status::Ok();
+}
+
+// Weights [rows, cols] and biases [rows] of every gate (TFLM's ValidateTensorSize).
+Status RequireLstmSizes(const InferContext& ctx, int64_t state, int64_t depth) {
+  for (size_t k = kLstmInputWeights; k < kLstmInputWeights + 8; ++k) {
+    const Shape want{state, k < kLstmRecurrentWeights ? depth : state};
+    if (ctx.in(k).shape != want) {
+      return Status::Error("LSTM weights '" + ctx.in(k).name + "' must have shape " + Dims(want) +
+                           ", has " + Dims(ctx.in(k).shape));
+    }
+  }
+  for (size_t k = kLstmBias; k < kLstmBias + 4; ++k) {
+    if (ctx.in(k).shape != Shape{state}) {
+      return Status::Error("LSTM bias '" + ctx.in(k).name + "' must have shape [" +
+                           std::to_string(state) + "], has " + Dims(ctx.in(k).shape));
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status InferLstm(const InferContext& ctx, std::vector<TensorType>* out) {
+  for (size_t k = 0; k < kLstmInputCount; ++k) {
+    const bool variant = std::find(std::begin(kLstmVariantInputs), std::end(kLstmVariantInputs),
+                                   k) != std::end(kLstmVariantInputs);
+    if (ctx.has(k) == variant) {
+      return Status::Error(
+          variant ? "input " + std::to_string(k) +
+                        " of the LSTM is a peephole, projection or layer-norm tensor; TFLM's "
+                        "unidirectional_sequence_lstm runs the standard LSTM only"
+                  : "the LSTM needs input " + std::to_string(k) +
+                        " (CIFG LSTMs without input-gate weights are not supported by TFLM)");
+    }
+  }
+  const std::string& activation = ctx.node.attrs.Str("cell_activation");
+  if (activation != "tanh" && activation != "sigmoid") {
+    return Status::Error("the LSTM's cell activation must be tanh or sigmoid, is '" + activation +
+                         "'");
+  }
+  const Value& x = ctx.in(kLstmInput);
+  MF_RETURN_IF_ERROR(RequireRank(x, 3, "LSTM input"));
+  MF_RETURN_IF_ERROR(RequireRank(ctx.in(kLstmInputWeights), 2, "LSTM input weights"));
+  MF_RETURN_IF_ERROR(RequireLstmTypes(ctx));
+  const LstmDims d =
+      LstmDims::Of(ctx.node.attrs.Int("time_major") != 0, x.shape, ctx.in(kLstmInputWeights).shape);
+  MF_RETURN_IF_ERROR(RequireLstmSizes(ctx, d.state, d.input));
+  for (size_t k : {kLstmHiddenState, kLstmCellState}) {
+    if (ctx.in(k).role != Role::kState) {
+      return Status::Error("LSTM state '" + ctx.in(k).name +
+                           "' must be a variable tensor: the kernel updates it in place");
+    }
+    if (ctx.in(k).elements() != d.batch * d.state) {
+      return Status::Error("LSTM state '" + ctx.in(k).name +
+                           "' must hold batch x state = " + std::to_string(d.batch * d.state) +
+                           " elements, has " + Dims(ctx.in(k).shape));
+    }
+  }
+  out->push_back({x.dtype, {x.shape[0], x.shape[1], d.state}});
   return Status::Ok();
 }
 

@@ -59,6 +59,9 @@ Status InferConvertType(const InferContext& ctx, std::vector<TensorType>* out);
 // [filters, memory], bias [filters / rank] (optional), state [batch, filters * memory];
 // output [batch, filters / rank] of the input's type.
 Status InferSvdf(const InferContext& ctx, std::vector<TensorType>* out);
+// unidirectional_sequence_lstm: TFLite's 24 inputs (kernels/lstm.h), the standard LSTM's only;
+// output [d0, d1, state] of the input's type (d0, d1 as the input's).
+Status InferLstm(const InferContext& ctx, std::vector<TensorType>* out);
 
 // Numpy-style broadcast of two shapes; error if incompatible.
 Result<Shape> BroadcastShapes(const Shape& a, const Shape& b);

@@ -14,6 +14,7 @@
 #include "memfold/ops/kernels/float_kernels.h"
 #include "memfold/ops/kernels/host_gemm.h"
 #include "memfold/ops/kernels/int_kernels.h"
+#include "memfold/ops/kernels/lstm.h"
 #include "memfold/ops/kernels/prepare.h"
 #include "memfold/ops/kernels/svdf.h"
 #include "memfold/ops/kernels/train_kernels.h"
@@ -433,6 +434,19 @@ std::vector<OpDef> BuildOpTable() {
        .overlap_algorithmic = SvdfOverlap,
        .kernels = {MF_KERNEL(DType::kF32, SvdfF32), MF_KERNEL(DType::kI8, SvdfI8)},
        .scratch = SvdfScratch},
+      {.name = "unidirectional_sequence_lstm",
+       .min_inputs = 9,  // input and weights; the rest are checked by position (InferLstm)
+       .max_inputs = static_cast<int>(kLstmInputCount),
+       .attrs = {{"cell_activation", std::string("tanh")},
+                 {"cell_clip", 0.0},
+                 {"time_major", int64_t{0}}},
+       .infer = InferLstm,
+       .overlap_analytic = LstmOverlap,
+       .overlap_algorithmic = LstmOverlap,
+       .kernels = {MF_KERNEL(DType::kF32, LstmF32), MF_KERNEL(DType::kI8, LstmInt),
+                   MF_KERNEL(DType::kI16, LstmInt)},
+       .scratch = LstmScratch,
+       .prepare = PrepareLstm},
       // Training ops (train_infer.h, kernels/train_kernels.h).
       {.name = "relu_grad",
        .min_inputs = 2,

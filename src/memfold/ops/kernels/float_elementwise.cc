@@ -46,14 +46,7 @@ void TanhF32(const KernelContext& ctx) {
 }
 template <typename A>
 void SigmoidF32(const KernelContext& ctx) {
-  // TFLM reference Logistic: saturate outside [-9, 16.619...] where float precision ends.
-  Unary<A>(ctx, [](float v) {
-    constexpr float kUpper = 16.619047164916992188f;
-    constexpr float kLower = -9.0f;
-    if (v > kUpper) return 1.0f;
-    if (v < kLower) return std::exp(v);
-    return 1.0f / (1.0f + std::exp(-v));
-  });
+  Unary<A>(ctx, [](float v) { return TfliteLogistic(v); });
 }
 template <typename A>
 void ExpF32(const KernelContext& ctx) {

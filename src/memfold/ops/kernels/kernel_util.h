@@ -10,6 +10,7 @@
 #pragma once
 
 #include <array>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 
@@ -38,6 +39,15 @@ inline Window2D WindowOf(const KernelContext& ctx, ShapeView in, int64_t k_h, in
 // The window of a 2-D op over input 0 (NHWC) with a k_h x k_w filter.
 inline Window2D WindowOf(const KernelContext& ctx, int64_t k_h, int64_t k_w) {
   return WindowOf(ctx, ctx.inputs[0].shape, k_h, k_w);
+}
+
+// TFLM's reference float Logistic: saturated outside [-9, 16.619...] where float precision ends.
+inline float TfliteLogistic(float v) {
+  constexpr float kUpper = 16.619047164916992188f;
+  constexpr float kLower = -9.0f;
+  if (v > kUpper) return 1.0f;
+  if (v < kLower) return std::exp(v);
+  return 1.0f / (1.0f + std::exp(-v));
 }
 
 // Whether the optional bias (input 2) is present.

@@ -1,5 +1,10 @@
 #include "memfold/ops/kernels/prepare.h"
 
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "memfold/ops/kernels/lstm.h"
 #include "memfold/ops/kernels/quant_math.h"
 #include "memfold/ops/kernels/svdf.h"
 
@@ -81,6 +86,82 @@ std::optional<int64_t> SvdfOverlap(const Graph& graph, const Node& node, int inp
     return std::nullopt;
   }
   return graph.value(node.outputs[0]).bytes();
+}
+
+namespace {
+
+// The multiplier and shift of `real`.
+void QuantizeInto(double real, int32_t (&out)[2]) {
+  int shift = 0;
+  QuantizeMultiplier(real, &out[0], &shift);
+  out[1] = shift;
+}
+
+// tflite::CheckedLog2's rounded result (TFLM ignores whether the scale was a power of two).
+int32_t RoundedLog2(float x) {
+  const float log2 = std::log(x) * (1.0f / std::log(2.0f));
+  return static_cast<int32_t>(std::round(log2));
+}
+
+}  // namespace
+
+std::vector<int32_t> PrepareLstm(const KernelContext& ctx) {
+  const TensorArg& input = ctx.inputs[kLstmInput];
+  if (input.dtype == DType::kF32) return {};
+  constexpr float kGateInputScale = 0.000244140625f;      // 2^-12: Q3.12
+  constexpr float kGateOutputScale = 0.000030517578125f;  // 2^-15: Q0.15
+  const float hidden_scale = Scale(ctx.inputs[kLstmHiddenState]);
+  const float cell_scale = Scale(ctx.inputs[kLstmCellState]);
+  LstmQuant q{};
+  for (int g = 0; g < kLstmGates; ++g) {
+    const auto gate = static_cast<size_t>(g);
+    // GetQuantizedConvolutionMultipler: the product of the scales in float, then double.
+    const float in_product = Scale(input) * Scale(ctx.inputs[kLstmInputWeights + gate]);
+    const float rec_product = hidden_scale * Scale(ctx.inputs[kLstmRecurrentWeights + gate]);
+    QuantizeInto(static_cast<double>(in_product) / static_cast<double>(kGateInputScale),
+                 q.input_fc[g]);
+    QuantizeInto(static_cast<double>(rec_product) / static_cast<double>(kGateInputScale),
+                 q.recurrent_fc[g]);
+  }
+  auto mul = [](float a, float b, float out, int32_t(&into)[2]) {
+    QuantizeInto(static_cast<double>(a) * static_cast<double>(b) / static_cast<double>(out), into);
+  };
+  mul(kGateOutputScale, cell_scale, cell_scale, q.forget_cell_mul);
+  mul(kGateOutputScale, kGateOutputScale, cell_scale, q.input_mul);
+  mul(kGateOutputScale, kGateOutputScale, hidden_scale, q.output_mul);
+  q.cell_scale_power = RoundedLog2(cell_scale);
+  const double clip = ctx.attrs.Float("cell_clip");
+  q.cell_clip = static_cast<int16_t>(std::min(
+      std::max(static_cast<double>(static_cast<float>(clip)) / static_cast<double>(cell_scale),
+               -32768.0),
+      32767.0));
+  std::vector<int32_t> out(kLstmQuantInts);
+  std::memcpy(out.data(), &q, sizeof(q));
+  return out;
+}
+
+std::vector<int64_t> LstmScratch(const Graph& graph, const Node& node) {
+  const LstmDims d =
+      LstmDims::Of(node.attrs.Int("time_major") != 0, graph.value(node.inputs[kLstmInput]).shape,
+                   graph.value(node.inputs[kLstmInputWeights]).shape);
+  const int64_t bytes =
+      d.batch * d.state * ElementBytes(graph.value(node.inputs[kLstmCellState]).dtype);
+  return {bytes, bytes, bytes, bytes};
+}
+
+std::optional<int64_t> LstmOverlap(const Graph& graph, const Node& node, int input) {
+  if (input != static_cast<int>(kLstmInput) || node.inputs.size() <= kLstmCellState) {
+    return std::nullopt;
+  }
+  const Value& in = graph.value(node.inputs[kLstmInput]);
+  const Value& out = graph.value(node.outputs[0]);
+  const LstmDims d = LstmDims::Of(node.attrs.Int("time_major") != 0, in.shape,
+                                  graph.value(node.inputs[kLstmInputWeights]).shape);
+  const int64_t rows = d.time_major ? d.batch : 1;
+  const int64_t steps = d.batch * d.time / rows;
+  const int64_t growth =
+      std::max<int64_t>(0, d.state * ElementBytes(out.dtype) - d.input * ElementBytes(in.dtype));
+  return out.bytes() - std::max<int64_t>(steps - 1, 0) * rows * growth;
 }
 
 }  // namespace memfold

@@ -42,4 +42,20 @@ std::vector<int64_t> SvdfScratch(const Graph& graph, const Node& node);
 // inputs. O(1).
 std::optional<int64_t> SvdfOverlap(const Graph& graph, const Node& node, int input);
 
+// Unidirectional sequence LSTM on int8 or int16 input: the LstmQuant TFLM's Prepare computes
+// (gate fully connected layers into Q3.12 as CalculateOpDataFullyConnected, the element-wise
+// products as CreateInterGateMulParams in double, the cell state's CheckedLog2 power and
+// quantised clip); empty for float32.
+std::vector<int32_t> PrepareLstm(const KernelContext& ctx);
+
+// Scratch TFLM's LSTM requests in Prepare: four buffers of batch * state cell-state elements.
+std::vector<int64_t> LstmScratch(const Graph& graph, const Node& node);
+
+// Safe overlap of the LSTM's output over its input (input 0): each step reads its input rows
+// (four times) before it writes its output rows, and steps advance through both tensors in
+// order. With s steps of r rows, output rows of S elements of e_o bytes and input rows of I
+// elements of e_i bytes, the last step bounds it: N_out - (s - 1) r max(0, S e_o - I e_i).
+// Exact for the kernel's order (both the analytic and the algorithmic model).
+std::optional<int64_t> LstmOverlap(const Graph& graph, const Node& node, int input);
+
 }  // namespace memfold

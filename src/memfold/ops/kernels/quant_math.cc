@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 
 namespace memfold {
@@ -233,6 +234,69 @@ QuantRange QuantizedActivationRange(std::string_view activation, DType dtype, fl
   if (activation == "relu_n1_to_1")
     return {std::max(qmin, quantize(-1.0f)), std::min(qmax, quantize(1.0f))};
   return {qmin, qmax};
+}
+
+namespace {
+
+// sigmoid(k / 24) in unsigned Q0.16, k = 0..255 (TFLite's sigmoid_table_uint16, shared by the
+// int16 sigmoid and tanh; published values, not all equal to the rounded formula).
+constexpr uint16_t kSigmoidTable[256] = {
+    32768, 33451, 34133, 34813, 35493, 36169, 36843, 37513, 38180, 38841, 39498, 40149, 40794,
+    41432, 42064, 42688, 43304, 43912, 44511, 45102, 45683, 46255, 46817, 47369, 47911, 48443,
+    48964, 49475, 49975, 50464, 50942, 51409, 51865, 52311, 52745, 53169, 53581, 53983, 54374,
+    54755, 55125, 55485, 55834, 56174, 56503, 56823, 57133, 57433, 57724, 58007, 58280, 58544,
+    58800, 59048, 59288, 59519, 59743, 59959, 60168, 60370, 60565, 60753, 60935, 61110, 61279,
+    61441, 61599, 61750, 61896, 62036, 62172, 62302, 62428, 62549, 62666, 62778, 62886, 62990,
+    63090, 63186, 63279, 63368, 63454, 63536, 63615, 63691, 63765, 63835, 63903, 63968, 64030,
+    64090, 64148, 64204, 64257, 64308, 64357, 64405, 64450, 64494, 64536, 64576, 64614, 64652,
+    64687, 64721, 64754, 64786, 64816, 64845, 64873, 64900, 64926, 64950, 64974, 64997, 65019,
+    65039, 65060, 65079, 65097, 65115, 65132, 65149, 65164, 65179, 65194, 65208, 65221, 65234,
+    65246, 65258, 65269, 65280, 65291, 65301, 65310, 65319, 65328, 65337, 65345, 65352, 65360,
+    65367, 65374, 65381, 65387, 65393, 65399, 65404, 65410, 65415, 65420, 65425, 65429, 65433,
+    65438, 65442, 65445, 65449, 65453, 65456, 65459, 65462, 65465, 65468, 65471, 65474, 65476,
+    65479, 65481, 65483, 65485, 65488, 65489, 65491, 65493, 65495, 65497, 65498, 65500, 65501,
+    65503, 65504, 65505, 65507, 65508, 65509, 65510, 65511, 65512, 65513, 65514, 65515, 65516,
+    65517, 65517, 65518, 65519, 65520, 65520, 65521, 65522, 65522, 65523, 65523, 65524, 65524,
+    65525, 65525, 65526, 65526, 65526, 65527, 65527, 65528, 65528, 65528, 65529, 65529, 65529,
+    65529, 65530, 65530, 65530, 65530, 65531, 65531, 65531, 65531, 65531, 65532, 65532, 65532,
+    65532, 65532, 65532, 65533, 65533, 65533, 65533, 65533, 65533, 65533, 65533, 65534, 65534,
+    65534, 65534, 65534, 65534, 65534, 65534, 65534, 65534, 65535};
+
+// The rescaled input: (x * multiplier + round) >> shift, multiplier 0 meaning 3 << shift.
+int32_t RescaleForTable(int16_t x, int32_t multiplier, int32_t left_shift) {
+  if (multiplier == 0) {
+    multiplier = 3 << left_shift;
+    left_shift = 0;
+  }
+  const int32_t round = left_shift > 0 ? 1 << (left_shift - 1) : 0;
+  return (int32_t{x} * multiplier + round) >> left_shift;
+}
+
+// The table interpolated at |v| with `fraction_bits` bits below the table step; `saturated`
+// beyond its end.
+uint32_t Interpolate(uint32_t magnitude, int fraction_bits, uint32_t saturated) {
+  const uint32_t step = magnitude >> fraction_bits;
+  if (step >= 255) return saturated;
+  const uint32_t a = kSigmoidTable[step], b = kSigmoidTable[step + 1];
+  const uint32_t t = magnitude & ((1u << fraction_bits) - 1);
+  return (a << fraction_bits) + t * (b - a);
+}
+
+}  // namespace
+
+int16_t SigmoidInt16(int16_t x, int32_t input_multiplier, int32_t input_left_shift) {
+  const int32_t v = RescaleForTable(x, input_multiplier, input_left_shift);
+  uint32_t result = Interpolate(static_cast<uint32_t>(std::abs(v)), 9, 0x7FFFu << 10);
+  result = v >= 0 ? result + (1u << 9) : (1u << 25) - result + (1u << 9) - 1;
+  return static_cast<int16_t>(result >> 10);
+}
+
+int16_t TanhInt16(int16_t x, int32_t input_multiplier, int32_t input_left_shift) {
+  const int32_t v = RescaleForTable(x, input_multiplier, input_left_shift);
+  auto result =
+      static_cast<int32_t>(Interpolate(static_cast<uint32_t>(std::abs(v)), 8, 0xFFFFu << 8));
+  result = v >= 0 ? result - (1 << 23) + (1 << 7) : -result + (1 << 23) + (1 << 7) - 1;
+  return static_cast<int16_t>(result >> 8);
 }
 
 float Scale(const TensorArg& t) { return t.quant.scale.empty() ? 1.0f : t.quant.scale[0]; }

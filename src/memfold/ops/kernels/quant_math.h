@@ -66,6 +66,13 @@ void PreprocessSoftmaxScaling(double beta, double input_scale, int input_integer
 // 2^(total_signed_bits - input_integer_bits) / 2^input_left_shift), in double precision.
 int CalculateInputRadius(int input_integer_bits, int input_left_shift, int total_signed_bits = 31);
 
+// TFLite's int16 sigmoid and tanh (reference_integer_ops::Logistic / Tanh on int16): the input
+// is rescaled by `input_multiplier` (0: 3 << input_left_shift, the power-of-two case) and a
+// rounding right shift, then interpolated in the 256-entry sigmoid table (tanh through
+// tanh(x) = 2 sigmoid(2x) - 1). Input Q3.12 after rescaling, output Q0.15.
+int16_t SigmoidInt16(int16_t x, int32_t input_multiplier, int32_t input_left_shift);
+int16_t TanhInt16(int16_t x, int32_t input_multiplier, int32_t input_left_shift);
+
 struct QuantRange {
   int32_t min;
   int32_t max;
