@@ -7,12 +7,16 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
 #include "memfold/exec/checked_run.h"
 #include "memfold/exec/executor.h"
 #include "memfold/exec/overlap_trace.h"
 #include "memfold/io/model_loader.h"
 #include "memfold/passes/best_plan.h"
 #include "memfold/plan/plan_graph.h"
+#include "tests/program_runner.h"
 
 namespace memfold {
 namespace {
@@ -102,6 +106,31 @@ TEST(LstmModel, GreedyArenaIsWhatTflmAllocatesScratchIncluded) {
   }
   EXPECT_EQ(scratch, 4);
   EXPECT_EQ(gp.plan.arena_bytes, 2320);
+}
+
+// The plan as TFLM receives it: `memfold plan --emit-tflite` writes the tensors' offsets, and
+// TFLM places the LSTM's scratch buffers itself around them (memfold's `offline` planner does
+// exactly that with the written file). The arena TFLM then needs is the one memfold reported.
+TEST(LstmModel, ReportedArenaIsWhatTflmNeedsWithTheOfflinePlan) {
+  const auto dir = std::filesystem::temp_directory_path();
+  const std::string model = (dir / "memfold_lstm_kws.tflite").string();
+  const Bytes bytes = testing::LstmKeywordFile({}).value();
+  std::ofstream(model, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()),
+             static_cast<std::streamsize>(bytes.size()));
+  for (const char* planner : {"greedy", "diagonal", "best"}) {
+    const std::string planned =
+        (dir / (std::string("memfold_lstm_") + planner + ".tflite")).string();
+    const auto reported = testing::Memfold("plan " + model + " --planner " + planner +
+                                           " --emit-tflite " + planned + " --json");
+    ASSERT_EQ(reported.code, 0) << reported.err;
+    const auto replayed = testing::Memfold("plan " + planned + " --planner offline --json");
+    ASSERT_EQ(replayed.code, 0) << replayed.err;
+    EXPECT_EQ(replayed.Json()["arena_bytes"], reported.Json()["arena_bytes"]) << planner;
+    if (std::string(planner) == "greedy") {
+      EXPECT_EQ(reported.Json()["arena_bytes"], 2320);
+    }
+  }
 }
 
 // The float model's scratch is four batch x units float32 buffers (128 B each).

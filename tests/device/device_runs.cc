@@ -20,6 +20,7 @@
 #include "memfold/io/model_loader.h"
 #include "memfold/ops/registry.h"
 #include "memfold/plan/plan_graph.h"
+#include "tests/lstm_model.h"
 #include "tests/program_runner.h"
 #include "tests/vision_ops_model.h"
 
@@ -136,7 +137,9 @@ TEST(DeviceRuns, TheOperatorsAddedForConverterOutputRunOnTheDevice) {
   const std::pair<const char*, Bytes> models[] = {
       {"vision_ops", testing::VisionOpsFile().value()},
       {"movement_ops", testing::MovementOpsFile().value()},
-      {"logic_ops", testing::LogicOpsFile().value()}};
+      {"logic_ops", testing::LogicOpsFile().value()},
+      {"lstm_kws_i8", testing::LstmKeywordFile({}).value()},
+      {"lstm_kws_f32", testing::LstmKeywordFile({.dtype = DType::kF32}).value()}};
   for (const auto& [name, bytes] : models) {
     const std::string file = TreeDir(std::string(name) + ".tflite");
     std::ofstream(file, std::ios::binary)
