@@ -109,6 +109,14 @@ OpDef LeakyRelu() {
   return def;
 }
 
+// tanh and sigmoid with their int8 and int16 kernels (TFLM's LOGISTIC and TANH).
+OpDef TableActivation(OpDef def, KernelEntry i8, KernelEntry i16, PrepareFn prepare) {
+  def.kernels.push_back(i8);
+  def.kernels.push_back(i16);
+  def.prepare = prepare;
+  return def;
+}
+
 // A row with one more kernel (the int8 variants of the binary ops).
 OpDef WithKernel(OpDef def, KernelEntry kernel) {
   def.kernels.push_back(kernel);
@@ -121,8 +129,12 @@ std::vector<OpDef> BuildOpTable() {
   return {
       Unary("relu", MF_KERNEL(DType::kF32, ReluF32), GradRelu, kReadsFirst),
       Unary("relu6", MF_KERNEL(DType::kF32, Relu6F32)),
-      Unary("tanh", MF_KERNEL(DType::kF32, TanhF32), GradTanh, kReadsFirst),
-      Unary("sigmoid", MF_KERNEL(DType::kF32, SigmoidF32), GradSigmoid, kReadsFirst),
+      TableActivation(Unary("tanh", MF_KERNEL(DType::kF32, TanhF32), GradTanh, kReadsFirst),
+                      MF_KERNEL(DType::kI8, TanhI8), MF_KERNEL(DType::kI16, TanhI16),
+                      PrepareTanhInt),
+      TableActivation(
+          Unary("sigmoid", MF_KERNEL(DType::kF32, SigmoidF32), GradSigmoid, kReadsFirst),
+          MF_KERNEL(DType::kI8, SigmoidI8), MF_KERNEL(DType::kI16, SigmoidI16), PrepareSigmoidInt),
       Unary("exp", MF_KERNEL(DType::kF32, ExpF32), GradExp, kReadsFirst),
       Unary("neg", MF_KERNEL(DType::kF32, NegF32), GradNeg),
       Unary("hard_swish", MF_KERNEL(DType::kF32, HardSwishF32)),

@@ -50,6 +50,17 @@ void MulI8(const KernelContext& ctx);
 template <typename A>
 void SoftmaxI8(const KernelContext& ctx);
 
+// reference_integer_ops::Logistic and Tanh on int8 (gemmlowp fixed point, input rescaled to
+// Q4.27 and saturated beyond its radius) and on int16 (the sigmoid table), with the rescaling
+// of PrepareSigmoidInt / PrepareTanhInt.
+template <typename A>
+void SigmoidI8(const KernelContext& ctx);
+template <typename A>
+void TanhI8(const KernelContext& ctx);
+template <typename A>
+void SigmoidI16(const KernelContext& ctx);
+template <typename A>
+void TanhI16(const KernelContext& ctx);
 // reference_integer_ops::LeakyRelu on int8 (multipliers from PrepareLeakyReluI8).
 template <typename A>
 void LeakyReluI8(const KernelContext& ctx);

@@ -105,6 +105,42 @@ int32_t RoundedLog2(float x) {
 
 }  // namespace
 
+namespace {
+
+// The shared Prepare of LOGISTIC and TANH; `pot_shifts` the left shifts (0, or 0 and 1) a
+// power-of-two int16 input scale may give for the table to take it unscaled.
+std::vector<int32_t> PrepareTableActivation(const KernelContext& ctx, int max_pot_shift) {
+  const TensorArg& input = ctx.inputs[0];
+  if (input.dtype == DType::kI8) {
+    int shift = 0;
+    const double q = std::frexp(static_cast<double>(Scale(input)) * double{1 << 27}, &shift);
+    const auto multiplier = static_cast<int32_t>(std::round(q * double(int64_t{1} << 31)));
+    return {multiplier, shift, CalculateInputRadius(4, shift, 31), ZeroPoint(input)};
+  }
+  if (input.dtype != DType::kI16) return {};
+  const float scale = Scale(input);
+  const float log2 = std::log(scale) * (1.0f / std::log(2.0f));
+  const bool pot = std::abs(log2 - std::round(log2)) < 1e-3f;
+  int32_t shift = 12 + static_cast<int32_t>(std::round(log2));
+  if (pot && shift >= 0 && shift <= max_pot_shift) return {0, shift, 0, 0};
+  double multiplier = static_cast<double>(scale) * 4096.0 * 3.0;
+  shift = 0;
+  while (multiplier <= 32767.0 / 2.0 && shift <= 30) {
+    ++shift;
+    multiplier *= 2.0;
+  }
+  return {static_cast<int32_t>(multiplier), shift, 0, 0};
+}
+
+}  // namespace
+
+std::vector<int32_t> PrepareSigmoidInt(const KernelContext& ctx) {
+  return PrepareTableActivation(ctx, 0);
+}
+std::vector<int32_t> PrepareTanhInt(const KernelContext& ctx) {
+  return PrepareTableActivation(ctx, 1);
+}
+
 std::vector<int32_t> PrepareLstm(const KernelContext& ctx) {
   const TensorArg& input = ctx.inputs[kLstmInput];
   if (input.dtype == DType::kF32) return {};

@@ -29,6 +29,14 @@ std::vector<int32_t> PrepareFullyConnectedI8(const KernelContext& ctx);
 // multiplier, shift] of in_scale / out_scale and in_scale * alpha / out_scale, products in float.
 std::vector<int32_t> PrepareLeakyReluI8(const KernelContext& ctx);
 
+// LOGISTIC / TANH on int8 or int16 input (CalculateArithmeticOpDataLogistic, tanh.cc's
+// CalculateArithmeticOpData): [input multiplier, left shift, input radius, input zero point].
+// int8: the input scale times 2^27 split by frexp, radius for 4 integer bits. int16: a
+// power-of-two input scale of 2^-12 (tanh also 2^-11) needs no multiplier (0); any other is
+// scaled to 3 * 4096 and doubled into [2^14, 2^15). Empty for float32.
+std::vector<int32_t> PrepareSigmoidInt(const KernelContext& ctx);
+std::vector<int32_t> PrepareTanhInt(const KernelContext& ctx);
+
 // Scratch of the quantised mean: one int32 sum per output element (int8 and int16 inputs).
 std::vector<int64_t> MeanScratch(const Graph& graph, const Node& node);
 

@@ -161,8 +161,12 @@ int32_t ExpOnNegativeValues(int32_t a, int integer_bits) {
   return result;
 }
 
-int32_t OneOverOnePlusXForXIn01(int32_t a) {
-  const int32_t half_denominator = RoundingHalfSum(a, std::numeric_limits<int32_t>::max());
+namespace {
+
+// 1 / (2 * half_denominator) in Q2.29 by three Newton-Raphson steps from 48/17 - 32/17 d
+// (gemmlowp's division for one_over_one_plus_x_for_x_in_0_1 and
+// one_minus_x_over_one_plus_x_for_x_in_0_1); half_denominator in Q0.31, in [1/2, 1).
+int32_t NewtonReciprocalQ2(int32_t half_denominator) {
   constexpr int32_t k48Over17 = 1515870810;      // Q2.29
   constexpr int32_t kNeg32Over17 = -1010580540;  // Q2.29
   constexpr int32_t kOneQ2 = int32_t{1} << 29;
@@ -174,8 +178,37 @@ int32_t OneOverOnePlusXForXIn01(int32_t a) {
     const int32_t correction_q4 = SaturatingRoundingDoublingHighMul(x, one_minus);
     x = WrapAdd(x, SaturatingRoundingMultiplyByPOT(correction_q4, 2));
   }
+  return x;
+}
+
+}  // namespace
+
+int32_t OneOverOnePlusXForXIn01(int32_t a) {
+  const int32_t x = NewtonReciprocalQ2(RoundingHalfSum(a, std::numeric_limits<int32_t>::max()));
   // x / 2 as Q1 (same raw bits), rescaled to Q0.
   return SaturatingRoundingMultiplyByPOT(x, 1);
+}
+
+int32_t OneMinusXOverOnePlusXForXIn01(int32_t a) {
+  const int32_t x = NewtonReciprocalQ2(RoundingHalfSum(a, std::numeric_limits<int32_t>::max()));
+  // (1 - a) / (1 + a) = 2 / (1 + a) - 1 = x - 1 in Q2, rescaled to Q0.
+  return SaturatingRoundingMultiplyByPOT(WrapSub(x, int32_t{1} << 29), 2);
+}
+
+int32_t FixedLogistic(int32_t a, int integer_bits) {
+  if (a == 0) return int32_t{1} << 30;  // one half
+  const int32_t magnitude = a > 0 ? a : -a;
+  const int32_t positive = OneOverOnePlusXForXIn01(ExpOnNegativeValues(-magnitude, integer_bits));
+  return a > 0 ? positive : std::numeric_limits<int32_t>::max() - positive;
+}
+
+int32_t FixedTanh(int32_t a, int integer_bits) {
+  if (a == 0) return 0;
+  const int32_t negative_magnitude = a < 0 ? a : -a;
+  // exp(2 n): the same raw bits read with one more integer bit.
+  const int32_t t =
+      OneMinusXOverOnePlusXForXIn01(ExpOnNegativeValues(negative_magnitude, integer_bits + 1));
+  return a < 0 ? -t : t;
 }
 
 int32_t GetReciprocal(int32_t x, int x_integer_digits, int* num_bits_over_unit) {

@@ -54,6 +54,12 @@ int32_t ExpOnNegativeValues(int32_t a, int integer_bits);
 // 1 / (1 + a) for a in [0, 1) in Q0.31, three Newton-Raphson steps (gemmlowp
 // one_over_one_plus_x_for_x_in_0_1).
 int32_t OneOverOnePlusXForXIn01(int32_t a);
+// (1 - a) / (1 + a) for a in [0, 1) in Q0.31 (gemmlowp one_minus_x_over_one_plus_x_for_x_in_0_1).
+int32_t OneMinusXOverOnePlusXForXIn01(int32_t a);
+// gemmlowp's logistic and tanh of a Q(integer_bits) value, results in Q0.31 (logistic via
+// exp(-|a|) and 1 / (1 + x), tanh via exp(-2|a|) and (1 - x) / (1 + x)).
+int32_t FixedLogistic(int32_t a, int integer_bits);
+int32_t FixedTanh(int32_t a, int integer_bits);
 // TFLite GetReciprocal: x is a positive Q(x_integer_digits) value; returns 1/x as Q0.31 scaled
 // by 2^-num_bits_over_unit.
 int32_t GetReciprocal(int32_t x, int x_integer_digits, int* num_bits_over_unit);

@@ -1,0 +1,102 @@
+// LOGISTIC and TANH on int8 and int16 against TensorFlow Lite Micro's kernel tests
+// (logistic_test.cc, tanh_test.cc): their inputs are evenly spaced (-8..8 in steps of 2/11 for tanh
+// int8, -20..20 in 177 steps for int16, the integers ±1..±5 and ±93 for logistic int8), their
+// goldens the exact function values (printed to ten digits there, computed in double here),
+// their quantisation and tolerances (in output quantisation steps) as TFLM's tests set them.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "tests/kernels/kernel_test_util.h"
+
+namespace memfold {
+namespace {
+
+struct QuantCase {
+  const char* op;
+  DType dtype;
+  std::vector<double> inputs;
+  float in_scale, out_scale;
+  int64_t out_zero_point;
+  double tolerance;  // output steps
+};
+
+template <typename T>
+std::vector<T> QuantizeAll(const std::vector<double>& values, float scale, int64_t zero_point) {
+  std::vector<T> out;
+  for (double v : values) {
+    const double q = std::round(v / static_cast<double>(scale)) + static_cast<double>(zero_point);
+    out.push_back(static_cast<T>(
+        std::clamp<double>(q, std::numeric_limits<T>::min(), std::numeric_limits<T>::max())));
+  }
+  return out;
+}
+
+std::vector<double> Evenly(double lo, double hi, int count) {
+  std::vector<double> v;
+  for (int k = 0; k < count; ++k) v.push_back(lo + (hi - lo) * k / (count - 1));
+  return v;
+}
+
+template <typename T>
+void Check(const QuantCase& c) {
+  SCOPED_TRACE(std::string(c.op) + " " + std::string(DTypeName(c.dtype)));
+  TestNet net;
+  const auto n = static_cast<int64_t>(c.inputs.size());
+  const ValueId x = net.AddInput({1, n}, c.dtype, ToBytes(QuantizeAll<T>(c.inputs, c.in_scale, 0)),
+                                 Quant({c.in_scale}, 0));
+  const ValueId y = net.AddNode(c.op, {x}, {});
+  net.SetQuant(y, Quant({c.out_scale}, c.out_zero_point));
+  const std::vector<T> got = FromBytes<T>(net.RunBytes(y));
+  std::vector<double> exact;
+  for (double v : c.inputs) {
+    exact.push_back(std::string(c.op) == "tanh" ? std::tanh(v) : 1.0 / (1.0 + std::exp(-v)));
+  }
+  const std::vector<T> golden = QuantizeAll<T>(exact, c.out_scale, c.out_zero_point);
+  ASSERT_EQ(got.size(), golden.size());
+  for (size_t k = 0; k < got.size(); ++k) {
+    EXPECT_NEAR(got[k], golden[k], c.tolerance) << "input " << c.inputs[k];
+  }
+}
+
+TEST(TflmGoldenActivation, LogisticInt8) {
+  // LogisticQuantizedInt8BasicShouldMatchGolden and ...WideRangeShouldMatchGolden.
+  Check<int8_t>(
+      {"sigmoid", DType::kI8, {1, 2, 3, 4, 5, -1, -2, -3, -4, -5}, 0.1f, 1.0f / 255.0f, -128, 1});
+  Check<int8_t>(
+      {"sigmoid", DType::kI8, {1, 2, 3, 4, 93, -1, -2, -3, -4, -93}, 1.0f, 1.0f / 255.0f, -128, 1});
+}
+
+TEST(TflmGoldenActivation, LogisticInt16) {
+  // LogisticQuantizedInt16ShouldMatchGolden: input scale 2^-11 (not the table's 2^-12, so the
+  // general multiplier path), output 2^-15.
+  Check<int16_t>(
+      {"sigmoid", DType::kI16, Evenly(-20, 20, 177), 32.0f / 65536.0f, 2.0f / 65536.0f, 0, 16});
+}
+
+TEST(TflmGoldenActivation, TanhInt8) {
+  // SimpleTestTanhInt8: 89 points from -8 to 8, and the vector's 90th element left at 0.
+  std::vector<double> inputs = Evenly(-8, 8, 89);
+  inputs.push_back(0);
+  Check<int8_t>({"tanh", DType::kI8, inputs, 16.0f / 256.0f, 1.99999955f / 256.0f, 0, 2});
+}
+
+TEST(TflmGoldenActivation, TanhInt16) {
+  // TestTanhInt16WideRange: input scale 2^-11, a power of two the table takes with shift 1.
+  Check<int16_t>(
+      {"tanh", DType::kI16, Evenly(-20, 20, 177), 32.0f / 65536.0f, 2.0f / 65536.0f, 0, 16});
+}
+
+// Inputs of a power-of-two int16 scale that is not 2^-12 or 2^-11 take the general multiplier;
+// the result must still be within TFLM's tolerance of the function.
+TEST(TflmGoldenActivation, Int16GeneralScale) {
+  Check<int16_t>({"tanh", DType::kI16, Evenly(-3, 3, 61), 1.0f / 8192.0f, 1.0f / 32768.0f, 0, 16});
+  Check<int16_t>(
+      {"sigmoid", DType::kI16, Evenly(-3, 3, 61), 1.0f / 10000.0f, 1.0f / 32768.0f, 0, 16});
+}
+
+}  // namespace
+}  // namespace memfold
