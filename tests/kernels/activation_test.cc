@@ -1,8 +1,9 @@
-// LOGISTIC and TANH on int8 and int16 against TensorFlow Lite Micro's kernel tests
-// (logistic_test.cc, tanh_test.cc): their inputs are evenly spaced (-8..8 in steps of 2/11 for tanh
-// int8, -20..20 in 177 steps for int16, the integers ±1..±5 and ±93 for logistic int8), their
-// goldens the exact function values (printed to ten digits there, computed in double here),
-// their quantisation and tolerances (in output quantisation steps) as TFLM's tests set them.
+// RELU, RELU6, LOGISTIC and TANH on int8 and int16 against TensorFlow Lite Micro's kernel tests
+// (activations_test.cc, exact; logistic_test.cc, tanh_test.cc): their inputs are evenly spaced
+// (-8..8 in steps of 2/11 for tanh int8, -20..20 in 177 steps for int16, the integers ±1..±5 and
+// ±93 for logistic int8), their goldens the exact function values (printed to ten digits there,
+// computed in double here), their quantisation and tolerances (in output quantisation steps) as
+// TFLM's tests set them.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -22,6 +23,7 @@ struct QuantCase {
   float in_scale, out_scale;
   int64_t out_zero_point;
   double tolerance;  // output steps
+  int64_t in_zero_point = 0;
 };
 
 template <typename T>
@@ -46,20 +48,36 @@ void Check(const QuantCase& c) {
   SCOPED_TRACE(std::string(c.op) + " " + std::string(DTypeName(c.dtype)));
   TestNet net;
   const auto n = static_cast<int64_t>(c.inputs.size());
-  const ValueId x = net.AddInput({1, n}, c.dtype, ToBytes(QuantizeAll<T>(c.inputs, c.in_scale, 0)),
-                                 Quant({c.in_scale}, 0));
+  const ValueId x =
+      net.AddInput({1, n}, c.dtype, ToBytes(QuantizeAll<T>(c.inputs, c.in_scale, c.in_zero_point)),
+                   Quant({c.in_scale}, c.in_zero_point));
   const ValueId y = net.AddNode(c.op, {x}, {});
   net.SetQuant(y, Quant({c.out_scale}, c.out_zero_point));
   const std::vector<T> got = FromBytes<T>(net.RunBytes(y));
   std::vector<double> exact;
+  const std::string op = c.op;
   for (double v : c.inputs) {
-    exact.push_back(std::string(c.op) == "tanh" ? std::tanh(v) : 1.0 / (1.0 + std::exp(-v)));
+    exact.push_back(op == "tanh"    ? std::tanh(v)
+                    : op == "relu"  ? std::max(v, 0.0)
+                    : op == "relu6" ? std::clamp(v, 0.0, 6.0)
+                                    : 1.0 / (1.0 + std::exp(-v)));
   }
   const std::vector<T> golden = QuantizeAll<T>(exact, c.out_scale, c.out_zero_point);
   ASSERT_EQ(got.size(), golden.size());
   for (size_t k = 0; k < got.size(); ++k) {
     EXPECT_NEAR(got[k], golden[k], c.tolerance) << "input " << c.inputs[k];
   }
+}
+
+// SimpleReluTestInt8, SimpleRelu6TestInt8 (zero point 127: 6 and above saturate at 127),
+// SimpleRelu6TestInt16: exact.
+TEST(TflmGoldenActivation, ReluAndRelu6) {
+  Check<int8_t>({"relu", DType::kI8, {1, 2, 3, 4, 5, -1, -2, -3, -4, -5}, 0.5f, 0.5f, 0, 0});
+  Check<int8_t>(
+      {"relu6", DType::kI8, {4, 5, 6, 7, 8, -1, -2, -3, -4, -5}, 0.5f, 0.5f, 127, 0, 127});
+  Check<int16_t>({"relu6", DType::kI16, {4, 5, 6, 7, 8, -1, -2, -3, -4, -5}, 0.5f, 0.5f, 0, 0});
+  // RELU requantises: input scale 0.5 to output scale 0.25, zero point 10, exactly.
+  Check<int8_t>({"relu", DType::kI8, {1, 2, 3, 4, 5, -1, -2, -3, -4, -5}, 0.5f, 0.25f, 10, 0, -3});
 }
 
 TEST(TflmGoldenActivation, LogisticInt8) {

@@ -109,8 +109,9 @@ OpDef LeakyRelu() {
   return def;
 }
 
-// tanh and sigmoid with their int8 and int16 kernels (TFLM's LOGISTIC and TANH).
-OpDef TableActivation(OpDef def, KernelEntry i8, KernelEntry i16, PrepareFn prepare) {
+// An activation with its int8 and int16 kernels and their Prepare (TFLM's RELU, RELU6, LOGISTIC,
+// TANH).
+OpDef WithIntKernels(OpDef def, KernelEntry i8, KernelEntry i16, PrepareFn prepare) {
   def.kernels.push_back(i8);
   def.kernels.push_back(i16);
   def.prepare = prepare;
@@ -127,14 +128,18 @@ OpDef WithKernel(OpDef def, KernelEntry kernel) {
 
 std::vector<OpDef> BuildOpTable() {
   return {
-      Unary("relu", MF_KERNEL(DType::kF32, ReluF32), GradRelu, kReadsFirst),
-      Unary("relu6", MF_KERNEL(DType::kF32, Relu6F32)),
-      TableActivation(Unary("tanh", MF_KERNEL(DType::kF32, TanhF32), GradTanh, kReadsFirst),
-                      MF_KERNEL(DType::kI8, TanhI8), MF_KERNEL(DType::kI16, TanhI16),
-                      PrepareTanhInt),
-      TableActivation(
-          Unary("sigmoid", MF_KERNEL(DType::kF32, SigmoidF32), GradSigmoid, kReadsFirst),
-          MF_KERNEL(DType::kI8, SigmoidI8), MF_KERNEL(DType::kI16, SigmoidI16), PrepareSigmoidInt),
+      WithIntKernels(Unary("relu", MF_KERNEL(DType::kF32, ReluF32), GradRelu, kReadsFirst),
+                     MF_KERNEL_T(DType::kI8, ReluInt, int8_t),
+                     MF_KERNEL_T(DType::kI16, ReluInt, int16_t), PrepareReluInt),
+      WithIntKernels(Unary("relu6", MF_KERNEL(DType::kF32, Relu6F32)),
+                     MF_KERNEL_T(DType::kI8, Relu6Int, int8_t),
+                     MF_KERNEL_T(DType::kI16, Relu6Int, int16_t), PrepareRelu6Int),
+      WithIntKernels(Unary("tanh", MF_KERNEL(DType::kF32, TanhF32), GradTanh, kReadsFirst),
+                     MF_KERNEL(DType::kI8, TanhI8), MF_KERNEL(DType::kI16, TanhI16),
+                     PrepareTanhInt),
+      WithIntKernels(Unary("sigmoid", MF_KERNEL(DType::kF32, SigmoidF32), GradSigmoid, kReadsFirst),
+                     MF_KERNEL(DType::kI8, SigmoidI8), MF_KERNEL(DType::kI16, SigmoidI16),
+                     PrepareSigmoidInt),
       Unary("exp", MF_KERNEL(DType::kF32, ExpF32), GradExp, kReadsFirst),
       Unary("neg", MF_KERNEL(DType::kF32, NegF32), GradNeg),
       Unary("hard_swish", MF_KERNEL(DType::kF32, HardSwishF32)),

@@ -1,7 +1,8 @@
 // int8 and int16 LOGISTIC and TANH, as TFLM's logistic.cc and tanh.cc run them
 // (reference_integer_ops::Logistic / Tanh), with the input rescaling their Prepare computes
-// (PrepareSigmoidInt / PrepareTanhInt: [multiplier, left shift, input radius, input zero point]).
-// One pass in element order; O(elements).
+// (PrepareSigmoidInt / PrepareTanhInt: [multiplier, left shift, input radius, input zero point]);
+// and RELU / RELU6 as activations.cc runs them (ReluQuantized requantises into the output's
+// scale; Relu6Quantized clamps the input's own values). One pass in element order; O(elements).
 #include <algorithm>
 #include <cstdint>
 
@@ -65,6 +66,37 @@ void TanhI16(const KernelContext& ctx) {
   Int16Activation<A>(ctx, TanhInt16);
 }
 
+template <typename A, typename T>
+void ReluInt(const KernelContext& ctx) {
+  const int32_t multiplier = ctx.prepared[0], shift = ctx.prepared[1];
+  const int32_t lo = ctx.prepared[2], hi = ctx.prepared[3];
+  const int32_t in_zero = ctx.prepared[4], out_zero = ctx.prepared[5];
+  In<A, T> in{ctx.inputs[0].ptr<T>()};
+  Out<A, T> out{OutputOf<A, T>(ctx.outputs[0])};
+  const int64_t n = ctx.outputs[0].elements();
+  for (int64_t i = 0; i < n; ++i) {
+    const int32_t v =
+        out_zero + MultiplyByQuantizedMultiplier(int32_t{in[i]} - in_zero, multiplier, shift);
+    out.Set(i, static_cast<T>(std::min(hi, std::max(lo, v))));
+  }
+}
+
+template <typename A, typename T>
+void Relu6Int(const KernelContext& ctx) {
+  const auto zero = static_cast<T>(ctx.prepared[0]), six = static_cast<T>(ctx.prepared[1]);
+  In<A, T> in{ctx.inputs[0].ptr<T>()};
+  Out<A, T> out{OutputOf<A, T>(ctx.outputs[0])};
+  const int64_t n = ctx.outputs[0].elements();
+  for (int64_t i = 0; i < n; ++i) {
+    const T v = in[i];
+    out.Set(i, v > six ? six : (v < zero ? zero : v));
+  }
+}
+
+MF_INSTANTIATE_KERNEL_T(ReluInt, int8_t)
+MF_INSTANTIATE_KERNEL_T(ReluInt, int16_t)
+MF_INSTANTIATE_KERNEL_T(Relu6Int, int8_t)
+MF_INSTANTIATE_KERNEL_T(Relu6Int, int16_t)
 MF_INSTANTIATE_KERNEL(SigmoidI8)
 MF_INSTANTIATE_KERNEL(TanhI8)
 MF_INSTANTIATE_KERNEL(SigmoidI16)

@@ -61,6 +61,13 @@ template <typename A>
 void SigmoidI16(const KernelContext& ctx);
 template <typename A>
 void TanhI16(const KernelContext& ctx);
+// RELU (ReluQuantized: requantised to the output's scale, clamped at its zero point) and RELU6
+// (Relu6Quantized: the input's values clamped to its quantised 0 and 6) on int8 and int16, with
+// PrepareReluInt / PrepareRelu6Int.
+template <typename A, typename T>
+void ReluInt(const KernelContext& ctx);
+template <typename A, typename T>
+void Relu6Int(const KernelContext& ctx);
 // reference_integer_ops::LeakyRelu on int8 (multipliers from PrepareLeakyReluI8).
 template <typename A>
 void LeakyReluI8(const KernelContext& ctx);

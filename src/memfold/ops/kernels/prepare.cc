@@ -141,6 +141,35 @@ std::vector<int32_t> PrepareTanhInt(const KernelContext& ctx) {
   return PrepareTableActivation(ctx, 1);
 }
 
+namespace {
+
+// The limits of an int8 or int16 tensor type.
+std::pair<int32_t, int32_t> IntLimits(DType dtype) {
+  return dtype == DType::kI8 ? std::pair{-128, 127} : std::pair{-32768, 32767};
+}
+
+}  // namespace
+
+std::vector<int32_t> PrepareReluInt(const KernelContext& ctx) {
+  const TensorArg& in = ctx.inputs[0];
+  const TensorArg& out = ctx.outputs[0];
+  if (in.dtype != DType::kI8 && in.dtype != DType::kI16) return {};
+  int32_t multiplier = 0;
+  int shift = 0;
+  QuantizeMultiplier(static_cast<double>(Scale(in)) / static_cast<double>(Scale(out)), &multiplier,
+                     &shift);
+  const auto [lo, hi] = IntLimits(in.dtype);
+  return {multiplier, shift, std::max(lo, ZeroPoint(out)), hi, ZeroPoint(in), ZeroPoint(out)};
+}
+
+std::vector<int32_t> PrepareRelu6Int(const KernelContext& ctx) {
+  const TensorArg& in = ctx.inputs[0];
+  if (in.dtype != DType::kI8 && in.dtype != DType::kI16) return {};
+  const auto [lo, hi] = IntLimits(in.dtype);
+  const auto six = static_cast<int32_t>(std::round(6.0f / Scale(in))) + ZeroPoint(in);
+  return {ZeroPoint(in), std::min(hi, std::max(lo, six))};
+}
+
 std::vector<int32_t> PrepareLstm(const KernelContext& ctx) {
   const TensorArg& input = ctx.inputs[kLstmInput];
   if (input.dtype == DType::kF32) return {};

@@ -37,6 +37,13 @@ std::vector<int32_t> PrepareLeakyReluI8(const KernelContext& ctx);
 std::vector<int32_t> PrepareSigmoidInt(const KernelContext& ctx);
 std::vector<int32_t> PrepareTanhInt(const KernelContext& ctx);
 
+// RELU on int8 / int16 (CalculateReluOpData): [multiplier, shift of in_scale / out_scale in
+// double, activation min (the output zero point), max, input and output zero points].
+std::vector<int32_t> PrepareReluInt(const KernelContext& ctx);
+// RELU6 on int8 / int16: [the input's zero point, 6 quantised with its scale and zero point
+// (FloatToQuantizedType)].
+std::vector<int32_t> PrepareRelu6Int(const KernelContext& ctx);
+
 // Scratch of the quantised mean: one int32 sum per output element (int8 and int16 inputs).
 std::vector<int64_t> MeanScratch(const Graph& graph, const Node& node);
 
