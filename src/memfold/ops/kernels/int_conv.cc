@@ -38,63 +38,92 @@ struct Requantizer {
   int32_t output_offset;
   QuantRange range;
 
-  int8_t operator()(int32_t acc, size_t c) const {
-    acc = MultiplyByQuantizedMultiplier(acc, mult.multiplier[c], mult.shift[c]);
-    acc += output_offset;
-    return ClampToInt8(acc, range);
+  template <typename Acc>
+  int32_t Scaled(Acc acc, size_t c) const {
+    const int32_t scaled = MultiplyByQuantizedMultiplier(acc, mult.multiplier[c], mult.shift[c]);
+    return std::min(std::max(scaled + output_offset, range.min), range.max);
   }
+  int8_t operator()(int32_t acc, size_t c) const { return static_cast<int8_t>(Scaled(acc, c)); }
 };
 
+// acc + term: wrapping in 32 bits, as the int32 hardware TFLM targets does (a hostile bias must
+// not be undefined behaviour, found by the fuzzer; real models never come near the limit);
+// plain in 64 bits.
+inline int32_t AddToAcc(int32_t acc, int64_t term) {
+  return static_cast<int32_t>(static_cast<uint32_t>(acc) + static_cast<uint32_t>(term));
+}
+inline int64_t AddToAcc(int64_t acc, int64_t term) { return acc + term; }
+
 // Arithmetic of reference_integer_ops::ConvPerChannel and DepthwiseConvPerChannel: products of
-// the filter and the offset input summed in tap order, then bias and requantisation.
-template <typename A>
-class Int8ConvMath {
+// the filter and the offset input summed in tap order, then bias and requantisation. X is the
+// activation type (int8; or int16, symmetric: offsets 0), Bias the bias and accumulator type
+// (int32 for int8; int32 or int64 for int16, TFLM's AccumScalar).
+template <typename A, typename X, typename Bias>
+class IntConvMath {
  public:
-  using Acc = int32_t;
+  using Acc = Bias;
 
   // Output channels are the last output dimension (NHWC).
-  explicit Int8ConvMath(const KernelContext& ctx)
+  explicit IntConvMath(const KernelContext& ctx)
       : requantize_{ChannelMultipliers::Of(ctx), ZeroPoint(ctx.outputs[0]), OutputRange(ctx)},
         input_offset_(-ZeroPoint(ctx.inputs[0])),
-        x_{ctx.inputs[0].ptr<int8_t>()},
+        x_{ctx.inputs[0].ptr<X>()},
         w_{ctx.inputs[1].ptr<int8_t>()},
         has_bias_(HasBias(ctx)),
-        bias_(BiasInput<A, int32_t>(ctx)),
-        y_{OutputOf<A, int8_t>(ctx.outputs[0])} {}
+        bias_(BiasInput<A, Bias>(ctx)),
+        y_{OutputOf<A, X>(ctx.outputs[0])} {}
 
-  int32_t Mac(int32_t acc, int64_t x_index, int64_t w_index) const {
+  Acc Mac(Acc acc, int64_t x_index, int64_t w_index) const {
     const int32_t input_val = x_[x_index];
     const int32_t filter_val = w_[w_index];
     return acc + filter_val * (input_val + input_offset_);
   }
 
-  void Emit(int64_t y_index, int64_t oc, int32_t acc) const {
-    // Wrapping add, as the int32 hardware TFLM targets does: a hostile bias must not be undefined
-    // behaviour (found by the fuzzer); real models never come near the limit.
-    if (has_bias_)
-      acc = static_cast<int32_t>(static_cast<uint32_t>(acc) + static_cast<uint32_t>(bias_[oc]));
-    y_.Set(y_index, requantize_(acc, static_cast<size_t>(oc)));
+  void Emit(int64_t y_index, int64_t oc, Acc acc) const {
+    if (has_bias_) acc = AddToAcc(acc, bias_[oc]);
+    y_.Set(y_index, static_cast<X>(requantize_.Scaled(acc, static_cast<size_t>(oc))));
   }
 
  private:
   Requantizer requantize_;
   int32_t input_offset_;
-  In<A, int8_t> x_, w_;
+  In<A, X> x_;
+  In<A, int8_t> w_;
   bool has_bias_;
-  In<A, int32_t> bias_;
-  Out<A, int8_t> y_;
+  In<A, Bias> bias_;
+  Out<A, X> y_;
 };
+
+// Runs `loop` with the int16 math of the node's bias type (int64 when absent).
+template <typename A, typename Loop>
+void WithInt16Math(const KernelContext& ctx, Loop loop) {
+  if (HasBias(ctx) && ctx.inputs[2].dtype == DType::kI32) {
+    loop(IntConvMath<A, int16_t, int32_t>(ctx));
+  } else {
+    loop(IntConvMath<A, int16_t, int64_t>(ctx));
+  }
+}
 
 }  // namespace
 
 template <typename A>
 void Conv2DI8(const KernelContext& ctx) {
-  ConvLoop(ctx, Int8ConvMath<A>(ctx));
+  ConvLoop(ctx, IntConvMath<A, int8_t, int32_t>(ctx));
 }
 
 template <typename A>
 void DepthwiseConv2DI8(const KernelContext& ctx) {
-  DepthwiseConvLoop(ctx, Int8ConvMath<A>(ctx));
+  DepthwiseConvLoop(ctx, IntConvMath<A, int8_t, int32_t>(ctx));
+}
+
+template <typename A>
+void Conv2DI16(const KernelContext& ctx) {
+  WithInt16Math<A>(ctx, [&](const auto& math) { ConvLoop(ctx, math); });
+}
+
+template <typename A>
+void DepthwiseConv2DI16(const KernelContext& ctx) {
+  WithInt16Math<A>(ctx, [&](const auto& math) { DepthwiseConvLoop(ctx, math); });
 }
 
 template <typename A>
@@ -164,6 +193,8 @@ void MaxPool2DI8(const KernelContext& ctx) {
 
 MF_INSTANTIATE_KERNEL(Conv2DI8)
 MF_INSTANTIATE_KERNEL(DepthwiseConv2DI8)
+MF_INSTANTIATE_KERNEL(Conv2DI16)
+MF_INSTANTIATE_KERNEL(DepthwiseConv2DI16)
 MF_INSTANTIATE_KERNEL(FullyConnectedI8)
 MF_INSTANTIATE_KERNEL(AvgPool2DI8)
 MF_INSTANTIATE_KERNEL(MaxPool2DI8)

@@ -22,6 +22,13 @@ void Conv2DI8(const KernelContext& ctx);
 // filter_y, filter_x.
 template <typename A>
 void DepthwiseConv2DI8(const KernelContext& ctx);
+// The 16x8 forms (int16 activations, symmetric; int8 filters; int64 or int32 bias and
+// accumulator: TFLM's ConvPerChannel / DepthwiseConvPerChannel<AccumScalar>), same loops and
+// per-channel multipliers.
+template <typename A>
+void Conv2DI16(const KernelContext& ctx);
+template <typename A>
+void DepthwiseConv2DI16(const KernelContext& ctx);
 // reference_integer_ops::FullyConnected (per-tensor filter: multiplier =
 // double(float(in_scale * filter_scale)) / double(out_scale)) or FullyConnectedPerChannel.
 template <typename A>

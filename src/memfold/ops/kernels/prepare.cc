@@ -40,7 +40,7 @@ std::vector<int32_t> PerChannel(const KernelContext& ctx, int64_t channels) {
 }  // namespace
 
 std::vector<int32_t> PrepareConvI8(const KernelContext& ctx) {
-  if (ctx.inputs[0].dtype != DType::kI8) return {};
+  if (ctx.inputs[0].dtype != DType::kI8 && ctx.inputs[0].dtype != DType::kI16) return {};
   return PerChannel(ctx, ctx.outputs[0].shape[3]);
 }
 

@@ -16,8 +16,8 @@ namespace memfold {
 
 // Conv2D and depthwise conv on int8 input: per output channel (last output dimension) the
 // multiplier double(in_scale) * double(filter_scale[c]) / double(out_scale), as
-// PopulateConvolutionQuantizationParams computes it; [multipliers..., shifts...]. Empty for
-// other input types.
+// PopulateConvolutionQuantizationParams computes it; [multipliers..., shifts...] (int16 input
+// alike). Empty for float input.
 std::vector<int32_t> PrepareConvI8(const KernelContext& ctx);
 
 // Fully connected on int8 input (CalculateOpDataFullyConnected): per-channel filters as conv;
