@@ -118,9 +118,9 @@ OpDef WithIntKernels(OpDef def, KernelEntry i8, KernelEntry i16, PrepareFn prepa
   return def;
 }
 
-// A row with one more kernel (the int8 variants of the binary ops).
-OpDef WithKernel(OpDef def, KernelEntry kernel) {
-  def.kernels.push_back(kernel);
+// A row with more kernels (the integer variants of the binary ops).
+OpDef WithKernels(OpDef def, std::initializer_list<KernelEntry> kernels) {
+  def.kernels.insert(def.kernels.end(), kernels);
   return def;
 }
 
@@ -187,12 +187,16 @@ std::vector<OpDef> BuildOpTable() {
        .attrs = {{"axes", Ints{}, true}, {"keepdims", int64_t{0}}},
        .infer = InferMean,
        .cost = MoveCost,
-       .kernels = {MF_KERNEL(DType::kF32, ReduceMaxF32)}},
+       .kernels = {MF_KERNEL_T(DType::kF32, ReduceMax, float),
+                   MF_KERNEL_T(DType::kI8, ReduceMax, int8_t),
+                   MF_KERNEL_T(DType::kI16, ReduceMax, int16_t)}},
       {.name = "reduce_min",
        .attrs = {{"axes", Ints{}, true}, {"keepdims", int64_t{0}}},
        .infer = InferMean,
        .cost = MoveCost,
-       .kernels = {MF_KERNEL(DType::kF32, ReduceMinF32)}},
+       .kernels = {MF_KERNEL_T(DType::kF32, ReduceMin, float),
+                   MF_KERNEL_T(DType::kI8, ReduceMin, int8_t),
+                   MF_KERNEL_T(DType::kI16, ReduceMin, int16_t)}},
       {.name = "arg_min_max",
        .attrs = {{"axis", int64_t{0}, true},
                  {"max", int64_t{1}},
@@ -220,15 +224,19 @@ std::vector<OpDef> BuildOpTable() {
        .infer = InferSameAsInput,
        .cost = MoveCost,
        .kernels = {MF_KERNEL(DType::kF32, LogSoftmaxF32)}},
-      WithKernel(Binary("add", MF_KERNEL(DType::kF32, AddF32), true, GradAdd),
-                 MF_KERNEL(DType::kI8, AddI8)),
-      WithKernel(Binary("sub", MF_KERNEL(DType::kF32, SubF32), true, GradSub),
-                 MF_KERNEL(DType::kI8, SubI8)),
-      WithKernel(Binary("mul", MF_KERNEL(DType::kF32, MulF32), true, GradMul, kReadsBoth),
-                 MF_KERNEL(DType::kI8, MulI8)),
+      WithKernels(Binary("add", MF_KERNEL(DType::kF32, AddF32), true, GradAdd),
+                  {MF_KERNEL(DType::kI8, AddI8)}),
+      WithKernels(Binary("sub", MF_KERNEL(DType::kF32, SubF32), true, GradSub),
+                  {MF_KERNEL(DType::kI8, SubI8)}),
+      WithKernels(Binary("mul", MF_KERNEL(DType::kF32, MulF32), true, GradMul, kReadsBoth),
+                  {MF_KERNEL(DType::kI8, MulI8)}),
       Binary("div", MF_KERNEL(DType::kF32, DivF32), true),
-      Binary("max", MF_KERNEL(DType::kF32, MaxF32), false),
-      Binary("min", MF_KERNEL(DType::kF32, MinF32), false),
+      WithKernels(
+          Binary("max", MF_KERNEL_T(DType::kF32, Maximum, float), false),
+          {MF_KERNEL_T(DType::kI8, Maximum, int8_t), MF_KERNEL_T(DType::kI16, Maximum, int16_t)}),
+      WithKernels(
+          Binary("min", MF_KERNEL_T(DType::kF32, Minimum, float), false),
+          {MF_KERNEL_T(DType::kI8, Minimum, int8_t), MF_KERNEL_T(DType::kI16, Minimum, int16_t)}),
       {.name = "fully_connected",
        .min_inputs = 2,
        .max_inputs = 3,

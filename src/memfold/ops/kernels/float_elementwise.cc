@@ -149,13 +149,22 @@ template <typename A>
 void PreluF32(const KernelContext& ctx) {
   Binary<A>(ctx, [](float x, float alpha) { return x >= 0.0f ? x : x * alpha; });
 }
-template <typename A>
-void MaxF32(const KernelContext& ctx) {
-  Binary<A>(ctx, [](float a, float b) { return std::max(a, b); });
+// maximum_minimum.cc's MaximumMinimumBroadcastSlow: no fused activation, raw values (int8 and
+// int16 operands share the output's quantisation, so no rescaling).
+template <typename A, typename T, typename F>
+void RawBinary(const KernelContext& ctx, F f) {
+  In<A, T> a{ctx.inputs[0].ptr<T>()};
+  In<A, T> b{ctx.inputs[1].ptr<T>()};
+  Out<A, T> y{OutputOf<A, T>(ctx.outputs[0])};
+  ForEachBroadcastIndex(ctx, [&](int64_t i, int64_t ia, int64_t ib) { y.Set(i, f(a[ia], b[ib])); });
 }
-template <typename A>
-void MinF32(const KernelContext& ctx) {
-  Binary<A>(ctx, [](float a, float b) { return std::min(a, b); });
+template <typename A, typename T>
+void Maximum(const KernelContext& ctx) {
+  RawBinary<A, T>(ctx, [](T a, T b) { return a > b ? a : b; });
+}
+template <typename A, typename T>
+void Minimum(const KernelContext& ctx) {
+  RawBinary<A, T>(ctx, [](T a, T b) { return a < b ? a : b; });
 }
 
 MF_INSTANTIATE_KERNEL(ReluF32)
@@ -183,7 +192,11 @@ MF_INSTANTIATE_KERNEL(AddF32)
 MF_INSTANTIATE_KERNEL(SubF32)
 MF_INSTANTIATE_KERNEL(MulF32)
 MF_INSTANTIATE_KERNEL(DivF32)
-MF_INSTANTIATE_KERNEL(MaxF32)
-MF_INSTANTIATE_KERNEL(MinF32)
+MF_INSTANTIATE_KERNEL_T(Maximum, float)
+MF_INSTANTIATE_KERNEL_T(Maximum, int8_t)
+MF_INSTANTIATE_KERNEL_T(Maximum, int16_t)
+MF_INSTANTIATE_KERNEL_T(Minimum, float)
+MF_INSTANTIATE_KERNEL_T(Minimum, int8_t)
+MF_INSTANTIATE_KERNEL_T(Minimum, int16_t)
 
 }  // namespace memfold

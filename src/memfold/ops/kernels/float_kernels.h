@@ -59,13 +59,15 @@ void PreluF32(const KernelContext& ctx);
 // log_softmax.cc over the last axis: x - max - log(sum(exp(x - max))).
 template <typename A>
 void LogSoftmaxF32(const KernelContext& ctx);
-// reduce.cc: SUM, REDUCE_MAX, REDUCE_MIN over attribute "axes" (input in row-major order).
+// reduce.cc: SUM, REDUCE_MAX, REDUCE_MIN over attribute "axes" (input in row-major order);
+// max and min also on int8 and int16, on the raw values (TFLM requires input and output to share
+// their quantisation).
 template <typename A>
 void SumF32(const KernelContext& ctx);
-template <typename A>
-void ReduceMaxF32(const KernelContext& ctx);
-template <typename A>
-void ReduceMinF32(const KernelContext& ctx);
+template <typename A, typename T>
+void ReduceMax(const KernelContext& ctx);
+template <typename A, typename T>
+void ReduceMin(const KernelContext& ctx);
 // arg_min_max.cc along "axis" ("max" 1 or 0), int32 or int64 indices.
 template <typename A, typename T>
 void ArgMinMax(const KernelContext& ctx);
@@ -90,10 +92,12 @@ template <typename A>
 void MulF32(const KernelContext& ctx);
 template <typename A>
 void DivF32(const KernelContext& ctx);
-template <typename A>
-void MaxF32(const KernelContext& ctx);
-template <typename A>
-void MinF32(const KernelContext& ctx);
+// MAXIMUM / MINIMUM (maximum_minimum.cc): broadcasting, no activation; float32, and int8 / int16
+// on the raw values.
+template <typename A, typename T>
+void Maximum(const KernelContext& ctx);
+template <typename A, typename T>
+void Minimum(const KernelContext& ctx);
 
 // reference_ops::FullyConnected: for batch, for output channel: dot product over depth.
 template <typename A>

@@ -117,12 +117,12 @@ namespace {
 
 // reduce.cc's ReduceGeneric: the output (reset to `init`) holds the running value of each kept
 // position; the input is visited in row-major order, current = fold(current, in).
-template <typename A, typename Fold>
-void ReduceF32(const KernelContext& ctx, float init, Fold fold) {
+template <typename A, typename T, typename Fold>
+void Reduce(const KernelContext& ctx, T init, Fold fold) {
   const ShapeView in = ctx.inputs[0].shape;
   const std::span<const int64_t> axes = ctx.attrs.Ints("axes");
-  In<A, float> x{ctx.inputs[0].ptr<float>()};
-  Out<A, float> y{OutputOf<A, float>(ctx.outputs[0])};
+  In<A, T> x{ctx.inputs[0].ptr<T>()};
+  Out<A, T> y{OutputOf<A, T>(ctx.outputs[0])};
   std::array<bool, kMaxRank> reduced{};
   for (int64_t a : axes)
     reduced[static_cast<size_t>(a < 0 ? a + static_cast<int64_t>(in.size()) : a)] = true;
@@ -142,17 +142,17 @@ void ReduceF32(const KernelContext& ctx, float init, Fold fold) {
 
 template <typename A>
 void SumF32(const KernelContext& ctx) {
-  ReduceF32<A>(ctx, 0.0f, [](float current, float in) { return current + in; });
+  Reduce<A, float>(ctx, 0.0f, [](float current, float in) { return current + in; });
 }
-template <typename A>
-void ReduceMaxF32(const KernelContext& ctx) {
-  ReduceF32<A>(ctx, std::numeric_limits<float>::lowest(),
-               [](float current, float in) { return in > current ? in : current; });
+template <typename A, typename T>
+void ReduceMax(const KernelContext& ctx) {
+  Reduce<A, T>(ctx, std::numeric_limits<T>::lowest(),
+               [](T current, T in) { return in > current ? in : current; });
 }
-template <typename A>
-void ReduceMinF32(const KernelContext& ctx) {
-  ReduceF32<A>(ctx, std::numeric_limits<float>::max(),
-               [](float current, float in) { return in < current ? in : current; });
+template <typename A, typename T>
+void ReduceMin(const KernelContext& ctx) {
+  Reduce<A, T>(ctx, std::numeric_limits<T>::max(),
+               [](T current, T in) { return in < current ? in : current; });
 }
 
 // arg_min_max.h: per (outer, inner) the first index whose value beats all before it (strict
@@ -533,8 +533,12 @@ MF_INSTANTIATE_KERNEL(MeanF32)
 MF_INSTANTIATE_KERNEL(SoftmaxF32)
 MF_INSTANTIATE_KERNEL(LogSoftmaxF32)
 MF_INSTANTIATE_KERNEL(SumF32)
-MF_INSTANTIATE_KERNEL(ReduceMaxF32)
-MF_INSTANTIATE_KERNEL(ReduceMinF32)
+MF_INSTANTIATE_KERNEL_T(ReduceMax, float)
+MF_INSTANTIATE_KERNEL_T(ReduceMax, int8_t)
+MF_INSTANTIATE_KERNEL_T(ReduceMax, int16_t)
+MF_INSTANTIATE_KERNEL_T(ReduceMin, float)
+MF_INSTANTIATE_KERNEL_T(ReduceMin, int8_t)
+MF_INSTANTIATE_KERNEL_T(ReduceMin, int16_t)
 MF_INSTANTIATE_KERNEL_T(ArgMinMax, float)
 MF_INSTANTIATE_KERNEL_T(ArgMinMax, int8_t)
 
