@@ -95,5 +95,16 @@ TEST(TflmGoldenIntegerVariants, MaximumMinimumAndReductions) {
   }
 }
 
+// SUM on int8 requantises the sum of (x - zero point) like MEAN without the division (TFLM's
+// QuantizedMeanOrSum with compute_sum), with its int32 scratch.
+TEST(TflmGoldenIntegerVariants, SumInt8) {
+  TestNet net;
+  const ValueId x = net.AddInput({2, 3}, DType::kI8, ToBytes<int8_t>({3, 5, 7, 1, 9, -3}),
+                                 Quant({0.5f}, 1));  // 1, 2, 3 | 0, 4, -2
+  const ValueId rows = net.AddNode("sum", {x}, MakeAttrs({{"axes", std::vector<int64_t>{1}}}));
+  net.SetQuant(rows, Quant({0.25f}, -5));
+  EXPECT_EQ(FromBytes<int8_t>(net.RunBytes(rows)), (std::vector<int8_t>{19, 3}));  // 6, 2
+}
+
 }  // namespace
 }  // namespace memfold

@@ -43,6 +43,9 @@ void Dequantize(const KernelContext& ctx);
 // O(input + output).
 template <typename A, typename T>
 void MeanQuantized(const KernelContext& ctx);
+// sum of int8 / int16: the same with compute_sum = true (no 1/count in the multiplier).
+template <typename A, typename T>
+void SumQuantized(const KernelContext& ctx);
 
 // Scratch of mean: TFLM requests output elements * 4 bytes for int8 and int16 inputs, nothing
 // for float.

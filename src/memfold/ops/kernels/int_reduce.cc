@@ -1,4 +1,4 @@
-// Integer mean (TFLM reduce_common.cc EvalIntegerMean, which always calls
+// Integer mean and sum (TFLM reduce_common.cc EvalIntegerMean and EvalSum, which always call
 // reference_ops::QuantizedMeanOrSum in reduce.h, even when input and output share scale and zero
 // point; older TFLite took a truncating reference_ops::Mean shortcut in that case).
 #include <algorithm>
@@ -23,10 +23,19 @@ std::array<bool, kMaxRank> ReducedAxes(ShapeView in, std::span<const int64_t> ax
   return reduced;
 }
 
-}  // namespace
+// QuantizedMeanOrSum with compute_sum = false: 1/count folded into the multiplier (rounded
+// down after a left shift of up to 32 bits).
+void FoldCount(int64_t count, int32_t* multiplier, int* shift) {
+  int count_shift = 63 - std::countl_zero(static_cast<uint64_t>(count));
+  count_shift = std::min(count_shift, 32);
+  count_shift = std::min(count_shift, 31 + *shift);
+  count_shift = std::max(count_shift, 0);  // only reachable for scale ratios below 2^-31
+  *multiplier = static_cast<int32_t>((static_cast<int64_t>(*multiplier) << count_shift) / count);
+  *shift -= count_shift;
+}
 
 template <typename A, typename T>
-void MeanQuantized(const KernelContext& ctx) {
+void MeanOrSumQuantized(const KernelContext& ctx, bool compute_sum) {
   const TensorArg& in_value = ctx.inputs[0];
   const TensorArg& out_value = ctx.outputs[0];
   const ShapeView in = in_value.shape;
@@ -74,17 +83,11 @@ void MeanQuantized(const KernelContext& ctx) {
   }
   if (count == 0) return;
 
-  // QuantizedMeanOrSum with compute_sum = false: fold 1/count into the multiplier.
   int32_t multiplier = 0;
   int shift = 0;
   QuantizeMultiplier(static_cast<double>(Scale(in_value)) / static_cast<double>(Scale(out_value)),
                      &multiplier, &shift);
-  int count_shift = 63 - std::countl_zero(static_cast<uint64_t>(count));
-  count_shift = std::min(count_shift, 32);
-  count_shift = std::min(count_shift, 31 + shift);
-  count_shift = std::max(count_shift, 0);  // only reachable for scale ratios below 2^-31
-  multiplier = static_cast<int32_t>((static_cast<int64_t>(multiplier) << count_shift) / count);
-  shift -= count_shift;
+  if (!compute_sum) FoldCount(count, &multiplier, &shift);
 
   const int32_t in_zero_point = ZeroPoint(in_value);
   const int32_t out_zero_point = ZeroPoint(out_value);
@@ -99,6 +102,19 @@ void MeanQuantized(const KernelContext& ctx) {
   }
 }
 
+}  // namespace
+
+template <typename A, typename T>
+void MeanQuantized(const KernelContext& ctx) {
+  MeanOrSumQuantized<A, T>(ctx, false);
+}
+template <typename A, typename T>
+void SumQuantized(const KernelContext& ctx) {
+  MeanOrSumQuantized<A, T>(ctx, true);
+}
+
+MF_INSTANTIATE_KERNEL_T(SumQuantized, int8_t)
+MF_INSTANTIATE_KERNEL_T(SumQuantized, int16_t)
 MF_INSTANTIATE_KERNEL_T(MeanQuantized, int8_t)
 MF_INSTANTIATE_KERNEL_T(MeanQuantized, int16_t)
 
