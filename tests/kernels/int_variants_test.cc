@@ -106,5 +106,19 @@ TEST(TflmGoldenIntegerVariants, SumInt8) {
   EXPECT_EQ(FromBytes<int8_t>(net.RunBytes(rows)), (std::vector<int8_t>{19, 3}));  // 6, 2
 }
 
+// Comparisons on int8 bring both operands to a common scale first (ComparisonWithScaling): 1, 2, 3
+// at scale 0.5 against 1, 2, 2 at scale 0.25 and zero point 2.
+TEST(TflmGoldenIntegerVariants, ComparisonsInt8RescaleBothSides) {
+  for (const auto& [op, golden] : {std::pair{"equal", std::vector<uint8_t>{1, 1, 0}},
+                                   std::pair{"greater", std::vector<uint8_t>{0, 0, 1}},
+                                   std::pair{"less_equal", std::vector<uint8_t>{1, 1, 0}}}) {
+    TestNet net;
+    const ValueId a = net.AddInput({3}, DType::kI8, ToBytes<int8_t>({2, 4, 6}), Quant({0.5f}));
+    const ValueId b =
+        net.AddInput({3}, DType::kI8, ToBytes<int8_t>({6, 10, 10}), Quant({0.25f}, 2));
+    EXPECT_EQ(FromBytes<uint8_t>(net.RunBytes(net.AddNode(op, {a, b}, {}))), golden) << op;
+  }
+}
+
 }  // namespace
 }  // namespace memfold

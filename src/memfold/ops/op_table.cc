@@ -77,8 +77,9 @@ OpDef Binary(std::string_view name, KernelEntry f32, bool fused_activation,
 // equalities); no O_s model (1-byte outputs of wider inputs).
 #define MF_COMPARE_KERNELS(K)                                                       \
   std::vector<KernelEntry> {                                                        \
-    MF_KERNEL_T(DType::kF32, K, float), MF_KERNEL_T(DType::kI32, K, int32_t),       \
-        MF_KERNEL_T(DType::kI64, K, int64_t), MF_KERNEL_T(DType::kBool, K, uint8_t) \
+    MF_KERNEL_T(DType::kF32, K, float), MF_KERNEL_T(DType::kI8, K, int8_t),         \
+        MF_KERNEL_T(DType::kI32, K, int32_t), MF_KERNEL_T(DType::kI64, K, int64_t), \
+        MF_KERNEL_T(DType::kBool, K, uint8_t)                                       \
   }
 
 OpDef Comparison(std::string_view name, std::vector<KernelEntry> kernels) {
@@ -87,7 +88,8 @@ OpDef Comparison(std::string_view name, std::vector<KernelEntry> kernels) {
           .max_inputs = 2,
           .infer = InferCompare,
           .cost = MoveCost,
-          .kernels = std::move(kernels)};
+          .kernels = std::move(kernels),
+          .prepare = PrepareCompareI8};
 }
 
 OpDef Logical(std::string_view name, int inputs, KernelEntry kernel) {

@@ -3,49 +3,65 @@
 
 #include <array>
 #include <cstdint>
+#include <span>
+#include <type_traits>
 
 #include "memfold/ops/kernels/access.h"
 #include "memfold/ops/kernels/kernel_util.h"
+#include "memfold/ops/kernels/quant_math.h"
 
 namespace memfold {
 namespace {
 
-// out = f(a, b) as a boolean byte, inputs 0 and 1 broadcast.
+// out = f(a, b) as a boolean byte, inputs 0 and 1 broadcast. int8 operands are first brought
+// to a common scale as ComparisonWithScaling does: (x - zero point) << 8 times the input's
+// multiplier (the prepared [multiplier, shift] of each input, then their offsets).
 template <typename A, typename T, typename F>
 void BooleanOf(const KernelContext& ctx, F f) {
   In<A, T> a{ctx.inputs[0].ptr<T>()};
   In<A, T> b{ctx.inputs[1].ptr<T>()};
   Out<A, uint8_t> y{OutputOf<A, uint8_t>(ctx.outputs[0])};
-  ForEachBroadcastIndex(ctx, [&](int64_t i, int64_t ia, int64_t ib) {
-    y.Set(i, static_cast<uint8_t>(f(a[ia], b[ib]) ? 1 : 0));
-  });
+  if constexpr (std::is_same_v<T, int8_t>) {
+    const std::span<const int32_t> p = ctx.prepared;
+    auto scaled = [&](int8_t v, size_t k) {
+      const int32_t shifted = (p[4 + k] + int32_t{v}) * (1 << 8);
+      return MultiplyByQuantizedMultiplierSmallerThanOneExp(shifted, p[2 * k], p[2 * k + 1]);
+    };
+    ForEachBroadcastIndex(ctx, [&](int64_t i, int64_t ia, int64_t ib) {
+      y.Set(i, static_cast<uint8_t>(f(scaled(a[ia], 0), scaled(b[ib], 1)) ? 1 : 0));
+    });
+  } else {
+    ForEachBroadcastIndex(ctx, [&](int64_t i, int64_t ia, int64_t ib) {
+      y.Set(i, static_cast<uint8_t>(f(a[ia], b[ib]) ? 1 : 0));
+    });
+  }
 }
 
 }  // namespace
 
 template <typename A, typename T>
 void Equal(const KernelContext& ctx) {
-  BooleanOf<A, T>(ctx, [](T a, T b) { return a == b; });
+  BooleanOf<A, T>(ctx, [](auto a, auto b) { return a == b; });
 }
 template <typename A, typename T>
 void NotEqual(const KernelContext& ctx) {
-  BooleanOf<A, T>(ctx, [](T a, T b) { return a != b; });
+  BooleanOf<A, T>(ctx, [](auto a, auto b) { return a != b; });
 }
 template <typename A, typename T>
 void Less(const KernelContext& ctx) {
-  BooleanOf<A, T>(ctx, [](T a, T b) { return a < b; });
+  BooleanOf<A, T>(ctx, [](auto a, auto b) { return a < b; });
 }
 template <typename A, typename T>
 void LessEqual(const KernelContext& ctx) {
-  BooleanOf<A, T>(ctx, [](T a, T b) { return a <= b; });
+  BooleanOf<A, T>(ctx, [](auto a, auto b) { return a <= b; });
 }
 template <typename A, typename T>
 void Greater(const KernelContext& ctx) {
-  BooleanOf<A, T>(ctx, [](T a, T b) { return a > b; });
+  BooleanOf<A, T>(ctx, [](auto a, auto b) { return a > b; });
 }
 template <typename A, typename T>
 void GreaterEqual(const KernelContext& ctx) {
-  BooleanOf<A, T>(ctx, [](T a, T b) { return a >= b; });
+  BooleanOf<A, T>(ctx, [](auto a, auto b) { return a >= b; });
 }
 template <typename A>
 void LogicalAnd(const KernelContext& ctx) {

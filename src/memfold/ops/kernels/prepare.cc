@@ -170,6 +170,19 @@ std::vector<int32_t> PrepareRelu6Int(const KernelContext& ctx) {
   return {ZeroPoint(in), std::min(hi, std::max(lo, six))};
 }
 
+std::vector<int32_t> PrepareCompareI8(const KernelContext& ctx) {
+  if (ctx.inputs[0].dtype != DType::kI8) return {};
+  std::vector<int32_t> out(6);
+  for (size_t k = 0; k < 2; ++k) {
+    int shift = 0;
+    QuantizeMultiplierSmallerThanOneExp(static_cast<double>(Scale(ctx.inputs[k])), &out[2 * k],
+                                        &shift);
+    out[2 * k + 1] = shift;
+    out[4 + k] = -ZeroPoint(ctx.inputs[k]);
+  }
+  return out;
+}
+
 std::vector<int32_t> PrepareLstm(const KernelContext& ctx) {
   const TensorArg& input = ctx.inputs[kLstmInput];
   if (input.dtype == DType::kF32) return {};

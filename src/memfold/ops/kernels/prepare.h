@@ -44,6 +44,10 @@ std::vector<int32_t> PrepareReluInt(const KernelContext& ctx);
 // (FloatToQuantizedType)].
 std::vector<int32_t> PrepareRelu6Int(const KernelContext& ctx);
 
+// Comparisons on int8 (comparisons.cc's Prepare): per input the multiplier and shift of its scale
+// (QuantizeMultiplierSmallerThanOneExp), then both offsets (minus the zero points).
+std::vector<int32_t> PrepareCompareI8(const KernelContext& ctx);
+
 // Scratch of the quantised mean: one int32 sum per output element (int8 and int16 inputs).
 std::vector<int64_t> MeanScratch(const Graph& graph, const Node& node);
 
