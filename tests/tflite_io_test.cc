@@ -3,16 +3,20 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <functional>
 #include <random>
 #include <regex>
 
 #include "memfold/exec/checked_run_test_util.h"
 #include "memfold/exec/executor.h"
+#include "memfold/io/model_loader.h"
 #include "memfold/io/plan_export.h"
+#include "memfold/io/tflite_graph_writer.h"
 #include "memfold/io/tflite_reader.h"
 #include "memfold/io/tflite_schema.h"
 #include "memfold/io/tflite_writer.h"
 #include "memfold/ir/verify.h"
+#include "memfold/ops/builder.h"
 #include "memfold/ops/registry.h"
 #include "memfold/plan/plan_graph.h"
 
@@ -240,6 +244,58 @@ TEST(TfliteReader, RandomCorruptionNeverCrashes) {
     if (gp.ok()) (void)RunPlanned(m->graph, gp->liveness, gp->plan, DefaultInputs(m->graph));
   }
   EXPECT_GT(rejected, 0);
+}
+
+// ---- Hostile operator parameters: written into a file as given, each must be refused on
+// reading with a message naming the problem (never a crash, an overflow or a huge allocation).
+
+// A model of one operator `op` on an input of `shape` and `dtype`, built with valid `attrs`;
+// `spoil` then changes the node's attributes (the writer writes what it is given) and the
+// file is read back. Returns the reader's status.
+Status LoadSpoiled(const std::string& op, Shape shape, DType dtype, Attrs attrs,
+                   const std::function<void(Attrs&)>& spoil) {
+  GraphBuilder b("hostile");
+  const ValueId x = b.Input("x", std::move(shape), dtype);
+  const ValueId y = b.Op(op, {x}, std::move(attrs), "victim");
+  Result<Graph> g = b.Finish({y});
+  EXPECT_TRUE(g.ok()) << g.status().message();
+  if (!g.ok()) return Status::Ok();
+  spoil(g->node(g->schedule.back()).attrs);
+  Result<Bytes> file = GraphToTflite(*g);
+  EXPECT_TRUE(file.ok()) << file.status().message();
+  if (!file.ok()) return Status::Ok();
+  return LoadTflite(std::move(file).value(), "hostile.tflite").status();
+}
+
+void ExpectRefused(const Status& s, const std::string& words) {
+  ASSERT_FALSE(s.ok()) << words;
+  EXPECT_NE(s.message().find(words), std::string::npos) << s.message();
+}
+
+TEST(TfliteReader, HostileResizeBilinearParametersAreRefused) {
+  Attrs attrs;
+  attrs.Set("size", std::vector<int64_t>{6, 6});
+  const Shape shape = {1, 3, 3, 2};
+  EXPECT_TRUE(LoadSpoiled("resize_bilinear", shape, DType::kF32, attrs, [](Attrs&) {}).ok());
+  ExpectRefused(LoadSpoiled("resize_bilinear", shape, DType::kF32, attrs,
+                            [](Attrs& a) {
+                              a.Set("size", std::vector<int64_t>{0, 6});
+                            }),
+                "each in [1, 2^20]");
+  ExpectRefused(LoadSpoiled("resize_bilinear", shape, DType::kI8, attrs,
+                            [](Attrs& a) {
+                              a.Set("size", std::vector<int64_t>{6, 0x7fffffff});
+                            }),
+                "each in [1, 2^20]");
+  ExpectRefused(LoadSpoiled("resize_bilinear", shape, DType::kF32, attrs,
+                            [](Attrs& a) { a.Set("size", std::vector<int64_t>{6}); }),
+                "'size' = [height, width]");
+  ExpectRefused(LoadSpoiled("resize_bilinear", shape, DType::kF32, attrs,
+                            [](Attrs& a) {
+                              a.Set("align_corners", int64_t{1});
+                              a.Set("half_pixel_centers", int64_t{1});
+                            }),
+                "exclude each other");
 }
 
 }  // namespace

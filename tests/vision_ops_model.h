@@ -1,7 +1,7 @@
 // Float32 models made of the TFLM operators memfold reads since issue 16 — resize nearest
 // neighbour, leaky relu, space-to-depth and back, element-wise abs, sqrt, square, log, floor,
 // ceil, round, squared difference; split, slice, pack and unpack; comparisons, logic, select,
-// zeros_like, elu, prelu and log_softmax — written with memfold's
+// zeros_like, elu, prelu and log_softmax; resize bilinear — written with memfold's
 // TFLite writer so that tests run them as files: planned, checked, and compiled for the
 // device. Header-only, for test targets.
 #pragma once
@@ -90,6 +90,21 @@ inline Result<Graph> LogicOpsGraph() {
   return b.Finish({probabilities, neither, total, peak, best_f});
 }
 
+// TFLM's image-geometry and sequence operators as converters emit them: bilinear resizing.
+inline Result<Graph> GeometryOpsGraph() {
+  GraphBuilder b("geometry_ops", 19);
+  const ValueId x = b.Input("image", {1, 5, 6, 3});
+  Attrs up;
+  up.Set("size", std::vector<int64_t>{9, 11});
+  up.Set("half_pixel_centers", int64_t{1});
+  const ValueId big = b.Op("resize_bilinear", {x}, up, "upsample");
+  Attrs down;
+  down.Set("size", std::vector<int64_t>{4, 4});
+  down.Set("align_corners", int64_t{1});
+  const ValueId small = b.Op("resize_bilinear", {big}, down, "downsample");
+  return b.Finish({small});
+}
+
 // A model as a .tflite file, as memfold's writer writes it.
 inline Result<Bytes> VisionOpsFile() {
   MF_ASSIGN_OR_RETURN(Graph g, VisionOpsGraph());
@@ -101,6 +116,10 @@ inline Result<Bytes> MovementOpsFile() {
 }
 inline Result<Bytes> LogicOpsFile() {
   MF_ASSIGN_OR_RETURN(Graph g, LogicOpsGraph());
+  return GraphToTflite(g);
+}
+inline Result<Bytes> GeometryOpsFile() {
+  MF_ASSIGN_OR_RETURN(Graph g, GeometryOpsGraph());
   return GraphToTflite(g);
 }
 

@@ -136,7 +136,8 @@ TEST(DeviceRuns, TheOperatorsAddedForConverterOutputRunOnTheDevice) {
   const std::pair<const char*, Bytes> models[] = {
       {"vision_ops", testing::VisionOpsFile().value()},
       {"movement_ops", testing::MovementOpsFile().value()},
-      {"logic_ops", testing::LogicOpsFile().value()}};
+      {"logic_ops", testing::LogicOpsFile().value()},
+      {"geometry_ops", testing::GeometryOpsFile().value()}};
   for (const auto& [name, bytes] : models) {
     const std::string file = TreeDir(std::string(name) + ".tflite");
     std::ofstream(file, std::ios::binary)

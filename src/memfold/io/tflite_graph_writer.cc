@@ -246,6 +246,16 @@ Status EncodeResizeNearest(Encoder& e, const Node& node, EncodedOp* op) {
   return Status::Ok();
 }
 
+// RESIZE_BILINEAR: the size tensor; the flags after ResizeBilinearOptions' deprecated fields.
+Status EncodeResizeBilinear(Encoder& e, const Node& node, EncodedOp* op) {
+  const Ints& size = node.attrs.Ints("size");
+  op->inputs.push_back(
+      e.AddIntTensor(node.name + "/size", {static_cast<int64_t>(size.size())}, size));
+  op->options = {Scalar(2, 1, node.attrs.Int("align_corners")),
+                 Scalar(3, 1, node.attrs.Int("half_pixel_centers"))};
+  return Status::Ok();
+}
+
 Status EncodeSlice(Encoder& e, const Node& node, EncodedOp* op) {
   const Ints& begin = node.attrs.Ints("begin");
   const Ints& size = node.attrs.Ints("size");
@@ -317,6 +327,7 @@ Status EncodeOptions(Encoder& e, const Node& node, EncodedOp* op) {
     return Status::Ok();
   }
   if (name == "resize_nearest_neighbor") return EncodeResizeNearest(e, node, op);
+  if (name == "resize_bilinear") return EncodeResizeBilinear(e, node, op);
   if (name == "depth_to_space" || name == "space_to_depth") {
     op->options = {Scalar(0, 4, node.attrs.Int("block_size"))};
     return Status::Ok();

@@ -366,6 +366,16 @@ Status ConvertResizeNearest(const TfliteConvertContext& ctx, Node* node) {
   return Status::Ok();
 }
 
+// RESIZE_BILINEAR: the constant size input [height, width]; align_corners and
+// half_pixel_centers follow the two deprecated size fields of ResizeBilinearOptions.
+Status ConvertResizeBilinear(const TfliteConvertContext& ctx, Node* node) {
+  MF_ASSIGN_OR_RETURN(Ints size, TakeConstantInts(ctx, node, 1, "size"));
+  node->attrs.Set("size", size);
+  node->attrs.Set("align_corners", int64_t{Opt<uint8_t>(ctx, 2, 0) != 0});
+  node->attrs.Set("half_pixel_centers", int64_t{Opt<uint8_t>(ctx, 3, 0) != 0});
+  return Status::Ok();
+}
+
 Status ConvertBlockSize(const TfliteConvertContext& ctx, Node* node) {
   node->attrs.Set("block_size", int64_t{Opt<int32_t>(ctx, 0, 0)});
   return Status::Ok();
@@ -530,6 +540,7 @@ const std::vector<TfliteOpMapping>& Table() {
       {19, "RELU", "relu", 0, {}, ConvertNothing},
       {21, "RELU6", "relu6", 0, {}, ConvertNothing},
       {22, "RESHAPE", "reshape", 17, {0}, ConvertReshape},
+      {23, "RESIZE_BILINEAR", "resize_bilinear", 15, {4, 4, 1, 1}, ConvertResizeBilinear},
       {25, "SOFTMAX", "softmax", 9, {4}, ConvertSoftmax},
       {26, "SPACE_TO_DEPTH", "space_to_depth", 19, {4}, ConvertBlockSize},
       {27, "SVDF", "svdf", 6, {4, 1, 1}, ConvertSvdf},

@@ -48,4 +48,8 @@ Cost PoolCost(const Graph& graph, const Node& node) {
 
 Cost MoveCost(const Graph& graph, const Node& node) { return Traffic(graph, node); }
 
+Cost ResizeBilinearCost(const Graph& graph, const Node& node) {
+  return StepCost(graph, node, 2.0, graph.value(node.outputs[0]).elements(), 4);
+}
+
 }  // namespace memfold

@@ -662,4 +662,30 @@ Status InferSpaceToDepth(const InferContext& ctx, std::vector<TensorType>* out) 
   return Status::Ok();
 }
 
+namespace {
+
+// TFLM computes the geometry of its image operators in 32-bit integers (RESIZE_BILINEAR's
+// 10-bit fixed point multiplies a size by 1024): sizes up to 2^20 keep every product in range.
+constexpr int64_t kMaxImageSize = int64_t{1} << 20;
+
+}  // namespace
+
+Status InferResizeBilinear(const InferContext& ctx, std::vector<TensorType>* out) {
+  const Value& x = ctx.in(0);
+  MF_RETURN_IF_ERROR(RequireRank(x, 4, "input"));
+  const auto& size = ctx.node.attrs.Ints("size");
+  if (size.size() != 2 || size[0] < 1 || size[1] < 1 || size[0] > kMaxImageSize ||
+      size[1] > kMaxImageSize) {
+    return Status::Error("needs 'size' = [height, width], each in [1, 2^20]");
+  }
+  if (x.shape[1] < 1 || x.shape[2] < 1 || x.shape[1] > kMaxImageSize ||
+      x.shape[2] > kMaxImageSize) {
+    return Status::Error("needs an input of height and width in [1, 2^20], has " + Dims(x.shape));
+  }
+  if (ctx.node.attrs.Int("align_corners") != 0 && ctx.node.attrs.Int("half_pixel_centers") != 0)
+    return Status::Error("align_corners and half_pixel_centers exclude each other (as in TFLM)");
+  out->push_back({x.dtype, {x.shape[0], size[0], size[1], x.shape[3]}});
+  return Status::Ok();
+}
+
 }  // namespace memfold

@@ -47,6 +47,9 @@ Status InferSplit(const InferContext& ctx, std::vector<TensorType>* out);
 Status InferLeakyRelu(const InferContext& ctx, std::vector<TensorType>* out);
 // resize_nearest_neighbor: NHWC input to [batch, size[0], size[1], channels].
 Status InferResizeNearest(const InferContext& ctx, std::vector<TensorType>* out);
+// resize_bilinear: NHWC input to [batch, size[0], size[1], channels]; height, width and size
+// at most 2^20 (TFLM's 32-bit fixed point), align_corners and half_pixel_centers not both.
+Status InferResizeBilinear(const InferContext& ctx, std::vector<TensorType>* out);
 // depth_to_space / space_to_depth with attribute block_size, NHWC.
 Status InferDepthToSpace(const InferContext& ctx, std::vector<TensorType>* out);
 Status InferSpaceToDepth(const InferContext& ctx, std::vector<TensorType>* out);

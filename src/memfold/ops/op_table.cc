@@ -12,6 +12,7 @@
 #include "memfold/ops/kernels/compare_kernels.h"
 #include "memfold/ops/kernels/convert_kernels.h"
 #include "memfold/ops/kernels/float_kernels.h"
+#include "memfold/ops/kernels/geometry_kernels.h"
 #include "memfold/ops/kernels/host_gemm.h"
 #include "memfold/ops/kernels/int_kernels.h"
 #include "memfold/ops/kernels/prepare.h"
@@ -357,6 +358,16 @@ std::vector<OpDef> BuildOpTable() {
        .infer = InferResizeNearest,
        .cost = MoveCost,
        .kernels = MF_MOVE_KERNELS(ResizeNearest)},
+      // TFLM's image-geometry operators (kernels/geometry_kernels.h).
+      {.name = "resize_bilinear",
+       .attrs = {{"size", Ints{}, true},
+                 {"align_corners", int64_t{0}},
+                 {"half_pixel_centers", int64_t{0}}},
+       .infer = InferResizeBilinear,
+       .cost = ResizeBilinearCost,
+       .overlap_algorithmic = AlgorithmicResizeBilinear,
+       .kernels = {MF_KERNEL(DType::kF32, ResizeBilinearF32),
+                   MF_KERNEL(DType::kI8, ResizeBilinearI8)}},
       {.name = "depth_to_space",
        .attrs = {{"block_size", int64_t{0}, true}},
        .infer = InferDepthToSpace,

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "memfold/ops/kernels/access.h"
+#include "memfold/ops/kernels/geometry_kernels.h"
 #include "memfold/ops/window.h"
 
 namespace memfold {
@@ -281,6 +282,33 @@ std::optional<int64_t> AlgorithmicPad(const Graph& g, const Node& n, int input) 
     }
     return true;
   });
+}
+
+std::optional<int64_t> AlgorithmicResizeBilinear(const Graph& g, const Node& n, int input) {
+  const auto p = PairOf(g, n, input);
+  if (!p || input != 0) return std::nullopt;
+  const Shape& in = p->in.shape;
+  const Shape& out = p->out.shape;
+  const int64_t channels = in[3];
+  auto at = [&](int64_t b, int32_t y, int32_t x) {
+    return ((b * in[1] + y) * in[2] + x) * channels;
+  };
+  OverlapAccumulator acc(p->n_out);
+  int64_t o = 0;
+  // Per output element its four neighbours (the least one binds), then the write.
+  ForEachBilinearPixel(
+      in, out, n.attrs.Int("align_corners") != 0, n.attrs.Int("half_pixel_centers") != 0,
+      p->in.dtype != DType::kF32,
+      [&](int64_t b, int32_t, int32_t, const BilinearTap& ty, const BilinearTap& tx) {
+        const int64_t first =
+            std::min(std::min(at(b, ty.lower, tx.lower), at(b, ty.upper, tx.lower)),
+                     std::min(at(b, ty.lower, tx.upper), at(b, ty.upper, tx.upper)));
+        for (int64_t c = 0; c < channels; ++c) {
+          acc.Read((first + c) * p->ei);
+          acc.Write(++o * p->eo);
+        }
+      });
+  return acc.safe_overlap();
 }
 
 std::optional<int64_t> AnalyticElementwise(const Graph& g, const Node& n, int input) {

@@ -32,6 +32,8 @@ std::optional<int64_t> AlgorithmicConcat(const Graph& g, const Node& n, int inpu
 std::optional<int64_t> AlgorithmicSlice(const Graph& g, const Node& n, int input);
 std::optional<int64_t> AlgorithmicTranspose(const Graph& g, const Node& n, int input);
 std::optional<int64_t> AlgorithmicPad(const Graph& g, const Node& n, int input);
+// resize_bilinear: the kernel's taps (float or integer, as the input's type), output order.
+std::optional<int64_t> AlgorithmicResizeBilinear(const Graph& g, const Node& n, int input);
 
 // Analytic (closed-form lower bound) models.
 std::optional<int64_t> AnalyticElementwise(const Graph& g, const Node& n, int input);

@@ -1,0 +1,109 @@
+// Kernels of TFLM's image-geometry and sequence operators: RESIZE_BILINEAR, TRANSPOSE_CONV,
+// MIRROR_PAD, BATCH_TO_SPACE_ND, SPACE_TO_BATCH_ND, GATHER, CUMSUM and L2_NORMALIZATION. Each
+// follows the loop order and arithmetic of the TFLM reference kernel named beside it (float
+// arithmetic in float, integer paths bit for bit), so results match TFLM exactly and memory is
+// visited in the order the safe-overlap models of ops/overlap_models.cc replay.
+//
+// The index arithmetic that both a kernel and its overlap model need lives here as inline
+// functions, so the two cannot drift apart. Freestanding (the device runs these kernels too).
+//
+// Preconditions: shapes and attributes were checked by the op's inference function.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include "memfold/ops/kernels/kernel_context.h"
+
+namespace memfold {
+
+// ---- RESIZE_BILINEAR (reference_ops::ResizeBilinear and ResizeBilinearInteger) -------------
+
+// The source rows (or columns) of one output row: the interpolation position and the two
+// neighbours it lies between. Float path: `position` in input pixels; integer path: in 1/1024
+// input pixels.
+struct BilinearTap {
+  float position = 0;
+  int32_t position_10 = 0;
+  int32_t lower = 0;
+  int32_t upper = 0;
+};
+
+// ResizeBilinear's scale of one axis, in float: in / out, or (in - 1) / (out - 1) with
+// align_corners (when out > 1).
+inline float BilinearScale(int32_t in_size, int32_t out_size, bool align_corners) {
+  if (align_corners && out_size > 1)
+    return static_cast<float>(in_size - 1) / static_cast<float>(out_size - 1);
+  return static_cast<float>(in_size) / static_cast<float>(out_size);
+}
+
+// ComputeInterpolationValues: float position of output index `value`, its floor (at least 0)
+// and ceiling (at most in_size - 1). The floor is also kept below in_size, which TFLM's
+// arithmetic guarantees for every valid size and memfold makes sure of.
+inline BilinearTap BilinearTapOf(int32_t value, float scale, bool half_pixel_centers,
+                                 int32_t in_size) {
+  BilinearTap tap;
+  const float v = static_cast<float>(value);
+  tap.position = half_pixel_centers ? (v + 0.5f) * scale - 0.5f : v * scale;
+  const auto floor = static_cast<int32_t>(std::floor(tap.position));
+  tap.lower = std::min(std::max(floor, int32_t{0}), in_size - 1);
+  tap.upper = std::min(static_cast<int32_t>(std::ceil(tap.position)), in_size - 1);
+  tap.upper = std::max(tap.upper, int32_t{0});
+  return tap;
+}
+
+// ResizeBilinearInteger's scale of one axis in 1/1024 pixels, rounded to nearest.
+inline int32_t BilinearScale10(int32_t in_size, int32_t out_size, bool align_corners) {
+  if (align_corners && out_size > 1)
+    return ((1 << 10) * (in_size - 1) + (out_size - 1) / 2) / (out_size - 1);
+  return ((1 << 10) * in_size + out_size / 2) / out_size;
+}
+
+// ComputeInterpolationValuesInteger: the position in 1/1024 pixels, its truncated quotient
+// (at least 0) and rounded-up quotient (at most in_size - 1). Inference keeps sizes below 2^20,
+// so the 32-bit products cannot overflow.
+inline BilinearTap BilinearTapOf10(int32_t value, int32_t scale_10, bool half_pixel_centers,
+                                   int32_t in_size) {
+  BilinearTap tap;
+  tap.position_10 =
+      half_pixel_centers ? value * scale_10 + scale_10 / 2 - (1 << 9) : value * scale_10;
+  tap.lower = std::min(std::max(tap.position_10 / (1 << 10), int32_t{0}), in_size - 1);
+  tap.upper = std::min((tap.position_10 + (1 << 10) - 1) / (1 << 10), in_size - 1);
+  tap.upper = std::max(tap.upper, int32_t{0});
+  return tap;
+}
+
+// The taps of every output row and column, for an NHWC input `in` and output `out`, computed
+// the way the kernel for `integer` (int8) or float inputs computes them; visit(b, y, x, ty, tx)
+// in the kernel's order (batch, output row, output column).
+template <typename Visit>
+void ForEachBilinearPixel(ShapeView in, ShapeView out, bool align_corners, bool half_pixel_centers,
+                          bool integer, Visit visit) {
+  const auto in_h = static_cast<int32_t>(in[1]), in_w = static_cast<int32_t>(in[2]);
+  const auto out_h = static_cast<int32_t>(out[1]), out_w = static_cast<int32_t>(out[2]);
+  const float scale_h = BilinearScale(in_h, out_h, align_corners);
+  const float scale_w = BilinearScale(in_w, out_w, align_corners);
+  const int32_t scale_h10 = BilinearScale10(in_h, out_h, align_corners);
+  const int32_t scale_w10 = BilinearScale10(in_w, out_w, align_corners);
+  for (int64_t b = 0; b < out[0]; ++b) {
+    for (int32_t y = 0; y < out_h; ++y) {
+      const BilinearTap ty = integer ? BilinearTapOf10(y, scale_h10, half_pixel_centers, in_h)
+                                     : BilinearTapOf(y, scale_h, half_pixel_centers, in_h);
+      for (int32_t x = 0; x < out_w; ++x) {
+        const BilinearTap tx = integer ? BilinearTapOf10(x, scale_w10, half_pixel_centers, in_w)
+                                       : BilinearTapOf(x, scale_w, half_pixel_centers, in_w);
+        visit(b, y, x, ty, tx);
+      }
+    }
+  }
+}
+
+// Output pixel by pixel (batch, row, column, channel), each from its four neighbours; float in
+// float, int8 by ResizeBilinearInteger's 10-bit fixed point (round half away from zero).
+template <typename A>
+void ResizeBilinearF32(const KernelContext& ctx);
+template <typename A>
+void ResizeBilinearI8(const KernelContext& ctx);
+
+}  // namespace memfold
