@@ -298,5 +298,32 @@ TEST(TfliteReader, HostileResizeBilinearParametersAreRefused) {
                 "exclude each other");
 }
 
+TEST(TfliteReader, HostileTransposeConvParametersAreRefused) {
+  // LoadSpoiled's op has one input; the filter is built here.
+  auto load = [](const std::function<void(Attrs&)>& spoil) {
+    GraphBuilder b("hostile");
+    const ValueId x = b.Input("x", {1, 3, 3, 2});
+    const ValueId w = b.LayerWeight("w", {4, 3, 3, 2}, 18);
+    Attrs attrs = ConvAttrs(2, "none");
+    attrs.Set("output_shape", std::vector<int64_t>{1, 6, 6, 4});
+    const ValueId y = b.Op("transpose_conv", {x, w}, attrs, "victim");
+    Result<Graph> g = b.Finish({y});
+    EXPECT_TRUE(g.ok()) << g.status().message();
+    spoil(g->node(g->schedule.back()).attrs);
+    Result<Bytes> file = GraphToTflite(*g);
+    EXPECT_TRUE(file.ok()) << file.status().message();
+    return LoadTflite(std::move(file).value(), "hostile.tflite").status();
+  };
+  EXPECT_TRUE(load([](Attrs&) {}).ok());
+  ExpectRefused(load([](Attrs& a) {
+                  a.Set("stride", std::vector<int64_t>{0, 2});
+                }),
+                "'stride' = [h, w], each in [1, 2^20]");
+  ExpectRefused(load([](Attrs& a) {
+                  a.Set("stride", std::vector<int64_t>{2, 0x7fffffff});
+                }),
+                "'stride' = [h, w], each in [1, 2^20]");
+}
+
 }  // namespace
 }  // namespace memfold

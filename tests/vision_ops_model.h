@@ -90,7 +90,8 @@ inline Result<Graph> LogicOpsGraph() {
   return b.Finish({probabilities, neither, total, peak, best_f});
 }
 
-// TFLM's image-geometry and sequence operators as converters emit them: bilinear resizing.
+// TFLM's image-geometry and sequence operators as converters emit them: bilinear resizing, a
+// transposed convolution.
 inline Result<Graph> GeometryOpsGraph() {
   GraphBuilder b("geometry_ops", 19);
   const ValueId x = b.Input("image", {1, 5, 6, 3});
@@ -102,7 +103,12 @@ inline Result<Graph> GeometryOpsGraph() {
   down.Set("size", std::vector<int64_t>{4, 4});
   down.Set("align_corners", int64_t{1});
   const ValueId small = b.Op("resize_bilinear", {big}, down, "downsample");
-  return b.Finish({small});
+  Attrs deconv = ConvAttrs(2, "relu");
+  deconv.Set("output_shape", std::vector<int64_t>{1, 8, 8, 4});
+  const ValueId w = b.LayerWeight("deconv_w", {4, 3, 3, 3}, 27);
+  const ValueId bias = b.Constant("deconv_b", {4}, {0.1f, -0.2f, 0.0f, 0.3f}, Role::kWeight);
+  const ValueId wide = b.Op("transpose_conv", {small, w, bias}, deconv, "deconv");
+  return b.Finish({wide});
 }
 
 // A model as a .tflite file, as memfold's writer writes it.

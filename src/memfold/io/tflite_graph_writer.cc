@@ -256,6 +256,21 @@ Status EncodeResizeBilinear(Encoder& e, const Node& node, EncodedOp* op) {
   return Status::Ok();
 }
 
+// TRANSPOSE_CONV: (output_shape, weights, input[, bias]) with TransposeConvOptions {padding,
+// stride_w, stride_h, fused_activation_function}.
+Status EncodeTransposeConv(Encoder& e, const Node& node, EncodedOp* op) {
+  MF_ASSIGN_OR_RETURN(op->options, WindowFields(node));
+  MF_ASSIGN_OR_RETURN(int64_t activation, ActivationCode(node));
+  op->options.push_back(Scalar(3, 1, activation));
+  const Ints& shape = node.attrs.Ints("output_shape");
+  std::vector<int32_t> inputs = {
+      e.AddIntTensor(node.name + "/output_shape", {static_cast<int64_t>(shape.size())}, shape),
+      op->inputs[1], op->inputs[0]};
+  if (op->inputs.size() > 2) inputs.push_back(op->inputs[2]);
+  op->inputs = std::move(inputs);
+  return Status::Ok();
+}
+
 Status EncodeSlice(Encoder& e, const Node& node, EncodedOp* op) {
   const Ints& begin = node.attrs.Ints("begin");
   const Ints& size = node.attrs.Ints("size");
@@ -328,6 +343,7 @@ Status EncodeOptions(Encoder& e, const Node& node, EncodedOp* op) {
   }
   if (name == "resize_nearest_neighbor") return EncodeResizeNearest(e, node, op);
   if (name == "resize_bilinear") return EncodeResizeBilinear(e, node, op);
+  if (name == "transpose_conv") return EncodeTransposeConv(e, node, op);
   if (name == "depth_to_space" || name == "space_to_depth") {
     op->options = {Scalar(0, 4, node.attrs.Int("block_size"))};
     return Status::Ok();

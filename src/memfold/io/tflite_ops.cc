@@ -376,6 +376,22 @@ Status ConvertResizeBilinear(const TfliteConvertContext& ctx, Node* node) {
   return Status::Ok();
 }
 
+// TRANSPOSE_CONV: (output_shape, weights, input[, bias]) becomes (input, weights[, bias]).
+// TFLM ignores the output_shape tensor and sizes the output from the output tensor, and so
+// does memfold ("output_shape" is the output tensor's shape).
+Status ConvertTransposeConv(const TfliteConvertContext& ctx, Node* node) {
+  if (node->inputs.size() != 3 && node->inputs.size() != 4)
+    return Status::Error("TRANSPOSE_CONV needs (output_shape, weights, input[, bias])");
+  if (node->inputs[1] == kNoValue || node->inputs[2] == kNoValue)
+    return Status::Error("TRANSPOSE_CONV needs its weights and input");
+  std::vector<ValueId> inputs = {node->inputs[2], node->inputs[1]};
+  if (node->inputs.size() == 4 && node->inputs[3] != kNoValue) inputs.push_back(node->inputs[3]);
+  node->inputs = std::move(inputs);
+  MF_RETURN_IF_ERROR(SetPaddingAndStride(ctx, node));
+  node->attrs.Set("output_shape", ctx.graph.value(node->outputs[0]).shape);
+  return SetActivation(ctx, 3, node);
+}
+
 Status ConvertBlockSize(const TfliteConvertContext& ctx, Node* node) {
   node->attrs.Set("block_size", int64_t{Opt<int32_t>(ctx, 0, 0)});
   return Status::Ok();
@@ -567,6 +583,7 @@ const std::vector<TfliteOpMapping>& Table() {
       {62, "GREATER_EQUAL", "greater_equal", 45, {}, ConvertNothing},
       {63, "LESS_EQUAL", "less_equal", 46, {}, ConvertNothing},
       {65, "SLICE", "slice", 0, {}, ConvertSlice},
+      {67, "TRANSPOSE_CONV", "transpose_conv", 49, {1, 4, 4, 1, 1}, ConvertTransposeConv},
       {70, "EXPAND_DIMS", "reshape", 0, {}, ConvertReshape},
       {71, "EQUAL", "equal", 53, {}, ConvertNothing},
       {72, "NOT_EQUAL", "not_equal", 54, {}, ConvertNothing},

@@ -688,4 +688,44 @@ Status InferResizeBilinear(const InferContext& ctx, std::vector<TensorType>* out
   return Status::Ok();
 }
 
+Status InferTransposeConv(const InferContext& ctx, std::vector<TensorType>* out) {
+  const Value& x = ctx.in(0);
+  const Value& w = ctx.in(1);
+  MF_RETURN_IF_ERROR(RequireWeightTypes(ctx));
+  MF_RETURN_IF_ERROR(RequireRank(x, 4, "input"));
+  MF_RETURN_IF_ERROR(RequireRank(w, 4, "filter"));
+  MF_RETURN_IF_ERROR(ParseActivation(ctx.node.attrs).status());
+  const std::string& padding = ctx.node.attrs.Str("padding");
+  if (padding != "same" && padding != "valid")
+    return Status::Error("has padding '" + padding + "'; transpose_conv takes same or valid");
+  const auto& stride = ctx.node.attrs.Ints("stride");
+  if (stride.size() != 2 || stride[0] < 1 || stride[1] < 1 || stride[0] > kMaxImageSize ||
+      stride[1] > kMaxImageSize)
+    return Status::Error("needs 'stride' = [h, w], each in [1, 2^20]");
+  const auto& shape = ctx.node.attrs.Ints("output_shape");
+  if (shape.size() != 4 || shape[0] != x.shape[0] || shape[1] < 1 || shape[2] < 1 ||
+      shape[1] > kMaxImageSize || shape[2] > kMaxImageSize || shape[3] != w.shape[0]) {
+    return Status::Error("needs 'output_shape' = [" + std::to_string(x.shape[0]) +
+                         ", height, width, " + std::to_string(w.shape[0]) +
+                         "] (height and width in [1, 2^20]), has " + Dims(shape));
+  }
+  if (w.shape[3] != x.shape[3] || w.shape[1] < 1 || w.shape[2] < 1) {
+    return Status::Error("filter " + Dims(w.shape) + " [out, kh, kw, in] does not fit input " +
+                         Dims(x.shape));
+  }
+  MF_RETURN_IF_ERROR(RequireBias(ctx, 2, w.shape[0]));
+  if (x.dtype == DType::kI8) {
+    if (ctx.has(2) && ctx.in(2).dtype != DType::kI32)
+      return Status::Error("an int8 transpose_conv needs an int32 bias (as TFLM's kernel)");
+    if (w.quant && w.quant->per_channel() &&
+        (w.quant->axis != 0 || static_cast<int64_t>(w.quant->scale.size()) != w.shape[0]))
+      return Status::Error("filter '" + w.name +
+                           "' must be quantised per tensor or per output channel (axis 0)");
+  } else if (x.dtype != DType::kF32) {
+    return Status::Error("transpose_conv runs float32 and int8 inputs");
+  }
+  out->push_back({x.dtype, shape});
+  return Status::Ok();
+}
+
 }  // namespace memfold

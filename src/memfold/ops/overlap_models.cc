@@ -311,6 +311,39 @@ std::optional<int64_t> AlgorithmicResizeBilinear(const Graph& g, const Node& n, 
   return acc.safe_overlap();
 }
 
+std::optional<int64_t> TransposeConvOverlap(const Graph& g, const Node& n, int input) {
+  const auto p = PairOf(g, n, input);
+  if (!p || input != 0) return std::nullopt;
+  // int8 scatters into its scratch buffer and writes the output only after the last read.
+  if (p->in.dtype != DType::kF32) return p->n_out;
+  // Float zeroes the whole output first, so O_s is the first input byte the scatter reads:
+  // that of the first input pixel (channel 0) with a filter tap inside the output.
+  const Shape& in = p->in.shape;
+  const Shape& filter = g.value(n.inputs[1]).shape;
+  const Shape& out = p->out.shape;
+  if (filter[0] == 0 || in[3] == 0) return p->n_out;
+  const TransposeConvGeometry geo{
+      .stride_h = n.attrs.Ints("stride")[0],
+      .stride_w = n.attrs.Ints("stride")[1],
+      .pad_h = TransposeConvPadding(out[1], filter[1], n.attrs.Ints("stride")[0],
+                                    n.attrs.Str("padding") == "same"),
+      .pad_w = TransposeConvPadding(out[2], filter[2], n.attrs.Ints("stride")[1],
+                                    n.attrs.Str("padding") == "same")};
+  auto lands = [](int64_t origin, int64_t taps, int64_t size) {
+    return origin < size && origin + taps > 0;  // some tap in [0, size)
+  };
+  for (int64_t b = 0; b < in[0]; ++b) {
+    for (int64_t iy = 0; iy < in[1]; ++iy) {
+      if (!lands(iy * geo.stride_h - geo.pad_h, filter[1], out[1])) continue;
+      for (int64_t ix = 0; ix < in[2]; ++ix) {
+        if (!lands(ix * geo.stride_w - geo.pad_w, filter[2], out[2])) continue;
+        return Clamp(*p, (((b * in[1] + iy) * in[2] + ix) * in[3]) * p->ei);
+      }
+    }
+  }
+  return p->n_out;  // no input element is read at all
+}
+
 std::optional<int64_t> AnalyticElementwise(const Graph& g, const Node& n, int input) {
   const auto p = PairOf(g, n, input);
   if (!p) return std::nullopt;

@@ -35,6 +35,10 @@ std::optional<int64_t> AlgorithmicPad(const Graph& g, const Node& n, int input);
 // resize_bilinear: the kernel's taps (float or integer, as the input's type), output order.
 std::optional<int64_t> AlgorithmicResizeBilinear(const Graph& g, const Node& n, int input);
 
+// transpose_conv, exact in both roles: int8 reads its whole input before its first output write
+// (the whole output); float zeroes its output first (the first input byte it reads). Input 0.
+std::optional<int64_t> TransposeConvOverlap(const Graph& g, const Node& n, int input);
+
 // Analytic (closed-form lower bound) models.
 std::optional<int64_t> AnalyticElementwise(const Graph& g, const Node& n, int input);
 std::optional<int64_t> AnalyticBroadcast(const Graph& g, const Node& n, int input);

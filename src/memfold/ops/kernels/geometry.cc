@@ -59,7 +59,64 @@ void ResizeBilinearI8(const KernelContext& ctx) {
       });
 }
 
+template <typename A>
+void TransposeConvF32(const KernelContext& ctx) {
+  const ShapeView in = ctx.inputs[0].shape, filter = ctx.inputs[1].shape;
+  const ShapeView out = ctx.outputs[0].shape;
+  const TransposeConvGeometry g = TransposeConvGeometryOf(ctx.attrs, filter, out);
+  const ActivationRange act = KernelActivation(ctx.attrs);
+  In<A, float> x{ctx.inputs[0].ptr<float>()}, w{ctx.inputs[1].ptr<float>()};
+  const bool has_bias = HasBias(ctx);
+  In<A, float> bias = BiasInput<A, float>(ctx);
+  Out<A, float> y{OutputOf<A, float>(ctx.outputs[0])};
+  const int64_t n = ctx.outputs[0].elements(), out_c = out[3];
+  for (int64_t i = 0; i < n; ++i) y.Set(i, 0.0f);
+  ForEachTransposeConvTap(in, filter, out, g, [&](int64_t xi, int64_t wi, int64_t yi) {
+    y.Set(yi, y[yi] + x[xi] * w[wi]);
+  });
+  for (int64_t i = 0; i < n; ++i) {
+    float acc = y[i];
+    if (has_bias) acc += bias[i % out_c];
+    y.Set(i, std::min(std::max(acc, act.min), act.max));
+  }
+}
+
+template <typename A>
+void TransposeConvI8(const KernelContext& ctx) {
+  const ShapeView in = ctx.inputs[0].shape, filter = ctx.inputs[1].shape;
+  const ShapeView out = ctx.outputs[0].shape;
+  const TransposeConvGeometry g = TransposeConvGeometryOf(ctx.attrs, filter, out);
+  const int32_t input_offset = -ZeroPoint(ctx.inputs[0]);
+  const int32_t output_offset = ZeroPoint(ctx.outputs[0]);
+  In<A, int8_t> x{ctx.inputs[0].ptr<int8_t>()}, w{ctx.inputs[1].ptr<int8_t>()};
+  const bool has_bias = HasBias(ctx);
+  In<A, int32_t> bias = BiasInput<A, int32_t>(ctx);
+  Out<A, int8_t> y{OutputOf<A, int8_t>(ctx.outputs[0])};
+  Out<A, int32_t> acc{reinterpret_cast<int32_t*>(ctx.scratch[0])};
+  const int64_t n = ctx.outputs[0].elements(), out_c = out[3];
+  // Sums wrap as TFLM's int32 arithmetic does on its targets (no undefined behaviour for a
+  // hostile model; real models never come near the limit).
+  auto wrapping_add = [](int32_t a, int32_t b) {
+    return static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(b));
+  };
+  for (int64_t i = 0; i < n; ++i) acc.Set(i, 0);
+  ForEachTransposeConvTap(in, filter, out, g, [&](int64_t xi, int64_t wi, int64_t yi) {
+    acc.Set(yi, wrapping_add(acc[yi], (int32_t{x[xi]} + input_offset) * int32_t{w[wi]}));
+  });
+  for (int64_t i = 0; i < n; ++i) {
+    const auto c = static_cast<size_t>(i % out_c);
+    int32_t v = acc[i];
+    if (has_bias) v = wrapping_add(v, bias[static_cast<int64_t>(c)]);
+    v = MultiplyByQuantizedMultiplier(v, ctx.prepared[c],
+                                      ctx.prepared[static_cast<size_t>(out_c) + c]);
+    v = wrapping_add(v, output_offset);
+    y.Set(i, static_cast<int8_t>(std::min<int32_t>(std::max<int32_t>(v, -128), 127)));
+  }
+}
+
 MF_INSTANTIATE_KERNEL(ResizeBilinearF32)
 MF_INSTANTIATE_KERNEL(ResizeBilinearI8)
+MF_INSTANTIATE_KERNEL(TransposeConvF32)
+MF_INSTANTIATE_KERNEL(TransposeConvI8)
 
 }  // namespace memfold

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <span>
 
 #include "memfold/ops/kernels/kernel_context.h"
 
@@ -105,5 +106,79 @@ template <typename A>
 void ResizeBilinearF32(const KernelContext& ctx);
 template <typename A>
 void ResizeBilinearI8(const KernelContext& ctx);
+
+// ---- TRANSPOSE_CONV (reference_ops::TransposeConv, reference_integer_ops::TransposeConv) ------
+
+// TFLM's padding of one axis of a transposed convolution: ComputePaddingHeightWidth applied
+// to the *output* size (the input of the convolution being transposed), dilation 1, in C's
+// truncating integer arithmetic.
+inline int64_t TransposeConvPadding(int64_t out_size, int64_t filter, int64_t stride, bool same) {
+  const int64_t windows =
+      same ? (out_size + stride - 1) / stride : (out_size + stride - filter) / stride;
+  const int64_t total = (windows - 1) * stride + filter - out_size;
+  return total > 0 ? total / 2 : 0;
+}
+
+struct TransposeConvGeometry {
+  int64_t stride_h = 1, stride_w = 1;
+  int64_t pad_h = 0, pad_w = 0;
+};
+
+// The strides ("stride" = [h, w]) and paddings ("padding" same or valid) of a node whose
+// filter is `filter` [out_c, kh, kw, in_c] and output `out` (NHWC).
+inline TransposeConvGeometry TransposeConvGeometryOf(const AttrArgs& attrs, ShapeView filter,
+                                                     ShapeView out) {
+  TransposeConvGeometry g;
+  const std::span<const int64_t> stride = attrs.Ints("stride");
+  g.stride_h = stride[0];
+  g.stride_w = stride[1];
+  const bool same = attrs.Str("padding") == "same";
+  g.pad_h = TransposeConvPadding(out[1], filter[1], g.stride_h, same);
+  g.pad_w = TransposeConvPadding(out[2], filter[2], g.stride_w, same);
+  return g;
+}
+
+// The scatter of both reference kernels: for every input element (batch, y, x, in_channel) in
+// order, every filter tap (fy, fx, out_channel) that lands inside the output;
+// visit(input_index, filter_index, output_index).
+template <typename Visit>
+void ForEachTransposeConvTap(ShapeView in, ShapeView filter, ShapeView out,
+                             const TransposeConvGeometry& g, Visit visit) {
+  const int64_t in_h = in[1], in_w = in[2], in_c = in[3];
+  const int64_t out_c = filter[0], k_h = filter[1], k_w = filter[2];
+  const int64_t out_h = out[1], out_w = out[2];
+  int64_t x_index = 0;
+  for (int64_t b = 0; b < in[0]; ++b) {
+    for (int64_t iy = 0; iy < in_h; ++iy) {
+      for (int64_t ix = 0; ix < in_w; ++ix) {
+        for (int64_t ic = 0; ic < in_c; ++ic, ++x_index) {
+          const int64_t origin_x = ix * g.stride_w - g.pad_w;
+          const int64_t origin_y = iy * g.stride_h - g.pad_h;
+          for (int64_t fy = 0; fy < k_h; ++fy) {
+            for (int64_t fx = 0; fx < k_w; ++fx) {
+              for (int64_t oc = 0; oc < out_c; ++oc) {
+                const int64_t oy = origin_y + fy, ox = origin_x + fx;
+                if (ox < 0 || ox >= out_w || oy < 0 || oy >= out_h) continue;
+                visit(x_index, ((oc * k_h + fy) * k_w + fx) * in_c + ic,
+                      ((b * out_h + oy) * out_w + ox) * out_c + oc);
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// Float: the output zeroed, every product added into it in scatter order, then per output
+// element the bias and the fused activation clamp. int8: the same scatter into an int32
+// scratch buffer (output elements x 4 bytes, requested by the op's scratch), then bias,
+// per-channel requantisation (multipliers from PrepareConvI8) and the output zero point. As in
+// TFLM's Prepare, the int8 path clamps to the full int8 range: TFLM passes kTfLiteActNone to
+// PopulateConvolutionQuantizationParams, so a fused activation does not act on int8.
+template <typename A>
+void TransposeConvF32(const KernelContext& ctx);
+template <typename A>
+void TransposeConvI8(const KernelContext& ctx);
 
 }  // namespace memfold

@@ -66,6 +66,11 @@ std::vector<int64_t> MeanScratch(const Graph& graph, const Node& node) {
   return {graph.value(node.outputs[0]).elements() * 4};
 }
 
+std::vector<int64_t> TransposeConvScratch(const Graph& graph, const Node& node) {
+  if (graph.value(node.inputs[0]).dtype != DType::kI8) return {};
+  return {graph.value(node.outputs[0]).elements() * 4};
+}
+
 std::vector<int64_t> SvdfScratch(const Graph& graph, const Node& node) {
   const Value& input = graph.value(node.inputs[kSvdfInput]);
   const SvdfDims d = SvdfDims::Of(node.attrs.Int("rank"), input.shape,
