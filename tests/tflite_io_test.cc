@@ -325,5 +325,34 @@ TEST(TfliteReader, HostileTransposeConvParametersAreRefused) {
                 "'stride' = [h, w], each in [1, 2^20]");
 }
 
+TEST(TfliteReader, HostileMirrorPadParametersAreRefused) {
+  Attrs attrs;
+  attrs.Set("paddings", std::vector<int64_t>{1, 1, 2, 0});
+  attrs.Set("mode", std::string("reflect"));
+  const Shape shape = {3, 4};
+  EXPECT_TRUE(LoadSpoiled("mirror_pad", shape, DType::kI8, attrs, [](Attrs&) {}).ok());
+  // A pad beyond the input would make TFLM's GetInputDimension read outside it.
+  ExpectRefused(LoadSpoiled("mirror_pad", shape, DType::kI8, attrs,
+                            [](Attrs& a) {
+                              a.Set("paddings", std::vector<int64_t>{3, 1, 2, 0});
+                            }),
+                "reflect padding takes 0 to 2");
+  ExpectRefused(LoadSpoiled("mirror_pad", shape, DType::kF32, attrs,
+                            [](Attrs& a) {
+                              a.Set("paddings", std::vector<int64_t>{-5, 1, 2, 0});
+                            }),
+                "reflect padding takes 0 to 2");
+  ExpectRefused(LoadSpoiled("mirror_pad", shape, DType::kF32, attrs,
+                            [](Attrs& a) {
+                              a.Set("paddings", std::vector<int64_t>{0x7fffffff, 0x7fffffff, 0, 0});
+                            }),
+                "reflect padding takes 0 to 2");
+  ExpectRefused(LoadSpoiled("mirror_pad", shape, DType::kF32, attrs,
+                            [](Attrs& a) {
+                              a.Set("paddings", std::vector<int64_t>{1, 1});
+                            }),
+                "'paddings' = [before, after] per axis");
+}
+
 }  // namespace
 }  // namespace memfold

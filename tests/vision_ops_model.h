@@ -91,7 +91,7 @@ inline Result<Graph> LogicOpsGraph() {
 }
 
 // TFLM's image-geometry and sequence operators as converters emit them: bilinear resizing, a
-// transposed convolution.
+// transposed convolution, mirror padding.
 inline Result<Graph> GeometryOpsGraph() {
   GraphBuilder b("geometry_ops", 19);
   const ValueId x = b.Input("image", {1, 5, 6, 3});
@@ -108,7 +108,15 @@ inline Result<Graph> GeometryOpsGraph() {
   const ValueId w = b.LayerWeight("deconv_w", {4, 3, 3, 3}, 27);
   const ValueId bias = b.Constant("deconv_b", {4}, {0.1f, -0.2f, 0.0f, 0.3f}, Role::kWeight);
   const ValueId wide = b.Op("transpose_conv", {small, w, bias}, deconv, "deconv");
-  return b.Finish({wide});
+  Attrs reflect;
+  reflect.Set("paddings", std::vector<int64_t>{0, 0, 2, 1, 1, 3, 0, 0});
+  reflect.Set("mode", std::string("reflect"));
+  const ValueId mirrored = b.Op("mirror_pad", {wide}, reflect, "mirror");
+  Attrs symmetric;
+  symmetric.Set("paddings", std::vector<int64_t>{0, 0, 1, 1, 0, 2, 0, 0});
+  symmetric.Set("mode", std::string("symmetric"));
+  const ValueId edged = b.Op("mirror_pad", {mirrored}, symmetric, "edge");
+  return b.Finish({edged});
 }
 
 // A model as a .tflite file, as memfold's writer writes it.

@@ -547,6 +547,61 @@ TEST(TflmGolden, TransposeConvInt8) {
           0,  -83,  -6, -29,  0,   -7,   -9,   -128, 23,  -8, 14, 127}));
 }
 
+// mirror_pad_test.cc: every case (int8, EXPECT_EQ), then the same SYMMETRIC-whole case on
+// float32 and int32 (memfold moves every element type alike).
+TEST(TflmGolden, MirrorPad) {
+  using I8 = std::vector<int8_t>;
+  const I8 six = {1, 2, 3, 4, 5, 6};
+  auto pad = [](Shape shape, I8 data, Ints pads, const char* mode, Shape* out_shape = nullptr) {
+    TestNet net;
+    const ValueId x = net.AddInput(shape, DType::kI8, ToBytes(data));
+    const ValueId y = net.AddNode("mirror_pad", {x},
+                                  MakeAttrs({{"paddings", pads}, {"mode", std::string(mode)}}));
+    if (out_shape != nullptr) *out_shape = net.ShapeOf(y);
+    return FromBytes<int8_t>(net.RunBytes(y));
+  };
+  Shape shape;
+  EXPECT_EQ(pad({2, 3}, six, {0, 0, 0, 0}, "reflect", &shape), six);  // EmptyPad
+  EXPECT_EQ(shape, (Shape{2, 3}));
+  EXPECT_EQ(pad({2, 3}, six, {0, 1, 0, 1}, "reflect", &shape),
+            (I8{1, 2, 3, 2, 4, 5, 6, 5, 1, 2, 3, 2}));  // PadOneSide_right_Reflect
+  EXPECT_EQ(shape, (Shape{3, 4}));
+  EXPECT_EQ(pad({2, 3}, six, {1, 0, 1, 0}, "reflect"),
+            (I8{5, 4, 5, 6, 2, 1, 2, 3, 5, 4, 5, 6}));  // PadOneSide_left_Reflect
+  EXPECT_EQ(pad({2, 3}, six, {0, 1, 0, 1}, "symmetric"),
+            (I8{1, 2, 3, 3, 4, 5, 6, 6, 4, 5, 6, 6}));  // PadOneSide_right_Symmetric
+  EXPECT_EQ(pad({2, 3}, six, {1, 0, 1, 0}, "symmetric"),
+            (I8{1, 1, 2, 3, 1, 1, 2, 3, 4, 4, 5, 6}));  // PadOneSide_left_Symmetric
+  EXPECT_EQ(
+      pad({2, 3}, six, {1, 1, 1, 1}, "symmetric"),
+      (I8{1, 1, 2, 3, 3, 1, 1, 2, 3, 3, 4, 4, 5, 6, 6, 4, 4, 5, 6, 6}));  // PadBothSides_Symmetric
+  EXPECT_EQ(
+      pad({2, 3}, six, {1, 1, 1, 1}, "reflect"),
+      (I8{5, 4, 5, 6, 5, 2, 1, 2, 3, 2, 5, 4, 5, 6, 5, 2, 1, 2, 3, 2}));  // PadBothSides_Reflect
+  const I8 symmetric_whole = {6, 5, 4, 4, 5, 6, 6, 5, 4, 3, 2, 1, 1, 2, 3, 3, 2, 1,
+                              3, 2, 1, 1, 2, 3, 3, 2, 1, 6, 5, 4, 4, 5, 6, 6, 5, 4,
+                              6, 5, 4, 4, 5, 6, 6, 5, 4, 3, 2, 1, 1, 2, 3, 3, 2, 1};
+  EXPECT_EQ(pad({2, 3}, six, {2, 2, 3, 3}, "symmetric", &shape), symmetric_whole);
+  EXPECT_EQ(shape, (Shape{6, 9}));  // PadBothSides_Symmetric_Whole
+  EXPECT_EQ(pad({2, 3}, six, {1, 1, 2, 2}, "reflect"),
+            (I8{6, 5, 4, 5, 6, 5, 4, 3, 2, 1, 2, 3, 2, 1,
+                6, 5, 4, 5, 6, 5, 4, 3, 2, 1, 2, 3, 2, 1}));  // PadBothSides_Reflect_Whole
+  EXPECT_EQ(pad({2, 3}, six, {1, 1, 2, 2}, "symmetric"),
+            (I8{2, 1, 1, 2, 3, 3, 2, 2, 1, 1, 2, 3, 3, 2,
+                5, 4, 4, 5, 6, 6, 5, 5, 4, 4, 5, 6, 6, 5}));                 // Pad_Symmetric
+  EXPECT_EQ(pad({3}, {1, 2, 3}, {0, 2}, "reflect"), (I8{1, 2, 3, 2, 1}));    // Pad_1D_Reflect
+  EXPECT_EQ(pad({3}, {1, 2, 3}, {0, 2}, "symmetric"), (I8{1, 2, 3, 3, 2}));  // Pad_1D_Symmetric
+
+  const Attrs whole =
+      MakeAttrs({{"paddings", Ints{2, 2, 3, 3}}, {"mode", std::string("symmetric")}});
+  const FloatRun floats = RunFloat("mirror_pad", {{{2, 3}, {1, 2, 3, 4, 5, 6}}}, whole);
+  EXPECT_EQ(floats.values, Floats(symmetric_whole.begin(), symmetric_whole.end()));
+  TestNet ints;
+  const ValueId x = ints.AddInput({2, 3}, DType::kI32, ToBytes<int32_t>({1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(FromBytes<int32_t>(ints.RunBytes(ints.AddNode("mirror_pad", {x}, whole))),
+            std::vector<int32_t>(symmetric_whole.begin(), symmetric_whole.end()));
+}
+
 TEST(TflmGolden, BadParametersAreRefusedByInference) {
   Graph g;
   const ValueId x = g.AddValue(Value{.name = "x", .shape = {1, 3, 3, 2}});
@@ -573,6 +628,16 @@ TEST(TflmGolden, BadParametersAreRefusedByInference) {
   EXPECT_FALSE(tconv({2, 6, 6, 4}, {2, 2}, "same"));  // batch differs
   EXPECT_FALSE(tconv({1, 6, 6, 4}, {0, 2}, "same"));
   EXPECT_FALSE(tconv({1, 6, 6, 4}, {2, 2}, "explicit"));
+  auto mirror = [&](Ints pads, std::string mode) {
+    return AddOp(&g, "mirror_pad", {x}, MakeAttrs({{"paddings", pads}, {"mode", mode}})).ok();
+  };
+  EXPECT_TRUE(mirror({0, 0, 2, 0, 0, 2, 1, 1}, "reflect"));
+  EXPECT_FALSE(mirror({0, 0, 3, 0, 0, 2, 1, 1}, "reflect"));  // reflect pads at most size - 1
+  EXPECT_TRUE(mirror({0, 0, 3, 0, 0, 3, 2, 2}, "symmetric"));
+  EXPECT_FALSE(mirror({0, 0, 3, 0, 0, 3, 2, 3}, "symmetric"));  // symmetric at most size
+  EXPECT_FALSE(mirror({0, 0, -1, 0, 0, 0, 0, 0}, "symmetric"));
+  EXPECT_FALSE(mirror({0, 0, 1, 1}, "symmetric"));  // one pair per axis
+  EXPECT_FALSE(mirror({0, 0, 0, 0, 0, 0, 0, 0}, "wrap"));
   const ValueId q = g.AddValue(Value{.name = "q", .dtype = DType::kI8, .shape = {4}});
   EXPECT_FALSE(AddOp(&g, "leaky_relu", {q}, MakeAttrs({{"alpha", -0.5}})).ok());
 }

@@ -271,6 +271,15 @@ Status EncodeTransposeConv(Encoder& e, const Node& node, EncodedOp* op) {
   return Status::Ok();
 }
 
+// MIRROR_PAD: the paddings tensor [rank, 2] and the mode.
+Status EncodeMirrorPad(Encoder& e, const Node& node, EncodedOp* op) {
+  const Ints& pads = node.attrs.Ints("paddings");
+  op->inputs.push_back(
+      e.AddIntTensor(node.name + "/paddings", {static_cast<int64_t>(pads.size() / 2), 2}, pads));
+  op->options = {Scalar(0, 1, node.attrs.Str("mode") == "reflect" ? 0 : 1)};
+  return Status::Ok();
+}
+
 Status EncodeSlice(Encoder& e, const Node& node, EncodedOp* op) {
   const Ints& begin = node.attrs.Ints("begin");
   const Ints& size = node.attrs.Ints("size");
@@ -344,6 +353,7 @@ Status EncodeOptions(Encoder& e, const Node& node, EncodedOp* op) {
   if (name == "resize_nearest_neighbor") return EncodeResizeNearest(e, node, op);
   if (name == "resize_bilinear") return EncodeResizeBilinear(e, node, op);
   if (name == "transpose_conv") return EncodeTransposeConv(e, node, op);
+  if (name == "mirror_pad") return EncodeMirrorPad(e, node, op);
   if (name == "depth_to_space" || name == "space_to_depth") {
     op->options = {Scalar(0, 4, node.attrs.Int("block_size"))};
     return Status::Ok();

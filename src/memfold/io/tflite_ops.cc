@@ -392,6 +392,18 @@ Status ConvertTransposeConv(const TfliteConvertContext& ctx, Node* node) {
   return SetActivation(ctx, 3, node);
 }
 
+// MIRROR_PAD: the constant paddings input; MirrorPadOptions.mode REFLECT (0) or SYMMETRIC (1).
+Status ConvertMirrorPad(const TfliteConvertContext& ctx, Node* node) {
+  MF_ASSIGN_OR_RETURN(Ints pads, TakeConstantInts(ctx, node, 1, "paddings"));
+  node->attrs.Set("paddings", pads);
+  const int8_t mode = Opt<int8_t>(ctx, 0, 0);
+  if (mode != 0 && mode != 1)
+    return Status::Error("has mode " + std::to_string(mode) +
+                         ", neither REFLECT (0) nor SYMMETRIC (1)");
+  node->attrs.Set("mode", std::string(mode == 0 ? "reflect" : "symmetric"));
+  return Status::Ok();
+}
+
 Status ConvertBlockSize(const TfliteConvertContext& ctx, Node* node) {
   node->attrs.Set("block_size", int64_t{Opt<int32_t>(ctx, 0, 0)});
   return Status::Ok();
@@ -606,6 +618,7 @@ const std::vector<TfliteOpMapping>& Table() {
       {97, "RESIZE_NEAREST_NEIGHBOR", "resize_nearest_neighbor", 74, {1, 1}, ConvertResizeNearest},
       {98, "LEAKY_RELU", "leaky_relu", 75, {4}, ConvertLeakyRelu},
       {99, "SQUARED_DIFFERENCE", "squared_difference", 0, {}, ConvertNothing},
+      {100, "MIRROR_PAD", "mirror_pad", 77, {1}, ConvertMirrorPad},
       {101, "ABS", "abs", 0, {}, ConvertNothing},
       {102, "SPLIT_V", "split", 79, {4}, ConvertSplitV},
       {104, "CEIL", "ceil", 0, {}, ConvertNothing},

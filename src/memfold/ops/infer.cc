@@ -1,6 +1,7 @@
 #include "memfold/ops/infer.h"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 #include <string>
 
@@ -725,6 +726,38 @@ Status InferTransposeConv(const InferContext& ctx, std::vector<TensorType>* out)
     return Status::Error("transpose_conv runs float32 and int8 inputs");
   }
   out->push_back({x.dtype, shape});
+  return Status::Ok();
+}
+
+Status InferMirrorPad(const InferContext& ctx, std::vector<TensorType>* out) {
+  const Shape& in = ctx.in(0).shape;
+  const auto& pads = ctx.node.attrs.Ints("paddings");
+  const std::string& mode = ctx.node.attrs.Str("mode");
+  if (mode != "reflect" && mode != "symmetric")
+    return Status::Error("has mode '" + mode + "'; mirror_pad takes reflect or symmetric");
+  if (in.empty() || pads.size() != 2 * in.size())
+    return Status::Error(
+        "needs an input of rank >= 1 and 'paddings' = [before, after] per axis, "
+        "has input " +
+        Dims(in) + " and " + std::to_string(pads.size()) + " paddings");
+  const int64_t offset = mode == "reflect" ? 1 : 0;
+  Shape shape = in;
+  int64_t elements = 1;
+  for (size_t d = 0; d < in.size(); ++d) {
+    for (int64_t p : {pads[2 * d], pads[2 * d + 1]}) {
+      if (p < 0 || p > in[d] - offset) {
+        return Status::Error("pads axis " + std::to_string(d) + " of size " +
+                             std::to_string(in[d]) + " by " + std::to_string(p) + "; " + mode +
+                             " padding takes 0 to " +
+                             std::to_string(std::max<int64_t>(in[d] - offset, 0)));
+      }
+    }
+    shape[d] = in[d] + pads[2 * d] + pads[2 * d + 1];
+    elements *= shape[d];
+    if (elements > std::numeric_limits<int32_t>::max())
+      return Status::Error("pads to more than 2^31 elements (TFLM indexes them in int)");
+  }
+  out->push_back({ctx.in(0).dtype, shape});
   return Status::Ok();
 }
 

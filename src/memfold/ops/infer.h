@@ -54,6 +54,9 @@ Status InferResizeBilinear(const InferContext& ctx, std::vector<TensorType>* out
 // 'stride', 'padding' (same or valid), 'activation' and the 'output_shape' [batch, h, w, out_c];
 // float32 or int8 (int32 bias, filter per tensor or per output channel).
 Status InferTransposeConv(const InferContext& ctx, std::vector<TensorType>* out);
+// mirror_pad: 'paddings' [before, after] per axis, each in [0, size - 1] for 'mode' reflect and
+// [0, size] for symmetric; rank >= 1, at most 2^31 - 1 output elements.
+Status InferMirrorPad(const InferContext& ctx, std::vector<TensorType>* out);
 // depth_to_space / space_to_depth with attribute block_size, NHWC.
 Status InferDepthToSpace(const InferContext& ctx, std::vector<TensorType>* out);
 Status InferSpaceToDepth(const InferContext& ctx, std::vector<TensorType>* out);

@@ -344,6 +344,31 @@ std::optional<int64_t> TransposeConvOverlap(const Graph& g, const Node& n, int i
   return p->n_out;  // no input element is read at all
 }
 
+std::optional<int64_t> AlgorithmicMirrorPad(const Graph& g, const Node& n, int input) {
+  const auto p = PairOf(g, n, input);
+  if (!p || input != 0) return std::nullopt;
+  const Shape& in = p->in.shape;
+  const Shape& out = p->out.shape;
+  const auto& pads = n.attrs.Ints("paddings");
+  const int64_t offset = n.attrs.Str("mode") == "reflect" ? 1 : 0;
+  const std::vector<int64_t> in_stride = RowMajorStrides(in);
+  OverlapAccumulator acc(p->n_out);
+  std::vector<int64_t> coord(out.size(), 0);
+  const int64_t count = p->out.elements();
+  for (int64_t o = 0; o < count; ++o) {
+    int64_t flat = 0;
+    for (size_t d = 0; d < out.size(); ++d)
+      flat += MirrorPadSource(coord[d], pads[2 * d], in[d], offset) * in_stride[d];
+    acc.Read(flat * p->ei);
+    acc.Write((o + 1) * p->eo);
+    for (size_t d = coord.size(); d-- > 0;) {
+      if (++coord[d] < out[d]) break;
+      coord[d] = 0;
+    }
+  }
+  return acc.safe_overlap();
+}
+
 std::optional<int64_t> AnalyticElementwise(const Graph& g, const Node& n, int input) {
   const auto p = PairOf(g, n, input);
   if (!p) return std::nullopt;

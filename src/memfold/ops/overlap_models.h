@@ -35,6 +35,8 @@ std::optional<int64_t> AlgorithmicPad(const Graph& g, const Node& n, int input);
 // resize_bilinear: the kernel's taps (float or integer, as the input's type), output order.
 std::optional<int64_t> AlgorithmicResizeBilinear(const Graph& g, const Node& n, int input);
 
+// mirror_pad: output in order, each from the input element it mirrors.
+std::optional<int64_t> AlgorithmicMirrorPad(const Graph& g, const Node& n, int input);
 // transpose_conv, exact in both roles: int8 reads its whole input before its first output write
 // (the whole output); float zeroes its output first (the first input byte it reads). Input 0.
 std::optional<int64_t> TransposeConvOverlap(const Graph& g, const Node& n, int input);

@@ -181,4 +181,32 @@ void TransposeConvF32(const KernelContext& ctx);
 template <typename A>
 void TransposeConvI8(const KernelContext& ctx);
 
+// ---- MIRROR_PAD (TFLM's mirror_pad.cc) --------------------------------------------------------
+
+// GetInputDimension: the input index along one axis of output index `padded`, for `left`
+// elements of padding before the `in_size` input ones; offset 1 mirrors without the edge
+// (REFLECT), 0 with it (SYMMETRIC). Inference keeps the pads within in_size - offset, so the
+// result is always an index of the input.
+inline int64_t MirrorPadSource(int64_t padded, int64_t left, int64_t in_size, int64_t offset) {
+  if (padded < left) {
+    const int64_t original = left + offset - 1;
+    return original - std::min(padded, original - offset);
+  }
+  padded -= left;
+  if (padded >= in_size) {
+    padded -= in_size;
+    const int64_t original = in_size - (1 + offset);
+    return original - std::min(padded, original);
+  }
+  return padded;
+}
+
+// Output element by element in order, each a copy of the input element GetFlatIndex maps it to
+// (per axis: the quotient by the output's row-major stride, mirrored, times the input's
+// stride). As TFLM, it keeps both stride arrays in the two scratch buffers its Prepare
+// requests (rank int32 each). Attributes "paddings" ([before, after] per axis) and "mode"
+// ("reflect" or "symmetric"). Every element type.
+template <typename A, typename T>
+void MirrorPad(const KernelContext& ctx);
+
 }  // namespace memfold

@@ -36,6 +36,10 @@ std::vector<int64_t> MeanScratch(const Graph& graph, const Node& node);
 // output element (none for float, which accumulates in its output).
 std::vector<int64_t> TransposeConvScratch(const Graph& graph, const Node& node);
 
+// Scratch TFLM's MIRROR_PAD requests in Prepare: the output's and the input's row-major
+// strides, rank ints each.
+std::vector<int64_t> MirrorPadScratch(const Graph& graph, const Node& node);
+
 // Scratch TFLM's SVDF requests in Prepare: int8 — batch * filters int32 (time products), then
 // batch * units int32 (sums); float — batch * filters floats.
 std::vector<int64_t> SvdfScratch(const Graph& graph, const Node& node);
