@@ -354,5 +354,51 @@ TEST(TfliteReader, HostileMirrorPadParametersAreRefused) {
                 "'paddings' = [before, after] per axis");
 }
 
+TEST(TfliteReader, HostileBatchToSpaceAndSpaceToBatchParametersAreRefused) {
+  Attrs s2b;
+  s2b.Set("block_shape", std::vector<int64_t>{2, 2});
+  s2b.Set("paddings", std::vector<int64_t>{1, 1, 0, 0});
+  const Shape shape = {1, 4, 4, 3};
+  EXPECT_TRUE(LoadSpoiled("space_to_batch_nd", shape, DType::kI8, s2b, [](Attrs&) {}).ok());
+  ExpectRefused(LoadSpoiled("space_to_batch_nd", shape, DType::kI8, s2b,
+                            [](Attrs& a) {
+                              a.Set("block_shape", std::vector<int64_t>{0, 2});
+                            }),
+                "block sizes in [1, 2^20]");
+  ExpectRefused(LoadSpoiled("space_to_batch_nd", shape, DType::kF32, s2b,
+                            [](Attrs& a) {
+                              a.Set("block_shape", std::vector<int64_t>{0x7fffffff, 2});
+                            }),
+                "block sizes in [1, 2^20]");
+  ExpectRefused(LoadSpoiled("space_to_batch_nd", shape, DType::kF32, s2b,
+                            [](Attrs& a) {
+                              a.Set("paddings", std::vector<int64_t>{-2, 1, 0, 0});
+                            }),
+                "paddings in [0, 2^20]");
+  ExpectRefused(LoadSpoiled("space_to_batch_nd", shape, DType::kF32, s2b,
+                            [](Attrs& a) { a.Set("block_shape", std::vector<int64_t>{2}); }),
+                "needs 'block_shape' of 2");
+  Attrs b2s;
+  b2s.Set("block_shape", std::vector<int64_t>{2, 2});
+  b2s.Set("crops", std::vector<int64_t>{0, 1, 1, 0});
+  const Shape batched = {8, 2, 2, 1};
+  EXPECT_TRUE(LoadSpoiled("batch_to_space_nd", batched, DType::kF32, b2s, [](Attrs&) {}).ok());
+  ExpectRefused(LoadSpoiled("batch_to_space_nd", batched, DType::kF32, b2s,
+                            [](Attrs& a) {
+                              a.Set("crops", std::vector<int64_t>{0, 0x7fffffff, 0, 0});
+                            }),
+                "crops in [0, 2^20]");
+  ExpectRefused(LoadSpoiled("batch_to_space_nd", batched, DType::kF32, b2s,
+                            [](Attrs& a) {
+                              a.Set("crops", std::vector<int64_t>{2, 2, 0, 0});
+                            }),
+                "crops remove all of spatial axis 1");
+  ExpectRefused(LoadSpoiled("batch_to_space_nd", batched, DType::kF32, b2s,
+                            [](Attrs& a) {
+                              a.Set("block_shape", std::vector<int64_t>{3, 3});
+                            }),
+                "is not a multiple of the block shape's product");
+}
+
 }  // namespace
 }  // namespace memfold

@@ -91,7 +91,7 @@ inline Result<Graph> LogicOpsGraph() {
 }
 
 // TFLM's image-geometry and sequence operators as converters emit them: bilinear resizing, a
-// transposed convolution, mirror padding.
+// transposed convolution, mirror padding, space to batch and back.
 inline Result<Graph> GeometryOpsGraph() {
   GraphBuilder b("geometry_ops", 19);
   const ValueId x = b.Input("image", {1, 5, 6, 3});
@@ -116,7 +116,16 @@ inline Result<Graph> GeometryOpsGraph() {
   symmetric.Set("paddings", std::vector<int64_t>{0, 0, 1, 1, 0, 2, 0, 0});
   symmetric.Set("mode", std::string("symmetric"));
   const ValueId edged = b.Op("mirror_pad", {mirrored}, symmetric, "edge");
-  return b.Finish({edged});
+  // [1, 13, 14, 4] -> [6, 7, 5, 4] -> [1, 12, 13, 4] (a dilated convolution's wrapping).
+  Attrs to_batch;
+  to_batch.Set("block_shape", std::vector<int64_t>{2, 3});
+  to_batch.Set("paddings", std::vector<int64_t>{1, 0, 0, 1});
+  const ValueId batched = b.Op("space_to_batch_nd", {edged}, to_batch, "to_batch");
+  Attrs to_space;
+  to_space.Set("block_shape", std::vector<int64_t>{2, 3});
+  to_space.Set("crops", std::vector<int64_t>{1, 1, 0, 2});
+  const ValueId unbatched = b.Op("batch_to_space_nd", {batched}, to_space, "to_space");
+  return b.Finish({unbatched});
 }
 
 // A model as a .tflite file, as memfold's writer writes it.

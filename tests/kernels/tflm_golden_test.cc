@@ -602,6 +602,73 @@ TEST(TflmGolden, MirrorPad) {
             std::vector<int32_t>(symmetric_whole.begin(), symmetric_whole.end()));
 }
 
+// batch_to_space_nd_test.cc BatchToSpaceBasicFloat / BasicInt8 and space_to_batch_nd_test.cc
+// SpaceToBatchBasicFloat / BasicInt8 (EXPECT_EQ), then cases worked out from TensorFlow's
+// definition of the two ops (not TFLM's loops): int8 padding with the output zero point -3 on
+// a [1, 3, 5, 2] input with block [2, 3], undone exactly by batch_to_space_nd with the same
+// amounts as crops; a 3-D NHC input; crops on both spatial axes.
+TEST(TflmGolden, BatchToSpaceAndSpaceToBatch) {
+  Floats counting(48);
+  for (size_t k = 0; k < counting.size(); ++k) counting[k] = static_cast<float>(k + 1);
+  const Floats sixteen(counting.begin(), counting.begin() + 16);
+  const Attrs basic_b2s = MakeAttrs({{"block_shape", Ints{2, 2}}, {"crops", Ints{0, 0, 0, 0}}});
+  const Attrs basic_s2b = MakeAttrs({{"block_shape", Ints{2, 2}}, {"paddings", Ints{0, 0, 0, 0}}});
+  const FloatRun b2s = RunFloat("batch_to_space_nd", {{{4, 2, 2, 1}, sixteen}}, basic_b2s);
+  EXPECT_EQ(b2s.shape, (Shape{1, 4, 4, 1}));
+  EXPECT_EQ(b2s.values, (Floats{1, 5, 2, 6, 9, 13, 10, 14, 3, 7, 4, 8, 11, 15, 12, 16}));
+  const FloatRun s2b = RunFloat("space_to_batch_nd", {{{1, 4, 4, 1}, sixteen}}, basic_s2b);
+  EXPECT_EQ(s2b.shape, (Shape{4, 2, 2, 1}));
+  EXPECT_EQ(s2b.values, (Floats{1, 3, 9, 11, 2, 4, 10, 12, 5, 7, 13, 15, 6, 8, 14, 16}));
+  using I8 = std::vector<int8_t>;
+  auto run_i8 = [](const char* op, Shape shape, I8 data, Attrs attrs, Shape* out_shape = nullptr,
+                   int64_t zero_point = 0) {
+    TestNet net;
+    const ValueId x = net.AddInput(shape, DType::kI8, ToBytes(data), Quant({0.5f}, zero_point));
+    const ValueId y = net.AddNode(op, {x}, attrs);
+    net.SetQuant(y, Quant({0.5f}, zero_point));
+    if (out_shape != nullptr) *out_shape = net.ShapeOf(y);
+    return FromBytes<int8_t>(net.RunBytes(y));
+  };
+  const I8 sixteen_i8(sixteen.begin(), sixteen.end());
+  EXPECT_EQ(run_i8("batch_to_space_nd", {4, 2, 2, 1}, sixteen_i8, basic_b2s),
+            (I8{1, 5, 2, 6, 9, 13, 10, 14, 3, 7, 4, 8, 11, 15, 12, 16}));
+  EXPECT_EQ(run_i8("space_to_batch_nd", {1, 4, 4, 1}, sixteen_i8, basic_s2b),
+            (I8{1, 3, 9, 11, 2, 4, 10, 12, 5, 7, 13, 15, 6, 8, 14, 16}));
+
+  const I8 thirty(counting.begin(), counting.begin() + 30);
+  Shape shape;
+  const I8 spread =
+      run_i8("space_to_batch_nd", {1, 3, 5, 2}, thirty,
+             MakeAttrs({{"block_shape", Ints{2, 3}}, {"paddings", Ints{1, 0, 2, 2}}}), &shape, -3);
+  EXPECT_EQ(shape, (Shape{6, 2, 3, 2}));
+  EXPECT_EQ(spread, (I8{-3, -3, -3, -3, -3, -3, -3, -3, 13, 14, 19, 20, -3, -3, -3, -3, -3, -3,
+                        -3, -3, 15, 16, -3, -3, -3, -3, -3, -3, -3, -3, 11, 12, 17, 18, -3, -3,
+                        -3, -3, 3,  4,  9,  10, -3, -3, 23, 24, 29, 30, -3, -3, 5,  6,  -3, -3,
+                        -3, -3, 25, 26, -3, -3, 1,  2,  7,  8,  -3, -3, 21, 22, 27, 28, -3, -3}));
+  EXPECT_EQ(
+      run_i8("batch_to_space_nd", {6, 2, 3, 2}, spread,
+             MakeAttrs({{"block_shape", Ints{2, 3}}, {"crops", Ints{1, 0, 2, 2}}}), &shape, -3),
+      thirty);
+  EXPECT_EQ(shape, (Shape{1, 3, 5, 2}));
+
+  const Floats thirty_f(counting.begin(), counting.begin() + 30);
+  const FloatRun nhc = RunFloat("space_to_batch_nd", {{{2, 5, 3}, thirty_f}},
+                                MakeAttrs({{"block_shape", Ints{2}}, {"paddings", Ints{1, 0}}}));
+  EXPECT_EQ(nhc.shape, (Shape{4, 3, 3}));
+  EXPECT_EQ(nhc.values, (Floats{0, 0, 0, 4, 5, 6, 10, 11, 12, 0,  0,  0,  19, 20, 21, 25, 26, 27,
+                                1, 2, 3, 7, 8, 9, 13, 14, 15, 16, 17, 18, 22, 23, 24, 28, 29, 30}));
+  EXPECT_EQ(RunFloat("batch_to_space_nd", {{{4, 3, 3}, nhc.values}},
+                     MakeAttrs({{"block_shape", Ints{2}}, {"crops", Ints{1, 0}}}))
+                .values,
+            thirty_f);
+  const FloatRun cropped =
+      RunFloat("batch_to_space_nd", {{{4, 2, 3, 2}, counting}},
+               MakeAttrs({{"block_shape", Ints{2, 2}}, {"crops", Ints{1, 0, 0, 2}}}));
+  EXPECT_EQ(cropped.shape, (Shape{1, 3, 4, 2}));
+  EXPECT_EQ(cropped.values, (Floats{25, 26, 37, 38, 27, 28, 39, 40, 7,  8,  19, 20,
+                                    9,  10, 21, 22, 31, 32, 43, 44, 33, 34, 45, 46}));
+}
+
 TEST(TflmGolden, BadParametersAreRefusedByInference) {
   Graph g;
   const ValueId x = g.AddValue(Value{.name = "x", .shape = {1, 3, 3, 2}});
@@ -638,6 +705,22 @@ TEST(TflmGolden, BadParametersAreRefusedByInference) {
   EXPECT_FALSE(mirror({0, 0, -1, 0, 0, 0, 0, 0}, "symmetric"));
   EXPECT_FALSE(mirror({0, 0, 1, 1}, "symmetric"));  // one pair per axis
   EXPECT_FALSE(mirror({0, 0, 0, 0, 0, 0, 0, 0}, "wrap"));
+  auto blocks = [&](const char* op, Ints block, Ints amounts) {
+    return AddOp(&g, op, {x},
+                 MakeAttrs(
+                     {{"block_shape", block},
+                      {op == std::string("batch_to_space_nd") ? "crops" : "paddings", amounts}}))
+        .ok();
+  };
+  EXPECT_TRUE(blocks("space_to_batch_nd", {3, 3}, {0, 0, 0, 0}));
+  EXPECT_FALSE(blocks("space_to_batch_nd", {2, 2}, {0, 0, 0, 0}));  // 3 is not a multiple of 2
+  EXPECT_TRUE(blocks("space_to_batch_nd", {2, 2}, {1, 0, 0, 1}));
+  EXPECT_FALSE(blocks("space_to_batch_nd", {0, 2}, {1, 0, 0, 1}));
+  EXPECT_FALSE(blocks("space_to_batch_nd", {2}, {1, 0}));  // one block size per spatial axis
+  EXPECT_FALSE(blocks("batch_to_space_nd", {1, 2}, {0, 0, 0, 0}));  // batch 1 is not 2 blocks
+  EXPECT_TRUE(blocks("batch_to_space_nd", {1, 1}, {1, 1, 0, 2}));
+  EXPECT_FALSE(blocks("batch_to_space_nd", {1, 1}, {2, 1, 0, 0}));  // nothing left of height
+  EXPECT_FALSE(blocks("batch_to_space_nd", {1, 1}, {-1, 0, 0, 0}));
   const ValueId q = g.AddValue(Value{.name = "q", .dtype = DType::kI8, .shape = {4}});
   EXPECT_FALSE(AddOp(&g, "leaky_relu", {q}, MakeAttrs({{"alpha", -0.5}})).ok());
 }

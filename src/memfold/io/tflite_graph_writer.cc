@@ -280,6 +280,18 @@ Status EncodeMirrorPad(Encoder& e, const Node& node, EncodedOp* op) {
   return Status::Ok();
 }
 
+// BATCH_TO_SPACE_ND / SPACE_TO_BATCH_ND: the block shape [spatial] and the crops or paddings
+// [spatial, 2]; their options tables are empty.
+Status EncodeBlocks(Encoder& e, const Node& node, EncodedOp* op, const char* amounts) {
+  const Ints& block = node.attrs.Ints("block_shape");
+  const Ints& pairs = node.attrs.Ints(amounts);
+  op->inputs.push_back(
+      e.AddIntTensor(node.name + "/block_shape", {static_cast<int64_t>(block.size())}, block));
+  op->inputs.push_back(e.AddIntTensor(node.name + "/" + amounts,
+                                      {static_cast<int64_t>(pairs.size() / 2), 2}, pairs));
+  return Status::Ok();
+}
+
 Status EncodeSlice(Encoder& e, const Node& node, EncodedOp* op) {
   const Ints& begin = node.attrs.Ints("begin");
   const Ints& size = node.attrs.Ints("size");
@@ -354,6 +366,8 @@ Status EncodeOptions(Encoder& e, const Node& node, EncodedOp* op) {
   if (name == "resize_bilinear") return EncodeResizeBilinear(e, node, op);
   if (name == "transpose_conv") return EncodeTransposeConv(e, node, op);
   if (name == "mirror_pad") return EncodeMirrorPad(e, node, op);
+  if (name == "batch_to_space_nd") return EncodeBlocks(e, node, op, "crops");
+  if (name == "space_to_batch_nd") return EncodeBlocks(e, node, op, "paddings");
   if (name == "depth_to_space" || name == "space_to_depth") {
     op->options = {Scalar(0, 4, node.attrs.Int("block_size"))};
     return Status::Ok();

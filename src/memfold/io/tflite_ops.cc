@@ -404,6 +404,24 @@ Status ConvertMirrorPad(const TfliteConvertContext& ctx, Node* node) {
   return Status::Ok();
 }
 
+// BATCH_TO_SPACE_ND (input, block_shape, crops) and SPACE_TO_BATCH_ND (input, block_shape,
+// paddings): both parameter inputs constant, read into attributes.
+Status ConvertBlocks(const TfliteConvertContext& ctx, Node* node, const char* amounts) {
+  if (node->inputs.size() != 3)
+    return Status::Error(std::string("needs (input, block_shape, ") + amounts + ")");
+  MF_ASSIGN_OR_RETURN(Ints block, TakeConstantInts(ctx, node, 1, "block_shape"));
+  MF_ASSIGN_OR_RETURN(Ints pairs, TakeConstantInts(ctx, node, 1, amounts));
+  node->attrs.Set("block_shape", block);
+  node->attrs.Set(amounts, pairs);
+  return Status::Ok();
+}
+Status ConvertBatchToSpace(const TfliteConvertContext& ctx, Node* node) {
+  return ConvertBlocks(ctx, node, "crops");
+}
+Status ConvertSpaceToBatch(const TfliteConvertContext& ctx, Node* node) {
+  return ConvertBlocks(ctx, node, "paddings");
+}
+
 Status ConvertBlockSize(const TfliteConvertContext& ctx, Node* node) {
   node->attrs.Set("block_size", int64_t{Opt<int32_t>(ctx, 0, 0)});
   return Status::Ok();
@@ -574,6 +592,8 @@ const std::vector<TfliteOpMapping>& Table() {
       {27, "SVDF", "svdf", 6, {4, 1, 1}, ConvertSvdf},
       {28, "TANH", "tanh", 0, {}, ConvertNothing},
       {34, "PAD", "pad", 22, {}, ConvertPad},
+      {37, "BATCH_TO_SPACE_ND", "batch_to_space_nd", 24, {}, ConvertBatchToSpace},
+      {38, "SPACE_TO_BATCH_ND", "space_to_batch_nd", 25, {}, ConvertSpaceToBatch},
       {39, "TRANSPOSE", "transpose", 26, {}, ConvertTranspose},
       {40, "MEAN", "mean", 27, {1}, ConvertMean},
       {41, "SUB", "sub", 28, {1, 1}, ConvertActivationOnly},

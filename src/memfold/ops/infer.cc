@@ -761,4 +761,75 @@ Status InferMirrorPad(const InferContext& ctx, std::vector<TensorType>* out) {
   return Status::Ok();
 }
 
+namespace {
+
+// The block shape and per-axis [before, after] amounts of batch_to_space_nd (crops) and
+// space_to_batch_nd (paddings): a 3-D NHC or 4-D NHWC input, one block size >= 1 and one pair
+// >= 0 per spatial axis, all at most 2^20 (TFLM indexes in int).
+Status CheckBlocks(const InferContext& ctx, const char* amounts) {
+  const Shape& in = ctx.in(0).shape;
+  const auto& block = ctx.node.attrs.Ints("block_shape");
+  const auto& pairs = ctx.node.attrs.Ints(amounts);
+  if (in.size() != 3 && in.size() != 4)
+    return Status::Error("needs a 3-D NHC or 4-D NHWC input, has " + Dims(in));
+  const size_t spatial = in.size() - 2;
+  if (block.size() != spatial || pairs.size() != 2 * spatial)
+    return Status::Error("needs 'block_shape' of " + std::to_string(spatial) + " and '" + amounts +
+                         "' of " + std::to_string(2 * spatial) + " values for input " + Dims(in));
+  for (int64_t b : block) {
+    if (b < 1 || b > kMaxImageSize) return Status::Error("needs block sizes in [1, 2^20]");
+  }
+  for (int64_t p : pairs) {
+    if (p < 0 || p > kMaxImageSize)
+      return Status::Error(std::string("needs ") + amounts + " in [0, 2^20]");
+  }
+  for (int64_t d : in) {
+    if (d > kMaxImageSize) return Status::Error("needs dimensions of at most 2^20");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status InferBatchToSpaceNd(const InferContext& ctx, std::vector<TensorType>* out) {
+  MF_RETURN_IF_ERROR(CheckBlocks(ctx, "crops"));
+  const Shape& in = ctx.in(0).shape;
+  const auto& block = ctx.node.attrs.Ints("block_shape");
+  const auto& crops = ctx.node.attrs.Ints("crops");
+  int64_t blocks = 1;
+  for (int64_t b : block) blocks *= b;
+  if (in[0] % blocks != 0)
+    return Status::Error("batch " + std::to_string(in[0]) +
+                         " is not a multiple of the block shape's product " +
+                         std::to_string(blocks));
+  Shape shape = in;
+  shape[0] = in[0] / blocks;
+  for (size_t d = 0; d < block.size(); ++d) {
+    shape[d + 1] = in[d + 1] * block[d] - crops[2 * d] - crops[2 * d + 1];
+    if (shape[d + 1] < 1)
+      return Status::Error("crops remove all of spatial axis " + std::to_string(d + 1));
+  }
+  out->push_back({ctx.in(0).dtype, shape});
+  return Status::Ok();
+}
+
+Status InferSpaceToBatchNd(const InferContext& ctx, std::vector<TensorType>* out) {
+  MF_RETURN_IF_ERROR(CheckBlocks(ctx, "paddings"));
+  const Shape& in = ctx.in(0).shape;
+  const auto& block = ctx.node.attrs.Ints("block_shape");
+  const auto& pads = ctx.node.attrs.Ints("paddings");
+  Shape shape = in;
+  for (size_t d = 0; d < block.size(); ++d) {
+    const int64_t padded = in[d + 1] + pads[2 * d] + pads[2 * d + 1];
+    if (padded % block[d] != 0)
+      return Status::Error("padded spatial axis " + std::to_string(d + 1) + " (" +
+                           std::to_string(padded) + ") is not a multiple of its block size " +
+                           std::to_string(block[d]));
+    shape[d + 1] = padded / block[d];
+    shape[0] *= block[d];
+  }
+  out->push_back({ctx.in(0).dtype, shape});
+  return Status::Ok();
+}
+
 }  // namespace memfold

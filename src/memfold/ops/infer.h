@@ -57,6 +57,10 @@ Status InferTransposeConv(const InferContext& ctx, std::vector<TensorType>* out)
 // mirror_pad: 'paddings' [before, after] per axis, each in [0, size - 1] for 'mode' reflect and
 // [0, size] for symmetric; rank >= 1, at most 2^31 - 1 output elements.
 Status InferMirrorPad(const InferContext& ctx, std::vector<TensorType>* out);
+// batch_to_space_nd ('block_shape', 'crops') and space_to_batch_nd ('block_shape',
+// 'paddings') on 3-D NHC or 4-D NHWC inputs, as TFLite sizes their outputs.
+Status InferBatchToSpaceNd(const InferContext& ctx, std::vector<TensorType>* out);
+Status InferSpaceToBatchNd(const InferContext& ctx, std::vector<TensorType>* out);
 // depth_to_space / space_to_depth with attribute block_size, NHWC.
 Status InferDepthToSpace(const InferContext& ctx, std::vector<TensorType>* out);
 Status InferSpaceToDepth(const InferContext& ctx, std::vector<TensorType>* out);

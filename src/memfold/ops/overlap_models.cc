@@ -369,6 +369,34 @@ std::optional<int64_t> AlgorithmicMirrorPad(const Graph& g, const Node& n, int i
   return acc.safe_overlap();
 }
 
+std::optional<int64_t> AlgorithmicBatchToSpaceNd(const Graph& g, const Node& n, int input) {
+  const auto p = PairOf(g, n, input);
+  if (!p || input != 0) return std::nullopt;
+  OverlapAccumulator acc(p->n_out);
+  ForEachBatchToSpacePixel(p->in.shape, p->out.shape, n.attrs.Ints("block_shape"),
+                           n.attrs.Ints("crops"), [&](int64_t from, int64_t to, int64_t depth) {
+                             for (int64_t c = 0; c < depth; ++c) {
+                               acc.Read((from + c) * p->ei);
+                               acc.Write((to + c + 1) * p->eo);
+                             }
+                           });
+  return acc.safe_overlap();
+}
+
+std::optional<int64_t> AlgorithmicSpaceToBatchNd(const Graph& g, const Node& n, int input) {
+  const auto p = PairOf(g, n, input);
+  if (!p || input != 0) return std::nullopt;
+  OverlapAccumulator acc(p->n_out);
+  ForEachSpaceToBatchPixel(p->in.shape, p->out.shape, n.attrs.Ints("block_shape"),
+                           n.attrs.Ints("paddings"), [&](int64_t to, int64_t from, int64_t depth) {
+                             for (int64_t c = 0; c < depth; ++c) {
+                               if (from >= 0) acc.Read((from + c) * p->ei);
+                               acc.Write((to + c + 1) * p->eo);
+                             }
+                           });
+  return acc.safe_overlap();
+}
+
 std::optional<int64_t> AnalyticElementwise(const Graph& g, const Node& n, int input) {
   const auto p = PairOf(g, n, input);
   if (!p) return std::nullopt;

@@ -209,4 +209,78 @@ inline int64_t MirrorPadSource(int64_t padded, int64_t left, int64_t in_size, in
 template <typename A, typename T>
 void MirrorPad(const KernelContext& ctx);
 
+// ---- BATCH_TO_SPACE_ND and SPACE_TO_BATCH_ND (reference_ops::BatchToSpaceND, SpaceToBatchND) --
+
+// The [batch, height, width, depth] view TFLM takes of a 4-D NHWC tensor, or of a 3-D NHC one
+// (width 1).
+struct SpatialView {
+  int64_t batch = 0, height = 0, width = 1, depth = 0;
+  static SpatialView Of(ShapeView s) {
+    if (s.size() == 4) return {s[0], s[1], s[2], s[3]};
+    return {s[0], s[1], 1, s[2]};
+  }
+  int64_t At(int64_t b, int64_t y, int64_t x) const {
+    return ((b * height + y) * width + x) * depth;
+  }
+};
+
+// BatchToSpaceND's loop over the input (batch, row, column): every input pixel whose place in
+// the output survives the crops; visit(input_offset, output_offset, depth), offsets in
+// elements. "block_shape" [h(, w)] and "crops" [top, bottom(, left, right)].
+template <typename Visit>
+void ForEachBatchToSpacePixel(ShapeView in_shape, ShapeView out_shape,
+                              std::span<const int64_t> block, std::span<const int64_t> crops,
+                              Visit visit) {
+  const SpatialView in = SpatialView::Of(in_shape), out = SpatialView::Of(out_shape);
+  const bool four_d = in_shape.size() == 4;
+  const int64_t block_h = block[0], block_w = four_d ? block[1] : 1;
+  const int64_t crop_top = crops[0], crop_left = four_d ? crops[2] : 0;
+  for (int64_t in_b = 0; in_b < in.batch; ++in_b) {
+    const int64_t out_b = in_b % out.batch, spatial = in_b / out.batch;
+    for (int64_t in_y = 0; in_y < in.height; ++in_y) {
+      const int64_t out_y = in_y * block_h + spatial / block_w - crop_top;
+      if (out_y < 0 || out_y >= out.height) continue;
+      for (int64_t in_x = 0; in_x < in.width; ++in_x) {
+        const int64_t out_x = in_x * block_w + spatial % block_w - crop_left;
+        if (out_x < 0 || out_x >= out.width) continue;
+        visit(in.At(in_b, in_y, in_x), out.At(out_b, out_y, out_x), in.depth);
+      }
+    }
+  }
+}
+
+// SpaceToBatchND's loop over the output (batch, row, column): visit(output_offset,
+// input_offset, depth) with input_offset -1 for a pixel of the padding. "block_shape" [h(, w)]
+// and "paddings" [top, bottom(, left, right)].
+template <typename Visit>
+void ForEachSpaceToBatchPixel(ShapeView in_shape, ShapeView out_shape,
+                              std::span<const int64_t> block, std::span<const int64_t> pads,
+                              Visit visit) {
+  const SpatialView in = SpatialView::Of(in_shape), out = SpatialView::Of(out_shape);
+  const bool four_d = in_shape.size() == 4;
+  const int64_t block_h = block[0], block_w = four_d ? block[1] : 1;
+  const int64_t pad_top = pads[0], pad_left = four_d ? pads[2] : 0;
+  for (int64_t out_b = 0; out_b < out.batch; ++out_b) {
+    const int64_t in_b = out_b % in.batch;
+    const int64_t shift_w = (out_b / in.batch) % block_w, shift_h = (out_b / in.batch) / block_w;
+    for (int64_t out_y = 0; out_y < out.height; ++out_y) {
+      for (int64_t out_x = 0; out_x < out.width; ++out_x) {
+        const int64_t y = out_y * block_h + shift_h, x = out_x * block_w + shift_w;
+        const bool padding =
+            y < pad_top || y >= pad_top + in.height || x < pad_left || x >= pad_left + in.width;
+        visit(out.At(out_b, out_y, out_x),
+              padding ? int64_t{-1} : in.At(in_b, y - pad_top, x - pad_left), out.depth);
+      }
+    }
+  }
+}
+
+// Copies of `depth` elements per pixel in the loop orders above. SpaceToBatchND fills the
+// padding as TFLM's memset of the output zero point does (one-byte types: the zero point;
+// float: 0).
+template <typename A, typename T>
+void BatchToSpaceNd(const KernelContext& ctx);
+template <typename A, typename T>
+void SpaceToBatchNd(const KernelContext& ctx);
+
 }  // namespace memfold

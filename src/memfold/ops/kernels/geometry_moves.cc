@@ -1,10 +1,13 @@
 // The data-movement kernels of geometry_kernels.h: MIRROR_PAD, BATCH_TO_SPACE_ND,
 // SPACE_TO_BATCH_ND and GATHER, for every element type. Freestanding.
+#include <array>
+#include <bit>
 #include <cstdint>
 
 #include "memfold/ops/kernels/access.h"
 #include "memfold/ops/kernels/geometry_kernels.h"
 #include "memfold/ops/kernels/kernel_util.h"
+#include "memfold/ops/kernels/quant_math.h"
 
 namespace memfold {
 
@@ -40,7 +43,45 @@ void MirrorPad(const KernelContext& ctx) {
   }
 }
 
-#define MF_INSTANTIATE_GEOMETRY_MOVES(T) MF_INSTANTIATE_KERNEL_T(MirrorPad, T)
+template <typename A, typename T>
+void BatchToSpaceNd(const KernelContext& ctx) {
+  In<A, T> x{ctx.inputs[0].ptr<T>()};
+  Out<A, T> y{OutputOf<A, T>(ctx.outputs[0])};
+  ForEachBatchToSpacePixel(ctx.inputs[0].shape, ctx.outputs[0].shape, ctx.attrs.Ints("block_shape"),
+                           ctx.attrs.Ints("crops"), [&](int64_t from, int64_t to, int64_t depth) {
+                             for (int64_t c = 0; c < depth; ++c) y.Set(to + c, x[from + c]);
+                           });
+}
+
+namespace {
+
+// The value memset(&value, byte, sizeof(T)) leaves.
+template <typename T>
+T RepeatedByte(int32_t byte) {
+  std::array<unsigned char, sizeof(T)> bytes;
+  bytes.fill(static_cast<unsigned char>(byte));
+  return std::bit_cast<T>(bytes);
+}
+
+}  // namespace
+
+template <typename A, typename T>
+void SpaceToBatchNd(const KernelContext& ctx) {
+  In<A, T> x{ctx.inputs[0].ptr<T>()};
+  Out<A, T> y{OutputOf<A, T>(ctx.outputs[0])};
+  const T pad = RepeatedByte<T>(ZeroPoint(ctx.outputs[0]));
+  ForEachSpaceToBatchPixel(ctx.inputs[0].shape, ctx.outputs[0].shape, ctx.attrs.Ints("block_shape"),
+                           ctx.attrs.Ints("paddings"),
+                           [&](int64_t to, int64_t from, int64_t depth) {
+                             for (int64_t c = 0; c < depth; ++c)
+                               y.Set(to + c, from < 0 ? pad : x[from + c]);
+                           });
+}
+
+#define MF_INSTANTIATE_GEOMETRY_MOVES(T)     \
+  MF_INSTANTIATE_KERNEL_T(MirrorPad, T)      \
+  MF_INSTANTIATE_KERNEL_T(BatchToSpaceNd, T) \
+  MF_INSTANTIATE_KERNEL_T(SpaceToBatchNd, T)
 MF_INSTANTIATE_GEOMETRY_MOVES(float)
 MF_INSTANTIATE_GEOMETRY_MOVES(int8_t)
 MF_INSTANTIATE_GEOMETRY_MOVES(uint8_t)
