@@ -3,16 +3,20 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <functional>
 #include <random>
 #include <regex>
 
 #include "memfold/exec/checked_run_test_util.h"
 #include "memfold/exec/executor.h"
+#include "memfold/io/model_loader.h"
 #include "memfold/io/plan_export.h"
+#include "memfold/io/tflite_graph_writer.h"
 #include "memfold/io/tflite_reader.h"
 #include "memfold/io/tflite_schema.h"
 #include "memfold/io/tflite_writer.h"
 #include "memfold/ir/verify.h"
+#include "memfold/ops/builder.h"
 #include "memfold/ops/registry.h"
 #include "memfold/plan/plan_graph.h"
 
@@ -240,6 +244,160 @@ TEST(TfliteReader, RandomCorruptionNeverCrashes) {
     if (gp.ok()) (void)RunPlanned(m->graph, gp->liveness, gp->plan, DefaultInputs(m->graph));
   }
   EXPECT_GT(rejected, 0);
+}
+
+// ---- Hostile operator parameters: written into a file as given, each must be refused on
+// reading with a message naming the problem (never a crash, an overflow or a huge allocation).
+
+// A model of one operator `op` on an input of `shape` and `dtype`, built with valid `attrs`;
+// `spoil` then changes the node's attributes (the writer writes what it is given) and the
+// file is read back. Returns the reader's status.
+Status LoadSpoiled(const std::string& op, Shape shape, DType dtype, Attrs attrs,
+                   const std::function<void(Attrs&)>& spoil) {
+  GraphBuilder b("hostile");
+  const ValueId x = b.Input("x", std::move(shape), dtype);
+  const ValueId y = b.Op(op, {x}, std::move(attrs), "victim");
+  Result<Graph> g = b.Finish({y});
+  EXPECT_TRUE(g.ok()) << g.status().message();
+  if (!g.ok()) return Status::Ok();
+  spoil(g->node(g->schedule.back()).attrs);
+  Result<Bytes> file = GraphToTflite(*g);
+  EXPECT_TRUE(file.ok()) << file.status().message();
+  if (!file.ok()) return Status::Ok();
+  return LoadTflite(std::move(file).value(), "hostile.tflite").status();
+}
+
+void ExpectRefused(const Status& s, const std::string& words) {
+  ASSERT_FALSE(s.ok()) << words;
+  EXPECT_NE(s.message().find(words), std::string::npos) << s.message();
+}
+
+TEST(TfliteReader, HostileResizeBilinearParametersAreRefused) {
+  Attrs attrs;
+  attrs.Set("size", std::vector<int64_t>{6, 6});
+  const Shape shape = {1, 3, 3, 2};
+  EXPECT_TRUE(LoadSpoiled("resize_bilinear", shape, DType::kF32, attrs, [](Attrs&) {}).ok());
+  ExpectRefused(LoadSpoiled("resize_bilinear", shape, DType::kF32, attrs,
+                            [](Attrs& a) {
+                              a.Set("size", std::vector<int64_t>{0, 6});
+                            }),
+                "each in [1, 2^20]");
+  ExpectRefused(LoadSpoiled("resize_bilinear", shape, DType::kI8, attrs,
+                            [](Attrs& a) {
+                              a.Set("size", std::vector<int64_t>{6, 0x7fffffff});
+                            }),
+                "each in [1, 2^20]");
+  ExpectRefused(LoadSpoiled("resize_bilinear", shape, DType::kF32, attrs,
+                            [](Attrs& a) { a.Set("size", std::vector<int64_t>{6}); }),
+                "'size' = [height, width]");
+  ExpectRefused(LoadSpoiled("resize_bilinear", shape, DType::kF32, attrs,
+                            [](Attrs& a) {
+                              a.Set("align_corners", int64_t{1});
+                              a.Set("half_pixel_centers", int64_t{1});
+                            }),
+                "exclude each other");
+}
+
+TEST(TfliteReader, HostileTransposeConvParametersAreRefused) {
+  // LoadSpoiled's op has one input; the filter is built here.
+  auto load = [](const std::function<void(Attrs&)>& spoil) {
+    GraphBuilder b("hostile");
+    const ValueId x = b.Input("x", {1, 3, 3, 2});
+    const ValueId w = b.LayerWeight("w", {4, 3, 3, 2}, 18);
+    Attrs attrs = ConvAttrs(2, "none");
+    attrs.Set("output_shape", std::vector<int64_t>{1, 6, 6, 4});
+    const ValueId y = b.Op("transpose_conv", {x, w}, attrs, "victim");
+    Result<Graph> g = b.Finish({y});
+    EXPECT_TRUE(g.ok()) << g.status().message();
+    spoil(g->node(g->schedule.back()).attrs);
+    Result<Bytes> file = GraphToTflite(*g);
+    EXPECT_TRUE(file.ok()) << file.status().message();
+    return LoadTflite(std::move(file).value(), "hostile.tflite").status();
+  };
+  EXPECT_TRUE(load([](Attrs&) {}).ok());
+  ExpectRefused(load([](Attrs& a) {
+                  a.Set("stride", std::vector<int64_t>{0, 2});
+                }),
+                "'stride' = [h, w], each in [1, 2^20]");
+  ExpectRefused(load([](Attrs& a) {
+                  a.Set("stride", std::vector<int64_t>{2, 0x7fffffff});
+                }),
+                "'stride' = [h, w], each in [1, 2^20]");
+}
+
+TEST(TfliteReader, HostileMirrorPadParametersAreRefused) {
+  Attrs attrs;
+  attrs.Set("paddings", std::vector<int64_t>{1, 1, 2, 0});
+  attrs.Set("mode", std::string("reflect"));
+  const Shape shape = {3, 4};
+  EXPECT_TRUE(LoadSpoiled("mirror_pad", shape, DType::kI8, attrs, [](Attrs&) {}).ok());
+  // A pad beyond the input would make TFLM's GetInputDimension read outside it.
+  ExpectRefused(LoadSpoiled("mirror_pad", shape, DType::kI8, attrs,
+                            [](Attrs& a) {
+                              a.Set("paddings", std::vector<int64_t>{3, 1, 2, 0});
+                            }),
+                "reflect padding takes 0 to 2");
+  ExpectRefused(LoadSpoiled("mirror_pad", shape, DType::kF32, attrs,
+                            [](Attrs& a) {
+                              a.Set("paddings", std::vector<int64_t>{-5, 1, 2, 0});
+                            }),
+                "reflect padding takes 0 to 2");
+  ExpectRefused(LoadSpoiled("mirror_pad", shape, DType::kF32, attrs,
+                            [](Attrs& a) {
+                              a.Set("paddings", std::vector<int64_t>{0x7fffffff, 0x7fffffff, 0, 0});
+                            }),
+                "reflect padding takes 0 to 2");
+  ExpectRefused(LoadSpoiled("mirror_pad", shape, DType::kF32, attrs,
+                            [](Attrs& a) {
+                              a.Set("paddings", std::vector<int64_t>{1, 1});
+                            }),
+                "'paddings' = [before, after] per axis");
+}
+
+TEST(TfliteReader, HostileBatchToSpaceAndSpaceToBatchParametersAreRefused) {
+  Attrs s2b;
+  s2b.Set("block_shape", std::vector<int64_t>{2, 2});
+  s2b.Set("paddings", std::vector<int64_t>{1, 1, 0, 0});
+  const Shape shape = {1, 4, 4, 3};
+  EXPECT_TRUE(LoadSpoiled("space_to_batch_nd", shape, DType::kI8, s2b, [](Attrs&) {}).ok());
+  ExpectRefused(LoadSpoiled("space_to_batch_nd", shape, DType::kI8, s2b,
+                            [](Attrs& a) {
+                              a.Set("block_shape", std::vector<int64_t>{0, 2});
+                            }),
+                "block sizes in [1, 2^20]");
+  ExpectRefused(LoadSpoiled("space_to_batch_nd", shape, DType::kF32, s2b,
+                            [](Attrs& a) {
+                              a.Set("block_shape", std::vector<int64_t>{0x7fffffff, 2});
+                            }),
+                "block sizes in [1, 2^20]");
+  ExpectRefused(LoadSpoiled("space_to_batch_nd", shape, DType::kF32, s2b,
+                            [](Attrs& a) {
+                              a.Set("paddings", std::vector<int64_t>{-2, 1, 0, 0});
+                            }),
+                "paddings in [0, 2^20]");
+  ExpectRefused(LoadSpoiled("space_to_batch_nd", shape, DType::kF32, s2b,
+                            [](Attrs& a) { a.Set("block_shape", std::vector<int64_t>{2}); }),
+                "needs 'block_shape' of 2");
+  Attrs b2s;
+  b2s.Set("block_shape", std::vector<int64_t>{2, 2});
+  b2s.Set("crops", std::vector<int64_t>{0, 1, 1, 0});
+  const Shape batched = {8, 2, 2, 1};
+  EXPECT_TRUE(LoadSpoiled("batch_to_space_nd", batched, DType::kF32, b2s, [](Attrs&) {}).ok());
+  ExpectRefused(LoadSpoiled("batch_to_space_nd", batched, DType::kF32, b2s,
+                            [](Attrs& a) {
+                              a.Set("crops", std::vector<int64_t>{0, 0x7fffffff, 0, 0});
+                            }),
+                "crops in [0, 2^20]");
+  ExpectRefused(LoadSpoiled("batch_to_space_nd", batched, DType::kF32, b2s,
+                            [](Attrs& a) {
+                              a.Set("crops", std::vector<int64_t>{2, 2, 0, 0});
+                            }),
+                "crops remove all of spatial axis 1");
+  ExpectRefused(LoadSpoiled("batch_to_space_nd", batched, DType::kF32, b2s,
+                            [](Attrs& a) {
+                              a.Set("block_shape", std::vector<int64_t>{3, 3});
+                            }),
+                "is not a multiple of the block shape's product");
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // Float32 models made of the TFLM operators memfold reads since issue 16 — resize nearest
 // neighbour, leaky relu, space-to-depth and back, element-wise abs, sqrt, square, log, floor,
 // ceil, round, squared difference; split, slice, pack and unpack; comparisons, logic, select,
-// zeros_like, elu, prelu and log_softmax — written with memfold's
+// zeros_like, elu, prelu and log_softmax; resize bilinear — written with memfold's
 // TFLite writer so that tests run them as files: planned, checked, and compiled for the
 // device. Header-only, for test targets.
 #pragma once
@@ -90,6 +90,44 @@ inline Result<Graph> LogicOpsGraph() {
   return b.Finish({probabilities, neither, total, peak, best_f});
 }
 
+// TFLM's image-geometry and sequence operators as converters emit them: bilinear resizing, a
+// transposed convolution, mirror padding, space to batch and back.
+inline Result<Graph> GeometryOpsGraph() {
+  GraphBuilder b("geometry_ops", 19);
+  const ValueId x = b.Input("image", {1, 5, 6, 3});
+  Attrs up;
+  up.Set("size", std::vector<int64_t>{9, 11});
+  up.Set("half_pixel_centers", int64_t{1});
+  const ValueId big = b.Op("resize_bilinear", {x}, up, "upsample");
+  Attrs down;
+  down.Set("size", std::vector<int64_t>{4, 4});
+  down.Set("align_corners", int64_t{1});
+  const ValueId small = b.Op("resize_bilinear", {big}, down, "downsample");
+  Attrs deconv = ConvAttrs(2, "relu");
+  deconv.Set("output_shape", std::vector<int64_t>{1, 8, 8, 4});
+  const ValueId w = b.LayerWeight("deconv_w", {4, 3, 3, 3}, 27);
+  const ValueId bias = b.Constant("deconv_b", {4}, {0.1f, -0.2f, 0.0f, 0.3f}, Role::kWeight);
+  const ValueId wide = b.Op("transpose_conv", {small, w, bias}, deconv, "deconv");
+  Attrs reflect;
+  reflect.Set("paddings", std::vector<int64_t>{0, 0, 2, 1, 1, 3, 0, 0});
+  reflect.Set("mode", std::string("reflect"));
+  const ValueId mirrored = b.Op("mirror_pad", {wide}, reflect, "mirror");
+  Attrs symmetric;
+  symmetric.Set("paddings", std::vector<int64_t>{0, 0, 1, 1, 0, 2, 0, 0});
+  symmetric.Set("mode", std::string("symmetric"));
+  const ValueId edged = b.Op("mirror_pad", {mirrored}, symmetric, "edge");
+  // [1, 13, 14, 4] -> [6, 7, 5, 4] -> [1, 12, 13, 4] (a dilated convolution's wrapping).
+  Attrs to_batch;
+  to_batch.Set("block_shape", std::vector<int64_t>{2, 3});
+  to_batch.Set("paddings", std::vector<int64_t>{1, 0, 0, 1});
+  const ValueId batched = b.Op("space_to_batch_nd", {edged}, to_batch, "to_batch");
+  Attrs to_space;
+  to_space.Set("block_shape", std::vector<int64_t>{2, 3});
+  to_space.Set("crops", std::vector<int64_t>{1, 1, 0, 2});
+  const ValueId unbatched = b.Op("batch_to_space_nd", {batched}, to_space, "to_space");
+  return b.Finish({unbatched});
+}
+
 // A model as a .tflite file, as memfold's writer writes it.
 inline Result<Bytes> VisionOpsFile() {
   MF_ASSIGN_OR_RETURN(Graph g, VisionOpsGraph());
@@ -101,6 +139,10 @@ inline Result<Bytes> MovementOpsFile() {
 }
 inline Result<Bytes> LogicOpsFile() {
   MF_ASSIGN_OR_RETURN(Graph g, LogicOpsGraph());
+  return GraphToTflite(g);
+}
+inline Result<Bytes> GeometryOpsFile() {
+  MF_ASSIGN_OR_RETURN(Graph g, GeometryOpsGraph());
   return GraphToTflite(g);
 }
 

@@ -9,6 +9,7 @@
 
 #include "memfold/exec/checked_run.h"
 #include "memfold/exec/executor.h"
+#include "memfold/exec/overlap_trace.h"
 #include "memfold/io/model_loader.h"
 #include "memfold/passes/best_plan.h"
 #include "memfold/plan/plan_graph.h"
@@ -22,14 +23,16 @@ class WrittenModel : public ::testing::TestWithParam<int> {
     const int k = GetParam();
     return (k == 0   ? testing::VisionOpsGraph()
             : k == 1 ? testing::MovementOpsGraph()
-                     : testing::LogicOpsGraph())
+            : k == 2 ? testing::LogicOpsGraph()
+                     : testing::GeometryOpsGraph())
         .value();
   }
   Graph Read() const {
     const int k = GetParam();
     return LoadTflite((k == 0   ? testing::VisionOpsFile()
                        : k == 1 ? testing::MovementOpsFile()
-                                : testing::LogicOpsFile())
+                       : k == 2 ? testing::LogicOpsFile()
+                                : testing::GeometryOpsFile())
                           .value(),
                       "written.tflite")
         .value();
@@ -62,7 +65,30 @@ TEST_P(WrittenModel, RunsPlannedBitIdenticallyUnderEveryPlanner) {
   EXPECT_TRUE(run.identical());
 }
 
-INSTANTIATE_TEST_SUITE_P(VisionMovementLogic, WrittenModel, ::testing::Range(0, 3));
+// Every safe-overlap model of these operators replays its kernel's access order exactly: the
+// algorithmic O_s equals the traced one, and the analytic bound stays below it.
+TEST_P(WrittenModel, OverlapModelsAgreeWithTheTrace) {
+  const Graph g = Read();
+  const OverlapReport report = AnalyseOverlaps(g);
+  std::map<std::string, int> replayed;  // op -> nodes whose replay met the trace
+  for (const NodeOverlap& n : report.nodes) {
+    const std::string where = g.node(n.node).name + " (" + g.node(n.node).op + ")";
+    if (n.algorithmic && n.trace) {
+      EXPECT_EQ(*n.algorithmic, *n.trace) << where;
+      ++replayed[g.node(n.node).op];
+    }
+    if (n.analytic && n.trace) {
+      EXPECT_LE(*n.analytic, *n.trace) << where;
+    }
+  }
+  if (GetParam() == 3) {
+    for (const char* op : {"resize_bilinear", "transpose_conv", "mirror_pad", "space_to_batch_nd",
+                           "batch_to_space_nd"})
+      EXPECT_GT(replayed[op], 0) << op;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(VisionMovementLogicGeometry, WrittenModel, ::testing::Range(0, 4));
 
 }  // namespace
 }  // namespace memfold

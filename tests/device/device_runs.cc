@@ -138,6 +138,7 @@ TEST(DeviceRuns, TheOperatorsAddedForConverterOutputRunOnTheDevice) {
       {"vision_ops", testing::VisionOpsFile().value()},
       {"movement_ops", testing::MovementOpsFile().value()},
       {"logic_ops", testing::LogicOpsFile().value()},
+      {"geometry_ops", testing::GeometryOpsFile().value()},
       {"lstm_kws_i8", testing::LstmKeywordFile({}).value()},
       {"lstm_kws_f32", testing::LstmKeywordFile({.dtype = DType::kF32}).value()}};
   for (const auto& [name, bytes] : models) {

@@ -257,6 +257,52 @@ Status EncodeResizeNearest(Encoder& e, const Node& node, EncodedOp* op) {
   return Status::Ok();
 }
 
+// RESIZE_BILINEAR: the size tensor; the flags after ResizeBilinearOptions' deprecated fields.
+Status EncodeResizeBilinear(Encoder& e, const Node& node, EncodedOp* op) {
+  const Ints& size = node.attrs.Ints("size");
+  op->inputs.push_back(
+      e.AddIntTensor(node.name + "/size", {static_cast<int64_t>(size.size())}, size));
+  op->options = {Scalar(2, 1, node.attrs.Int("align_corners")),
+                 Scalar(3, 1, node.attrs.Int("half_pixel_centers"))};
+  return Status::Ok();
+}
+
+// TRANSPOSE_CONV: (output_shape, weights, input[, bias]) with TransposeConvOptions {padding,
+// stride_w, stride_h, fused_activation_function}.
+Status EncodeTransposeConv(Encoder& e, const Node& node, EncodedOp* op) {
+  MF_ASSIGN_OR_RETURN(op->options, WindowFields(node));
+  MF_ASSIGN_OR_RETURN(int64_t activation, ActivationCode(node));
+  op->options.push_back(Scalar(3, 1, activation));
+  const Ints& shape = node.attrs.Ints("output_shape");
+  std::vector<int32_t> inputs = {
+      e.AddIntTensor(node.name + "/output_shape", {static_cast<int64_t>(shape.size())}, shape),
+      op->inputs[1], op->inputs[0]};
+  if (op->inputs.size() > 2) inputs.push_back(op->inputs[2]);
+  op->inputs = std::move(inputs);
+  return Status::Ok();
+}
+
+// MIRROR_PAD: the paddings tensor [rank, 2] and the mode.
+Status EncodeMirrorPad(Encoder& e, const Node& node, EncodedOp* op) {
+  const Ints& pads = node.attrs.Ints("paddings");
+  op->inputs.push_back(
+      e.AddIntTensor(node.name + "/paddings", {static_cast<int64_t>(pads.size() / 2), 2}, pads));
+  op->options = {Scalar(0, 1, node.attrs.Str("mode") == "reflect" ? 0 : 1)};
+  return Status::Ok();
+}
+
+// BATCH_TO_SPACE_ND / SPACE_TO_BATCH_ND: the block shape [spatial] and the crops or paddings
+// [spatial, 2]; their options tables are empty.
+Status EncodeBlocks(Encoder& e, const Node& node, EncodedOp* op, const char* amounts) {
+  const Ints& block = node.attrs.Ints("block_shape");
+  const Ints& pairs = node.attrs.Ints(amounts);
+  op->inputs.push_back(
+      e.AddIntTensor(node.name + "/block_shape", {static_cast<int64_t>(block.size())}, block));
+  op->inputs.push_back(e.AddIntTensor(node.name + "/" + amounts,
+                                      {static_cast<int64_t>(pairs.size() / 2), 2}, pairs));
+  return Status::Ok();
+}
+
 Status EncodeSlice(Encoder& e, const Node& node, EncodedOp* op) {
   const Ints& begin = node.attrs.Ints("begin");
   const Ints& size = node.attrs.Ints("size");
@@ -328,6 +374,11 @@ Status EncodeOptions(Encoder& e, const Node& node, EncodedOp* op) {
     return Status::Ok();
   }
   if (name == "resize_nearest_neighbor") return EncodeResizeNearest(e, node, op);
+  if (name == "resize_bilinear") return EncodeResizeBilinear(e, node, op);
+  if (name == "transpose_conv") return EncodeTransposeConv(e, node, op);
+  if (name == "mirror_pad") return EncodeMirrorPad(e, node, op);
+  if (name == "batch_to_space_nd") return EncodeBlocks(e, node, op, "crops");
+  if (name == "space_to_batch_nd") return EncodeBlocks(e, node, op, "paddings");
   if (name == "depth_to_space" || name == "space_to_depth") {
     op->options = {Scalar(0, 4, node.attrs.Int("block_size"))};
     return Status::Ok();

@@ -384,6 +384,62 @@ Status ConvertResizeNearest(const TfliteConvertContext& ctx, Node* node) {
   return Status::Ok();
 }
 
+// RESIZE_BILINEAR: the constant size input [height, width]; align_corners and
+// half_pixel_centers follow the two deprecated size fields of ResizeBilinearOptions.
+Status ConvertResizeBilinear(const TfliteConvertContext& ctx, Node* node) {
+  MF_ASSIGN_OR_RETURN(Ints size, TakeConstantInts(ctx, node, 1, "size"));
+  node->attrs.Set("size", size);
+  node->attrs.Set("align_corners", int64_t{Opt<uint8_t>(ctx, 2, 0) != 0});
+  node->attrs.Set("half_pixel_centers", int64_t{Opt<uint8_t>(ctx, 3, 0) != 0});
+  return Status::Ok();
+}
+
+// TRANSPOSE_CONV: (output_shape, weights, input[, bias]) becomes (input, weights[, bias]).
+// TFLM ignores the output_shape tensor and sizes the output from the output tensor, and so
+// does memfold ("output_shape" is the output tensor's shape).
+Status ConvertTransposeConv(const TfliteConvertContext& ctx, Node* node) {
+  if (node->inputs.size() != 3 && node->inputs.size() != 4)
+    return Status::Error("TRANSPOSE_CONV needs (output_shape, weights, input[, bias])");
+  if (node->inputs[1] == kNoValue || node->inputs[2] == kNoValue)
+    return Status::Error("TRANSPOSE_CONV needs its weights and input");
+  std::vector<ValueId> inputs = {node->inputs[2], node->inputs[1]};
+  if (node->inputs.size() == 4 && node->inputs[3] != kNoValue) inputs.push_back(node->inputs[3]);
+  node->inputs = std::move(inputs);
+  MF_RETURN_IF_ERROR(SetPaddingAndStride(ctx, node));
+  node->attrs.Set("output_shape", ctx.graph.value(node->outputs[0]).shape);
+  return SetActivation(ctx, 3, node);
+}
+
+// MIRROR_PAD: the constant paddings input; MirrorPadOptions.mode REFLECT (0) or SYMMETRIC (1).
+Status ConvertMirrorPad(const TfliteConvertContext& ctx, Node* node) {
+  MF_ASSIGN_OR_RETURN(Ints pads, TakeConstantInts(ctx, node, 1, "paddings"));
+  node->attrs.Set("paddings", pads);
+  const int8_t mode = Opt<int8_t>(ctx, 0, 0);
+  if (mode != 0 && mode != 1)
+    return Status::Error("has mode " + std::to_string(mode) +
+                         ", neither REFLECT (0) nor SYMMETRIC (1)");
+  node->attrs.Set("mode", std::string(mode == 0 ? "reflect" : "symmetric"));
+  return Status::Ok();
+}
+
+// BATCH_TO_SPACE_ND (input, block_shape, crops) and SPACE_TO_BATCH_ND (input, block_shape,
+// paddings): both parameter inputs constant, read into attributes.
+Status ConvertBlocks(const TfliteConvertContext& ctx, Node* node, const char* amounts) {
+  if (node->inputs.size() != 3)
+    return Status::Error(std::string("needs (input, block_shape, ") + amounts + ")");
+  MF_ASSIGN_OR_RETURN(Ints block, TakeConstantInts(ctx, node, 1, "block_shape"));
+  MF_ASSIGN_OR_RETURN(Ints pairs, TakeConstantInts(ctx, node, 1, amounts));
+  node->attrs.Set("block_shape", block);
+  node->attrs.Set(amounts, pairs);
+  return Status::Ok();
+}
+Status ConvertBatchToSpace(const TfliteConvertContext& ctx, Node* node) {
+  return ConvertBlocks(ctx, node, "crops");
+}
+Status ConvertSpaceToBatch(const TfliteConvertContext& ctx, Node* node) {
+  return ConvertBlocks(ctx, node, "paddings");
+}
+
 Status ConvertBlockSize(const TfliteConvertContext& ctx, Node* node) {
   node->attrs.Set("block_size", int64_t{Opt<int32_t>(ctx, 0, 0)});
   return Status::Ok();
@@ -548,11 +604,14 @@ const std::vector<TfliteOpMapping>& Table() {
       {19, "RELU", "relu", 0, {}, ConvertNothing},
       {21, "RELU6", "relu6", 0, {}, ConvertNothing},
       {22, "RESHAPE", "reshape", 17, {0}, ConvertReshape},
+      {23, "RESIZE_BILINEAR", "resize_bilinear", 15, {4, 4, 1, 1}, ConvertResizeBilinear},
       {25, "SOFTMAX", "softmax", 9, {4}, ConvertSoftmax},
       {26, "SPACE_TO_DEPTH", "space_to_depth", 19, {4}, ConvertBlockSize},
       {27, "SVDF", "svdf", 6, {4, 1, 1}, ConvertSvdf},
       {28, "TANH", "tanh", 0, {}, ConvertNothing},
       {34, "PAD", "pad", 22, {}, ConvertPad},
+      {37, "BATCH_TO_SPACE_ND", "batch_to_space_nd", 24, {}, ConvertBatchToSpace},
+      {38, "SPACE_TO_BATCH_ND", "space_to_batch_nd", 25, {}, ConvertSpaceToBatch},
       {39, "TRANSPOSE", "transpose", 26, {}, ConvertTranspose},
       {40, "MEAN", "mean", 27, {1}, ConvertMean},
       {41, "SUB", "sub", 28, {1, 1}, ConvertActivationOnly},
@@ -580,6 +639,7 @@ const std::vector<TfliteOpMapping>& Table() {
       {62, "GREATER_EQUAL", "greater_equal", 45, {}, ConvertNothing},
       {63, "LESS_EQUAL", "less_equal", 46, {}, ConvertNothing},
       {65, "SLICE", "slice", 0, {}, ConvertSlice},
+      {67, "TRANSPOSE_CONV", "transpose_conv", 49, {1, 4, 4, 1, 1}, ConvertTransposeConv},
       {70, "EXPAND_DIMS", "reshape", 0, {}, ConvertReshape},
       {71, "EQUAL", "equal", 53, {}, ConvertNothing},
       {72, "NOT_EQUAL", "not_equal", 54, {}, ConvertNothing},
@@ -602,6 +662,7 @@ const std::vector<TfliteOpMapping>& Table() {
       {97, "RESIZE_NEAREST_NEIGHBOR", "resize_nearest_neighbor", 74, {1, 1}, ConvertResizeNearest},
       {98, "LEAKY_RELU", "leaky_relu", 75, {4}, ConvertLeakyRelu},
       {99, "SQUARED_DIFFERENCE", "squared_difference", 0, {}, ConvertNothing},
+      {100, "MIRROR_PAD", "mirror_pad", 77, {1}, ConvertMirrorPad},
       {101, "ABS", "abs", 0, {}, ConvertNothing},
       {102, "SPLIT_V", "split", 79, {4}, ConvertSplitV},
       {104, "CEIL", "ceil", 0, {}, ConvertNothing},

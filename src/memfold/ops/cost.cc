@@ -48,4 +48,14 @@ Cost PoolCost(const Graph& graph, const Node& node) {
 
 Cost MoveCost(const Graph& graph, const Node& node) { return Traffic(graph, node); }
 
+Cost TransposeConvCost(const Graph& graph, const Node& node) {
+  const Shape& filter = graph.value(node.inputs[1]).shape;
+  return StepCost(graph, node, 2.0, graph.value(node.inputs[0]).elements(),
+                  filter[0] * filter[1] * filter[2]);
+}
+
+Cost ResizeBilinearCost(const Graph& graph, const Node& node) {
+  return StepCost(graph, node, 2.0, graph.value(node.outputs[0]).elements(), 4);
+}
+
 }  // namespace memfold

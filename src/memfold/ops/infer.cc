@@ -1,6 +1,7 @@
 #include "memfold/ops/infer.h"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 #include <string>
 
@@ -752,6 +753,175 @@ Status InferSpaceToDepth(const InferContext& ctx, std::vector<TensorType>* out) 
     return Status::Error("height and width " + Dims(in) + " must be multiples of block_size");
   }
   out->push_back({ctx.in(0).dtype, {in[0], in[1] / block, in[2] / block, in[3] * block * block}});
+  return Status::Ok();
+}
+
+namespace {
+
+// TFLM computes the geometry of its image operators in 32-bit integers (RESIZE_BILINEAR's
+// 10-bit fixed point multiplies a size by 1024): sizes up to 2^20 keep every product in range.
+constexpr int64_t kMaxImageSize = int64_t{1} << 20;
+
+}  // namespace
+
+Status InferResizeBilinear(const InferContext& ctx, std::vector<TensorType>* out) {
+  const Value& x = ctx.in(0);
+  MF_RETURN_IF_ERROR(RequireRank(x, 4, "input"));
+  const auto& size = ctx.node.attrs.Ints("size");
+  if (size.size() != 2 || size[0] < 1 || size[1] < 1 || size[0] > kMaxImageSize ||
+      size[1] > kMaxImageSize) {
+    return Status::Error("needs 'size' = [height, width], each in [1, 2^20]");
+  }
+  if (x.shape[1] < 1 || x.shape[2] < 1 || x.shape[1] > kMaxImageSize ||
+      x.shape[2] > kMaxImageSize) {
+    return Status::Error("needs an input of height and width in [1, 2^20], has " + Dims(x.shape));
+  }
+  if (ctx.node.attrs.Int("align_corners") != 0 && ctx.node.attrs.Int("half_pixel_centers") != 0)
+    return Status::Error("align_corners and half_pixel_centers exclude each other (as in TFLM)");
+  out->push_back({x.dtype, {x.shape[0], size[0], size[1], x.shape[3]}});
+  return Status::Ok();
+}
+
+Status InferTransposeConv(const InferContext& ctx, std::vector<TensorType>* out) {
+  const Value& x = ctx.in(0);
+  const Value& w = ctx.in(1);
+  MF_RETURN_IF_ERROR(RequireWeightTypes(ctx));
+  MF_RETURN_IF_ERROR(RequireRank(x, 4, "input"));
+  MF_RETURN_IF_ERROR(RequireRank(w, 4, "filter"));
+  MF_RETURN_IF_ERROR(ParseActivation(ctx.node.attrs).status());
+  const std::string& padding = ctx.node.attrs.Str("padding");
+  if (padding != "same" && padding != "valid")
+    return Status::Error("has padding '" + padding + "'; transpose_conv takes same or valid");
+  const auto& stride = ctx.node.attrs.Ints("stride");
+  if (stride.size() != 2 || stride[0] < 1 || stride[1] < 1 || stride[0] > kMaxImageSize ||
+      stride[1] > kMaxImageSize)
+    return Status::Error("needs 'stride' = [h, w], each in [1, 2^20]");
+  const auto& shape = ctx.node.attrs.Ints("output_shape");
+  if (shape.size() != 4 || shape[0] != x.shape[0] || shape[1] < 1 || shape[2] < 1 ||
+      shape[1] > kMaxImageSize || shape[2] > kMaxImageSize || shape[3] != w.shape[0]) {
+    return Status::Error("needs 'output_shape' = [" + std::to_string(x.shape[0]) +
+                         ", height, width, " + std::to_string(w.shape[0]) +
+                         "] (height and width in [1, 2^20]), has " + Dims(shape));
+  }
+  if (w.shape[3] != x.shape[3] || w.shape[1] < 1 || w.shape[2] < 1) {
+    return Status::Error("filter " + Dims(w.shape) + " [out, kh, kw, in] does not fit input " +
+                         Dims(x.shape));
+  }
+  MF_RETURN_IF_ERROR(RequireBias(ctx, 2, w.shape[0]));
+  if (x.dtype == DType::kI8) {
+    if (ctx.has(2) && ctx.in(2).dtype != DType::kI32)
+      return Status::Error("an int8 transpose_conv needs an int32 bias (as TFLM's kernel)");
+    if (w.quant && w.quant->per_channel() &&
+        (w.quant->axis != 0 || static_cast<int64_t>(w.quant->scale.size()) != w.shape[0]))
+      return Status::Error("filter '" + w.name +
+                           "' must be quantised per tensor or per output channel (axis 0)");
+  } else if (x.dtype != DType::kF32) {
+    return Status::Error("transpose_conv runs float32 and int8 inputs");
+  }
+  out->push_back({x.dtype, shape});
+  return Status::Ok();
+}
+
+Status InferMirrorPad(const InferContext& ctx, std::vector<TensorType>* out) {
+  const Shape& in = ctx.in(0).shape;
+  const auto& pads = ctx.node.attrs.Ints("paddings");
+  const std::string& mode = ctx.node.attrs.Str("mode");
+  if (mode != "reflect" && mode != "symmetric")
+    return Status::Error("has mode '" + mode + "'; mirror_pad takes reflect or symmetric");
+  if (in.empty() || pads.size() != 2 * in.size())
+    return Status::Error(
+        "needs an input of rank >= 1 and 'paddings' = [before, after] per axis, "
+        "has input " +
+        Dims(in) + " and " + std::to_string(pads.size()) + " paddings");
+  const int64_t offset = mode == "reflect" ? 1 : 0;
+  Shape shape = in;
+  int64_t elements = 1;
+  for (size_t d = 0; d < in.size(); ++d) {
+    for (int64_t p : {pads[2 * d], pads[2 * d + 1]}) {
+      if (p < 0 || p > in[d] - offset) {
+        return Status::Error("pads axis " + std::to_string(d) + " of size " +
+                             std::to_string(in[d]) + " by " + std::to_string(p) + "; " + mode +
+                             " padding takes 0 to " +
+                             std::to_string(std::max<int64_t>(in[d] - offset, 0)));
+      }
+    }
+    shape[d] = in[d] + pads[2 * d] + pads[2 * d + 1];
+    elements *= shape[d];
+    if (elements > std::numeric_limits<int32_t>::max())
+      return Status::Error("pads to more than 2^31 elements (TFLM indexes them in int)");
+  }
+  out->push_back({ctx.in(0).dtype, shape});
+  return Status::Ok();
+}
+
+namespace {
+
+// The block shape and per-axis [before, after] amounts of batch_to_space_nd (crops) and
+// space_to_batch_nd (paddings): a 3-D NHC or 4-D NHWC input, one block size >= 1 and one pair
+// >= 0 per spatial axis, all at most 2^20 (TFLM indexes in int).
+Status CheckBlocks(const InferContext& ctx, const char* amounts) {
+  const Shape& in = ctx.in(0).shape;
+  const auto& block = ctx.node.attrs.Ints("block_shape");
+  const auto& pairs = ctx.node.attrs.Ints(amounts);
+  if (in.size() != 3 && in.size() != 4)
+    return Status::Error("needs a 3-D NHC or 4-D NHWC input, has " + Dims(in));
+  const size_t spatial = in.size() - 2;
+  if (block.size() != spatial || pairs.size() != 2 * spatial)
+    return Status::Error("needs 'block_shape' of " + std::to_string(spatial) + " and '" + amounts +
+                         "' of " + std::to_string(2 * spatial) + " values for input " + Dims(in));
+  for (int64_t b : block) {
+    if (b < 1 || b > kMaxImageSize) return Status::Error("needs block sizes in [1, 2^20]");
+  }
+  for (int64_t p : pairs) {
+    if (p < 0 || p > kMaxImageSize)
+      return Status::Error(std::string("needs ") + amounts + " in [0, 2^20]");
+  }
+  for (int64_t d : in) {
+    if (d > kMaxImageSize) return Status::Error("needs dimensions of at most 2^20");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status InferBatchToSpaceNd(const InferContext& ctx, std::vector<TensorType>* out) {
+  MF_RETURN_IF_ERROR(CheckBlocks(ctx, "crops"));
+  const Shape& in = ctx.in(0).shape;
+  const auto& block = ctx.node.attrs.Ints("block_shape");
+  const auto& crops = ctx.node.attrs.Ints("crops");
+  int64_t blocks = 1;
+  for (int64_t b : block) blocks *= b;
+  if (in[0] % blocks != 0)
+    return Status::Error("batch " + std::to_string(in[0]) +
+                         " is not a multiple of the block shape's product " +
+                         std::to_string(blocks));
+  Shape shape = in;
+  shape[0] = in[0] / blocks;
+  for (size_t d = 0; d < block.size(); ++d) {
+    shape[d + 1] = in[d + 1] * block[d] - crops[2 * d] - crops[2 * d + 1];
+    if (shape[d + 1] < 1)
+      return Status::Error("crops remove all of spatial axis " + std::to_string(d + 1));
+  }
+  out->push_back({ctx.in(0).dtype, shape});
+  return Status::Ok();
+}
+
+Status InferSpaceToBatchNd(const InferContext& ctx, std::vector<TensorType>* out) {
+  MF_RETURN_IF_ERROR(CheckBlocks(ctx, "paddings"));
+  const Shape& in = ctx.in(0).shape;
+  const auto& block = ctx.node.attrs.Ints("block_shape");
+  const auto& pads = ctx.node.attrs.Ints("paddings");
+  Shape shape = in;
+  for (size_t d = 0; d < block.size(); ++d) {
+    const int64_t padded = in[d + 1] + pads[2 * d] + pads[2 * d + 1];
+    if (padded % block[d] != 0)
+      return Status::Error("padded spatial axis " + std::to_string(d + 1) + " (" +
+                           std::to_string(padded) + ") is not a multiple of its block size " +
+                           std::to_string(block[d]));
+    shape[d + 1] = padded / block[d];
+    shape[0] *= block[d];
+  }
+  out->push_back({ctx.in(0).dtype, shape});
   return Status::Ok();
 }
 

@@ -47,6 +47,20 @@ Status InferSplit(const InferContext& ctx, std::vector<TensorType>* out);
 Status InferLeakyRelu(const InferContext& ctx, std::vector<TensorType>* out);
 // resize_nearest_neighbor: NHWC input to [batch, size[0], size[1], channels].
 Status InferResizeNearest(const InferContext& ctx, std::vector<TensorType>* out);
+// resize_bilinear: NHWC input to [batch, size[0], size[1], channels]; height, width and size
+// at most 2^20 (TFLM's 32-bit fixed point), align_corners and half_pixel_centers not both.
+Status InferResizeBilinear(const InferContext& ctx, std::vector<TensorType>* out);
+// transpose_conv: (input NHWC, filter [out_c, kh, kw, in_c], optional bias [out_c]) with
+// 'stride', 'padding' (same or valid), 'activation' and the 'output_shape' [batch, h, w, out_c];
+// float32 or int8 (int32 bias, filter per tensor or per output channel).
+Status InferTransposeConv(const InferContext& ctx, std::vector<TensorType>* out);
+// mirror_pad: 'paddings' [before, after] per axis, each in [0, size - 1] for 'mode' reflect and
+// [0, size] for symmetric; rank >= 1, at most 2^31 - 1 output elements.
+Status InferMirrorPad(const InferContext& ctx, std::vector<TensorType>* out);
+// batch_to_space_nd ('block_shape', 'crops') and space_to_batch_nd ('block_shape',
+// 'paddings') on 3-D NHC or 4-D NHWC inputs, as TFLite sizes their outputs.
+Status InferBatchToSpaceNd(const InferContext& ctx, std::vector<TensorType>* out);
+Status InferSpaceToBatchNd(const InferContext& ctx, std::vector<TensorType>* out);
 // depth_to_space / space_to_depth with attribute block_size, NHWC.
 Status InferDepthToSpace(const InferContext& ctx, std::vector<TensorType>* out);
 Status InferSpaceToDepth(const InferContext& ctx, std::vector<TensorType>* out);

@@ -12,6 +12,7 @@
 #include "memfold/ops/kernels/compare_kernels.h"
 #include "memfold/ops/kernels/convert_kernels.h"
 #include "memfold/ops/kernels/float_kernels.h"
+#include "memfold/ops/kernels/geometry_kernels.h"
 #include "memfold/ops/kernels/host_gemm.h"
 #include "memfold/ops/kernels/int_kernels.h"
 #include "memfold/ops/kernels/lstm.h"
@@ -389,6 +390,50 @@ std::vector<OpDef> BuildOpTable() {
        .infer = InferResizeNearest,
        .cost = MoveCost,
        .kernels = MF_MOVE_KERNELS(ResizeNearest)},
+      // TFLM's image-geometry operators (kernels/geometry_kernels.h).
+      {.name = "resize_bilinear",
+       .attrs = {{"size", Ints{}, true},
+                 {"align_corners", int64_t{0}},
+                 {"half_pixel_centers", int64_t{0}}},
+       .infer = InferResizeBilinear,
+       .cost = ResizeBilinearCost,
+       .overlap_algorithmic = AlgorithmicResizeBilinear,
+       .kernels = {MF_KERNEL(DType::kF32, ResizeBilinearF32),
+                   MF_KERNEL(DType::kI8, ResizeBilinearI8)}},
+      // TFLM's TRANSPOSE_CONV (its output_shape input is the output tensor's shape, here an
+      // attribute); the int8 kernel's int32 accumulators are the scratch TFLM requests.
+      {.name = "transpose_conv",
+       .min_inputs = 2,
+       .max_inputs = 3,
+       .attrs = {kActivation, kStride, kPadding, {"output_shape", Ints{}, true}},
+       .infer = InferTransposeConv,
+       .cost = TransposeConvCost,
+       .overlap_analytic = TransposeConvOverlap,
+       .overlap_algorithmic = TransposeConvOverlap,
+       .kernels = {MF_KERNEL(DType::kF32, TransposeConvF32),
+                   MF_KERNEL(DType::kI8, TransposeConvI8)},
+       .scratch = TransposeConvScratch,
+       .prepare = PrepareConvI8},
+      // TFLM's MIRROR_PAD with the two stride buffers its Prepare requests as scratch.
+      {.name = "mirror_pad",
+       .attrs = {{"paddings", Ints{}, true}, {"mode", std::string("reflect")}},
+       .infer = InferMirrorPad,
+       .cost = MoveCost,
+       .overlap_algorithmic = AlgorithmicMirrorPad,
+       .kernels = MF_MOVE_KERNELS(MirrorPad),
+       .scratch = MirrorPadScratch},
+      {.name = "batch_to_space_nd",
+       .attrs = {{"block_shape", Ints{}, true}, {"crops", Ints{}, true}},
+       .infer = InferBatchToSpaceNd,
+       .cost = MoveCost,
+       .overlap_algorithmic = AlgorithmicBatchToSpaceNd,
+       .kernels = MF_MOVE_KERNELS(BatchToSpaceNd)},
+      {.name = "space_to_batch_nd",
+       .attrs = {{"block_shape", Ints{}, true}, {"paddings", Ints{}, true}},
+       .infer = InferSpaceToBatchNd,
+       .cost = MoveCost,
+       .overlap_algorithmic = AlgorithmicSpaceToBatchNd,
+       .kernels = MF_MOVE_KERNELS(SpaceToBatchNd)},
       {.name = "depth_to_space",
        .attrs = {{"block_size", int64_t{0}, true}},
        .infer = InferDepthToSpace,

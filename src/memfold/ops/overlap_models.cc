@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "memfold/ops/kernels/access.h"
+#include "memfold/ops/kernels/geometry_kernels.h"
 #include "memfold/ops/window.h"
 
 namespace memfold {
@@ -281,6 +282,119 @@ std::optional<int64_t> AlgorithmicPad(const Graph& g, const Node& n, int input) 
     }
     return true;
   });
+}
+
+std::optional<int64_t> AlgorithmicResizeBilinear(const Graph& g, const Node& n, int input) {
+  const auto p = PairOf(g, n, input);
+  if (!p || input != 0) return std::nullopt;
+  const Shape& in = p->in.shape;
+  const Shape& out = p->out.shape;
+  const int64_t channels = in[3];
+  auto at = [&](int64_t b, int32_t y, int32_t x) {
+    return ((b * in[1] + y) * in[2] + x) * channels;
+  };
+  OverlapAccumulator acc(p->n_out);
+  int64_t o = 0;
+  // Per output element its four neighbours (the least one binds), then the write.
+  ForEachBilinearPixel(
+      in, out, n.attrs.Int("align_corners") != 0, n.attrs.Int("half_pixel_centers") != 0,
+      p->in.dtype != DType::kF32,
+      [&](int64_t b, int32_t, int32_t, const BilinearTap& ty, const BilinearTap& tx) {
+        const int64_t first =
+            std::min(std::min(at(b, ty.lower, tx.lower), at(b, ty.upper, tx.lower)),
+                     std::min(at(b, ty.lower, tx.upper), at(b, ty.upper, tx.upper)));
+        for (int64_t c = 0; c < channels; ++c) {
+          acc.Read((first + c) * p->ei);
+          acc.Write(++o * p->eo);
+        }
+      });
+  return acc.safe_overlap();
+}
+
+std::optional<int64_t> TransposeConvOverlap(const Graph& g, const Node& n, int input) {
+  const auto p = PairOf(g, n, input);
+  if (!p || input != 0) return std::nullopt;
+  // int8 scatters into its scratch buffer and writes the output only after the last read.
+  if (p->in.dtype != DType::kF32) return p->n_out;
+  // Float zeroes the whole output first, so O_s is the first input byte the scatter reads:
+  // that of the first input pixel (channel 0) with a filter tap inside the output.
+  const Shape& in = p->in.shape;
+  const Shape& filter = g.value(n.inputs[1]).shape;
+  const Shape& out = p->out.shape;
+  if (filter[0] == 0 || in[3] == 0) return p->n_out;
+  const TransposeConvGeometry geo{
+      .stride_h = n.attrs.Ints("stride")[0],
+      .stride_w = n.attrs.Ints("stride")[1],
+      .pad_h = TransposeConvPadding(out[1], filter[1], n.attrs.Ints("stride")[0],
+                                    n.attrs.Str("padding") == "same"),
+      .pad_w = TransposeConvPadding(out[2], filter[2], n.attrs.Ints("stride")[1],
+                                    n.attrs.Str("padding") == "same")};
+  auto lands = [](int64_t origin, int64_t taps, int64_t size) {
+    return origin < size && origin + taps > 0;  // some tap in [0, size)
+  };
+  for (int64_t b = 0; b < in[0]; ++b) {
+    for (int64_t iy = 0; iy < in[1]; ++iy) {
+      if (!lands(iy * geo.stride_h - geo.pad_h, filter[1], out[1])) continue;
+      for (int64_t ix = 0; ix < in[2]; ++ix) {
+        if (!lands(ix * geo.stride_w - geo.pad_w, filter[2], out[2])) continue;
+        return Clamp(*p, (((b * in[1] + iy) * in[2] + ix) * in[3]) * p->ei);
+      }
+    }
+  }
+  return p->n_out;  // no input element is read at all
+}
+
+std::optional<int64_t> AlgorithmicMirrorPad(const Graph& g, const Node& n, int input) {
+  const auto p = PairOf(g, n, input);
+  if (!p || input != 0) return std::nullopt;
+  const Shape& in = p->in.shape;
+  const Shape& out = p->out.shape;
+  const auto& pads = n.attrs.Ints("paddings");
+  const int64_t offset = n.attrs.Str("mode") == "reflect" ? 1 : 0;
+  const std::vector<int64_t> in_stride = RowMajorStrides(in);
+  OverlapAccumulator acc(p->n_out);
+  std::vector<int64_t> coord(out.size(), 0);
+  const int64_t count = p->out.elements();
+  for (int64_t o = 0; o < count; ++o) {
+    int64_t flat = 0;
+    for (size_t d = 0; d < out.size(); ++d)
+      flat += MirrorPadSource(coord[d], pads[2 * d], in[d], offset) * in_stride[d];
+    acc.Read(flat * p->ei);
+    acc.Write((o + 1) * p->eo);
+    for (size_t d = coord.size(); d-- > 0;) {
+      if (++coord[d] < out[d]) break;
+      coord[d] = 0;
+    }
+  }
+  return acc.safe_overlap();
+}
+
+std::optional<int64_t> AlgorithmicBatchToSpaceNd(const Graph& g, const Node& n, int input) {
+  const auto p = PairOf(g, n, input);
+  if (!p || input != 0) return std::nullopt;
+  OverlapAccumulator acc(p->n_out);
+  ForEachBatchToSpacePixel(p->in.shape, p->out.shape, n.attrs.Ints("block_shape"),
+                           n.attrs.Ints("crops"), [&](int64_t from, int64_t to, int64_t depth) {
+                             for (int64_t c = 0; c < depth; ++c) {
+                               acc.Read((from + c) * p->ei);
+                               acc.Write((to + c + 1) * p->eo);
+                             }
+                           });
+  return acc.safe_overlap();
+}
+
+std::optional<int64_t> AlgorithmicSpaceToBatchNd(const Graph& g, const Node& n, int input) {
+  const auto p = PairOf(g, n, input);
+  if (!p || input != 0) return std::nullopt;
+  OverlapAccumulator acc(p->n_out);
+  ForEachSpaceToBatchPixel(p->in.shape, p->out.shape, n.attrs.Ints("block_shape"),
+                           n.attrs.Ints("paddings"), [&](int64_t to, int64_t from, int64_t depth) {
+                             for (int64_t c = 0; c < depth; ++c) {
+                               if (from >= 0) acc.Read((from + c) * p->ei);
+                               acc.Write((to + c + 1) * p->eo);
+                             }
+                           });
+  return acc.safe_overlap();
 }
 
 std::optional<int64_t> AnalyticElementwise(const Graph& g, const Node& n, int input) {

@@ -32,6 +32,17 @@ std::optional<int64_t> AlgorithmicConcat(const Graph& g, const Node& n, int inpu
 std::optional<int64_t> AlgorithmicSlice(const Graph& g, const Node& n, int input);
 std::optional<int64_t> AlgorithmicTranspose(const Graph& g, const Node& n, int input);
 std::optional<int64_t> AlgorithmicPad(const Graph& g, const Node& n, int input);
+// resize_bilinear: the kernel's taps (float or integer, as the input's type), output order.
+std::optional<int64_t> AlgorithmicResizeBilinear(const Graph& g, const Node& n, int input);
+
+// mirror_pad: output in order, each from the input element it mirrors.
+std::optional<int64_t> AlgorithmicMirrorPad(const Graph& g, const Node& n, int input);
+// batch_to_space_nd (input order, scattered writes) and space_to_batch_nd (output order).
+std::optional<int64_t> AlgorithmicBatchToSpaceNd(const Graph& g, const Node& n, int input);
+std::optional<int64_t> AlgorithmicSpaceToBatchNd(const Graph& g, const Node& n, int input);
+// transpose_conv, exact in both roles: int8 reads its whole input before its first output write
+// (the whole output); float zeroes its output first (the first input byte it reads). Input 0.
+std::optional<int64_t> TransposeConvOverlap(const Graph& g, const Node& n, int input);
 
 // Analytic (closed-form lower bound) models.
 std::optional<int64_t> AnalyticElementwise(const Graph& g, const Node& n, int input);

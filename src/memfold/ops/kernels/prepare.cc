@@ -71,6 +71,16 @@ std::vector<int64_t> MeanScratch(const Graph& graph, const Node& node) {
   return {graph.value(node.outputs[0]).elements() * 4};
 }
 
+std::vector<int64_t> TransposeConvScratch(const Graph& graph, const Node& node) {
+  if (graph.value(node.inputs[0]).dtype != DType::kI8) return {};
+  return {graph.value(node.outputs[0]).elements() * 4};
+}
+
+std::vector<int64_t> MirrorPadScratch(const Graph& graph, const Node& node) {
+  const auto rank = static_cast<int64_t>(graph.value(node.inputs[0]).shape.size());
+  return {rank * 4, rank * 4};
+}
+
 std::vector<int64_t> SvdfScratch(const Graph& graph, const Node& node) {
   const Value& input = graph.value(node.inputs[kSvdfInput]);
   const SvdfDims d = SvdfDims::Of(node.attrs.Int("rank"), input.shape,

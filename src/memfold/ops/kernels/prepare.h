@@ -51,6 +51,14 @@ std::vector<int32_t> PrepareCompareI8(const KernelContext& ctx);
 // Scratch of the quantised mean: one int32 sum per output element (int8 and int16 inputs).
 std::vector<int64_t> MeanScratch(const Graph& graph, const Node& node);
 
+// Scratch TFLM's TRANSPOSE_CONV requests in Prepare for int8 input: one int32 accumulator per
+// output element (none for float, which accumulates in its output).
+std::vector<int64_t> TransposeConvScratch(const Graph& graph, const Node& node);
+
+// Scratch TFLM's MIRROR_PAD requests in Prepare: the output's and the input's row-major
+// strides, rank ints each.
+std::vector<int64_t> MirrorPadScratch(const Graph& graph, const Node& node);
+
 // Scratch TFLM's SVDF requests in Prepare: int8 — batch * filters int32 (time products), then
 // batch * units int32 (sums); float — batch * filters floats.
 std::vector<int64_t> SvdfScratch(const Graph& graph, const Node& node);

@@ -1,0 +1,122 @@
+// The arithmetic kernels of geometry_kernels.h: RESIZE_BILINEAR, TRANSPOSE_CONV, CUMSUM and
+// L2_NORMALIZATION, float and int8. Freestanding.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include "memfold/ops/kernels/access.h"
+#include "memfold/ops/kernels/geometry_kernels.h"
+#include "memfold/ops/kernels/kernel_util.h"
+#include "memfold/ops/kernels/quant_math.h"
+
+namespace memfold {
+
+template <typename A>
+void ResizeBilinearF32(const KernelContext& ctx) {
+  const ShapeView in_shape = ctx.inputs[0].shape, out_shape = ctx.outputs[0].shape;
+  const Nhwc in = Nhwc::Of(in_shape), out = Nhwc::Of(out_shape);
+  In<A, float> x{ctx.inputs[0].ptr<float>()};
+  Out<A, float> y{OutputOf<A, float>(ctx.outputs[0])};
+  ForEachBilinearPixel(
+      in_shape, out_shape, ctx.attrs.Int("align_corners") != 0,
+      ctx.attrs.Int("half_pixel_centers") != 0, false,
+      [&](int64_t b, int32_t oy, int32_t ox, const BilinearTap& ty, const BilinearTap& tx) {
+        // The weights exactly as TFLM writes them: (1 - (pos - lower)) and (pos - lower).
+        const float dy = ty.position - static_cast<float>(ty.lower);
+        const float dx = tx.position - static_cast<float>(tx.lower);
+        for (int64_t c = 0; c < in.c; ++c) {
+          const float value = x[in(b, ty.lower, tx.lower, c)] * (1 - dy) * (1 - dx) +
+                              x[in(b, ty.upper, tx.lower, c)] * dy * (1 - dx) +
+                              x[in(b, ty.lower, tx.upper, c)] * (1 - dy) * dx +
+                              x[in(b, ty.upper, tx.upper, c)] * dy * dx + 0.0f;
+          y.Set(out(b, oy, ox, c), value);
+        }
+      });
+}
+
+template <typename A>
+void ResizeBilinearI8(const KernelContext& ctx) {
+  const ShapeView in_shape = ctx.inputs[0].shape, out_shape = ctx.outputs[0].shape;
+  const Nhwc in = Nhwc::Of(in_shape), out = Nhwc::Of(out_shape);
+  In<A, int8_t> x{ctx.inputs[0].ptr<int8_t>()};
+  Out<A, int8_t> y{OutputOf<A, int8_t>(ctx.outputs[0])};
+  constexpr int64_t kOne = 1 << 10;
+  ForEachBilinearPixel(
+      in_shape, out_shape, ctx.attrs.Int("align_corners") != 0,
+      ctx.attrs.Int("half_pixel_centers") != 0, true,
+      [&](int64_t b, int32_t oy, int32_t ox, const BilinearTap& ty, const BilinearTap& tx) {
+        const int64_t dy = ty.position_10 - kOne * ty.lower;
+        const int64_t dx = tx.position_10 - kOne * tx.lower;
+        for (int64_t c = 0; c < in.c; ++c) {
+          const int64_t sum = int64_t{x[in(b, ty.lower, tx.lower, c)]} * (kOne - dy) * (kOne - dx) +
+                              int64_t{x[in(b, ty.upper, tx.lower, c)]} * dy * (kOne - dx) +
+                              int64_t{x[in(b, ty.lower, tx.upper, c)]} * (kOne - dy) * dx +
+                              int64_t{x[in(b, ty.upper, tx.upper, c)]} * dy * dx;
+          // TFLM's default (double-rounding) build: half away from zero, then truncation.
+          const int64_t round = sum > 0 ? (int64_t{1} << 19) : -(int64_t{1} << 19);
+          y.Set(out(b, oy, ox, c), static_cast<int8_t>((sum + round) / (int64_t{1} << 20)));
+        }
+      });
+}
+
+template <typename A>
+void TransposeConvF32(const KernelContext& ctx) {
+  const ShapeView in = ctx.inputs[0].shape, filter = ctx.inputs[1].shape;
+  const ShapeView out = ctx.outputs[0].shape;
+  const TransposeConvGeometry g = TransposeConvGeometryOf(ctx.attrs, filter, out);
+  const ActivationRange act = KernelActivation(ctx.attrs);
+  In<A, float> x{ctx.inputs[0].ptr<float>()}, w{ctx.inputs[1].ptr<float>()};
+  const bool has_bias = HasBias(ctx);
+  In<A, float> bias = BiasInput<A, float>(ctx);
+  Out<A, float> y{OutputOf<A, float>(ctx.outputs[0])};
+  const int64_t n = ctx.outputs[0].elements(), out_c = out[3];
+  for (int64_t i = 0; i < n; ++i) y.Set(i, 0.0f);
+  ForEachTransposeConvTap(in, filter, out, g, [&](int64_t xi, int64_t wi, int64_t yi) {
+    y.Set(yi, y[yi] + x[xi] * w[wi]);
+  });
+  for (int64_t i = 0; i < n; ++i) {
+    float acc = y[i];
+    if (has_bias) acc += bias[i % out_c];
+    y.Set(i, std::min(std::max(acc, act.min), act.max));
+  }
+}
+
+template <typename A>
+void TransposeConvI8(const KernelContext& ctx) {
+  const ShapeView in = ctx.inputs[0].shape, filter = ctx.inputs[1].shape;
+  const ShapeView out = ctx.outputs[0].shape;
+  const TransposeConvGeometry g = TransposeConvGeometryOf(ctx.attrs, filter, out);
+  const int32_t input_offset = -ZeroPoint(ctx.inputs[0]);
+  const int32_t output_offset = ZeroPoint(ctx.outputs[0]);
+  In<A, int8_t> x{ctx.inputs[0].ptr<int8_t>()}, w{ctx.inputs[1].ptr<int8_t>()};
+  const bool has_bias = HasBias(ctx);
+  In<A, int32_t> bias = BiasInput<A, int32_t>(ctx);
+  Out<A, int8_t> y{OutputOf<A, int8_t>(ctx.outputs[0])};
+  Out<A, int32_t> acc{reinterpret_cast<int32_t*>(ctx.scratch[0])};
+  const int64_t n = ctx.outputs[0].elements(), out_c = out[3];
+  // Sums wrap as TFLM's int32 arithmetic does on its targets (no undefined behaviour for a
+  // hostile model; real models never come near the limit).
+  auto wrapping_add = [](int32_t a, int32_t b) {
+    return static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(b));
+  };
+  for (int64_t i = 0; i < n; ++i) acc.Set(i, 0);
+  ForEachTransposeConvTap(in, filter, out, g, [&](int64_t xi, int64_t wi, int64_t yi) {
+    acc.Set(yi, wrapping_add(acc[yi], (int32_t{x[xi]} + input_offset) * int32_t{w[wi]}));
+  });
+  for (int64_t i = 0; i < n; ++i) {
+    const auto c = static_cast<size_t>(i % out_c);
+    int32_t v = acc[i];
+    if (has_bias) v = wrapping_add(v, bias[static_cast<int64_t>(c)]);
+    v = MultiplyByQuantizedMultiplier(v, ctx.prepared[c],
+                                      ctx.prepared[static_cast<size_t>(out_c) + c]);
+    v = wrapping_add(v, output_offset);
+    y.Set(i, static_cast<int8_t>(std::min<int32_t>(std::max<int32_t>(v, -128), 127)));
+  }
+}
+
+MF_INSTANTIATE_KERNEL(ResizeBilinearF32)
+MF_INSTANTIATE_KERNEL(ResizeBilinearI8)
+MF_INSTANTIATE_KERNEL(TransposeConvF32)
+MF_INSTANTIATE_KERNEL(TransposeConvI8)
+
+}  // namespace memfold
