@@ -91,7 +91,7 @@ inline Result<Graph> LogicOpsGraph() {
 }
 
 // TFLM's image-geometry and sequence operators as converters emit them: bilinear resizing, a
-// transposed convolution, mirror padding, space to batch and back.
+// transposed convolution, mirror padding, space to batch and back, a gather.
 inline Result<Graph> GeometryOpsGraph() {
   GraphBuilder b("geometry_ops", 19);
   const ValueId x = b.Input("image", {1, 5, 6, 3});
@@ -125,7 +125,12 @@ inline Result<Graph> GeometryOpsGraph() {
   to_space.Set("block_shape", std::vector<int64_t>{2, 3});
   to_space.Set("crops", std::vector<int64_t>{1, 1, 0, 2});
   const ValueId unbatched = b.Op("batch_to_space_nd", {batched}, to_space, "to_space");
-  return b.Finish({unbatched});
+  // Columns picked (and repeated) by constant indices, as converters emit tf.gather.
+  const ValueId columns = b.IntConstant("columns", {5}, {12, 0, 6, 6, 3});
+  Attrs along_width;
+  along_width.Set("axis", int64_t{2});
+  const ValueId picked = b.Op("gather_axis", {unbatched, columns}, along_width, "pick");
+  return b.Finish({picked});
 }
 
 // A model as a .tflite file, as memfold's writer writes it.

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -669,6 +671,125 @@ TEST(TflmGolden, BatchToSpaceAndSpaceToBatch) {
                                     9,  10, 21, 22, 31, 32, 43, 44, 33, 34, 45, 46}));
 }
 
+// gather_test.cc: every case (EXPECT_EQ; TFLM's negative axis -1 and batch_dims -2 are given
+// here as the reader resolves them, 2 and 1), then int64 indices and int32 params, which TFLite
+// has and TFLM's kernel lacks.
+TEST(TflmGolden, Gather) {
+  struct Run {
+    Bytes values;
+    Shape shape;
+  };
+  auto gather = [](DType dtype, Shape shape, Bytes params, Shape index_shape,
+                   std::vector<int32_t> indices, int64_t axis = 0, int64_t batch_dims = 0) {
+    TestNet net;
+    const ValueId x = net.AddInput(shape, dtype, std::move(params));
+    const ValueId i = net.AddInput(index_shape, DType::kI32, ToBytes(indices));
+    const ValueId y =
+        net.AddNode("gather_axis", {x, i}, MakeAttrs({{"axis", axis}, {"batch_dims", batch_dims}}));
+    const Shape out = net.ShapeOf(y);
+    return Run{net.RunBytes(y), out};
+  };
+  auto floats = [&](Shape shape, Floats params, Shape index_shape, std::vector<int32_t> indices,
+                    int64_t axis = 0, int64_t batch_dims = 0) {
+    const Run run =
+        gather(DType::kF32, shape, ToBytes(params), index_shape, indices, axis, batch_dims);
+    return FloatRun{FromBytes<float>(run.values), run.shape};
+  };
+  auto expect = [](const FloatRun& run, Floats values, Shape shape) {
+    EXPECT_EQ(run.values, values);
+    EXPECT_EQ(run.shape, shape);
+  };
+  const Floats four = {-2.0f, 0.2f, 0.7f, 0.8f};
+  expect(floats({2, 2}, four, {2}, {1, 0}), {0.7f, 0.8f, -2, 0.2f}, {2, 2});  // Shuffle
+  expect(floats({2, 2}, four, {}, {1}), {0.7f, 0.8f}, {2});                   // Test0DIndex
+  expect(floats({3}, {1, 2, 3}, {}, {1}), {2}, {});                // Test0DIndexWith0DResult
+  expect(floats({3}, {1, 3, 5}, {1}, {1}), {3}, {1});              // Test1DInput1DIndex
+  expect(floats({3}, {1, 2, 3}, {1, 2}, {1, 0}), {2, 1}, {1, 2});  // Test2DIndexWith2DResult
+  expect(floats({1, 2, 2}, four, {2}, {0, 0}), {-2, 0.2f, 0.7f, 0.8f, -2, 0.2f, 0.7f, 0.8f},
+         {2, 2, 2});                                                // Duplicate
+  expect(floats({4, 1}, four, {2}, {1, 3}), {0.2f, 0.8f}, {2, 1});  // Slice
+  const Floats six = {1, 2, 3, 4, 5, 6};
+  expect(floats({1, 2, 3}, six, {2}, {1, 0}, 1), {4, 5, 6, 1, 2, 3}, {1, 2, 3});  // Axis1
+  expect(floats({1, 3, 2}, six, {}, {1}, 1), {3, 4}, {1, 2});                     // Axis1_0DIndex
+  expect(floats({1, 4, 2}, {1, 2, 3, 4, 5, 6, 7, 8}, {2}, {3, 1}, 1), {7, 8, 3, 4},
+         {1, 2, 2});                                                        // Axis1Slice
+  expect(floats({1, 2, 3}, six, {2}, {2, 0}, 2), {3, 1, 6, 4}, {1, 2, 2});  // LastAxis
+  expect(floats({1, 2, 3}, six, {}, {2}, 2), {3, 6}, {1, 2});               // LastAxis0DIndex
+  expect(floats({2, 2}, {13.3f, -13.4f, -1.4f, 1.5f}, {2}, {1, 0}), {-1.4f, 1.5f, 13.3f, -13.4f},
+         {2, 2});  // Float32Int32
+  const Run int8 = gather(DType::kI8, {2, 2}, ToBytes<int8_t>({-13, -120, 14, 15}), {2}, {1, 0});
+  EXPECT_EQ(FromBytes<int8_t>(int8.values), (std::vector<int8_t>{14, 15, -13, -120}));  // Int8Int32
+  Floats sixty(60);
+  for (size_t k = 0; k < sixty.size(); ++k) sixty[k] = static_cast<float>(k);
+  const std::vector<int32_t> pairs = {1, 0, 0, 1, 1, 0, 0, 1};
+  expect(floats({2, 2, 3, 5}, sixty, {2, 2, 2}, pairs, 2, 2),
+         {5,  6,  7,  8,  9,  0,  1,  2,  3,  4,  15, 16, 17, 18, 19, 20, 21, 22, 23, 24,
+          35, 36, 37, 38, 39, 30, 31, 32, 33, 34, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54},
+         {2, 2, 2, 5});  // BatchDims2
+  std::vector<int8_t> sixty_i8(60);
+  for (size_t k = 0; k < sixty_i8.size(); ++k) sixty_i8[k] = static_cast<int8_t>(k);
+  const Run batch1 = gather(DType::kI8, {2, 2, 3, 5}, ToBytes(sixty_i8), {2, 2, 2}, pairs, 2, 1);
+  EXPECT_EQ(batch1.shape, (Shape{2, 2, 2, 2, 5}));  // BatchDims1 and NegativeBatchDims (-2)
+  EXPECT_EQ(FromBytes<int8_t>(batch1.values),
+            (std::vector<int8_t>{5,  6,  7,  8,  9,  0,  1,  2,  3,  4,  0,  1,  2,  3,  4,  5,
+                                 6,  7,  8,  9,  20, 21, 22, 23, 24, 15, 16, 17, 18, 19, 15, 16,
+                                 17, 18, 19, 20, 21, 22, 23, 24, 35, 36, 37, 38, 39, 30, 31, 32,
+                                 33, 34, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 50, 51, 52, 53,
+                                 54, 45, 46, 47, 48, 49, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54}));
+  const std::vector<int8_t> forty(sixty_i8.begin(), sixty_i8.begin() + 40);
+  const Run equal = gather(DType::kI8, {2, 2, 2, 5}, ToBytes(forty), {2, 2, 2}, pairs, 3, 3);
+  EXPECT_EQ(equal.shape, (Shape{2, 2, 2}));  // BatchDimsEqualIndexDims
+  EXPECT_EQ(FromBytes<int8_t>(equal.values), (std::vector<int8_t>{1, 5, 10, 16, 21, 25, 30, 36}));
+
+  TestNet wide;
+  const ValueId x = wide.AddInput({3, 2}, DType::kI32, ToBytes<int32_t>({10, 11, 20, 21, 30, 31}));
+  const ValueId i = wide.AddInput({3}, DType::kI64, ToBytes<int64_t>({2, 0, 2}));
+  EXPECT_EQ(FromBytes<int32_t>(wide.RunBytes(wide.AddNode("gather_axis", {x, i}, {}))),
+            (std::vector<int32_t>{30, 31, 10, 11, 30, 31}));
+}
+
+// TFLM's GATHER checks every index at run time and fails the invoke; memfold's kernel stops
+// before reading outside the params and the run ends with an error naming the operator, for
+// either index type, planned or not. Constant indices are checked when the node is built.
+TEST(TflmGolden, GatherRefusesIndicesOutsideTheAxis) {
+  for (const int64_t bad : {int64_t{3}, int64_t{-1}, int64_t{1} << 40}) {
+    for (const DType index_type : {DType::kI32, DType::kI64}) {
+      Graph g;
+      Value params{.name = "params", .shape = {3, 2}, .role = Role::kInput};
+      Value index{.name = "index", .dtype = index_type, .shape = {2}, .role = Role::kInput};
+      g.inputs = {g.AddValue(std::move(params)), g.AddValue(std::move(index))};
+      g.outputs = AddOp(&g, "gather_axis", g.inputs, {}, "lookup").value();
+      if (index_type == DType::kI32 && bad > std::numeric_limits<int32_t>::max()) continue;
+      const Bytes indices = index_type == DType::kI64
+                                ? ToBytes<int64_t>({1, bad})
+                                : ToBytes<int32_t>({1, static_cast<int32_t>(bad)});
+      const Result<RunOutputs> run = RunUnplanned(g, {ToBytes(Floats(6, 1.0f)), indices});
+      ASSERT_FALSE(run.ok()) << bad;
+      EXPECT_EQ(run.status().message(),
+                "operator 0 'lookup' (gather_axis) refuses its input: an index lies outside the "
+                "gathered axis (TFLM's GATHER fails there too)");
+      EXPECT_TRUE(RunUnplanned(g, {ToBytes(Floats(6, 1.0f)), index_type == DType::kI64
+                                                                 ? ToBytes<int64_t>({2, 0})
+                                                                 : ToBytes<int32_t>({2, 0})})
+                      .ok());
+    }
+  }
+  Graph g;
+  const ValueId params = g.AddValue(Value{.name = "params", .shape = {3, 2}});
+  const ValueId constant =
+      g.AddValue(Value{.name = "constant",
+                       .dtype = DType::kI32,
+                       .shape = {2},
+                       .role = Role::kWeight,
+                       .data = std::make_shared<Bytes>(ToBytes<int32_t>({0, 3}))});
+  const Result<std::vector<ValueId>> built = AddOp(&g, "gather_axis", {params, constant}, {});
+  ASSERT_FALSE(built.ok());
+  EXPECT_NE(built.status().message().find(
+                "index 3 (element 1 of 'constant') is outside axis 0 of size 3"),
+            std::string::npos)
+      << built.status().message();
+}
+
 TEST(TflmGolden, BadParametersAreRefusedByInference) {
   Graph g;
   const ValueId x = g.AddValue(Value{.name = "x", .shape = {1, 3, 3, 2}});
@@ -721,6 +842,18 @@ TEST(TflmGolden, BadParametersAreRefusedByInference) {
   EXPECT_TRUE(blocks("batch_to_space_nd", {1, 1}, {1, 1, 0, 2}));
   EXPECT_FALSE(blocks("batch_to_space_nd", {1, 1}, {2, 1, 0, 0}));  // nothing left of height
   EXPECT_FALSE(blocks("batch_to_space_nd", {1, 1}, {-1, 0, 0, 0}));
+  const ValueId ids = g.AddValue(Value{.name = "ids", .dtype = DType::kI32, .shape = {1, 3}});
+  auto gathers = [&](int64_t axis, int64_t batch_dims) {
+    return AddOp(&g, "gather_axis", {x, ids},
+                 MakeAttrs({{"axis", axis}, {"batch_dims", batch_dims}}))
+        .ok();
+  };
+  EXPECT_TRUE(gathers(2, 1));
+  EXPECT_FALSE(gathers(4, 0));   // x has rank 4
+  EXPECT_FALSE(gathers(-1, 0));  // resolved at import, never negative here
+  EXPECT_FALSE(gathers(1, 2));   // batch_dims beyond the axis
+  EXPECT_FALSE(gathers(3, 3));   // and beyond the indices' rank
+  EXPECT_FALSE(AddOp(&g, "gather_axis", {x, x}, {}).ok());  // float indices
   const ValueId q = g.AddValue(Value{.name = "q", .dtype = DType::kI8, .shape = {4}});
   EXPECT_FALSE(AddOp(&g, "leaky_relu", {q}, MakeAttrs({{"alpha", -0.5}})).ok());
 }

@@ -366,6 +366,11 @@ Status EncodeOptions(Encoder& e, const Node& node, EncodedOp* op) {
   if (name == "resize_bilinear") return EncodeResizeBilinear(e, node, op);
   if (name == "transpose_conv") return EncodeTransposeConv(e, node, op);
   if (name == "mirror_pad") return EncodeMirrorPad(e, node, op);
+  if (name == "gather_axis") {
+    op->options = {Scalar(0, 4, node.attrs.Int("axis")),
+                   Scalar(1, 4, node.attrs.Int("batch_dims"))};
+    return Status::Ok();
+  }
   if (name == "batch_to_space_nd") return EncodeBlocks(e, node, op, "crops");
   if (name == "space_to_batch_nd") return EncodeBlocks(e, node, op, "paddings");
   if (name == "depth_to_space" || name == "space_to_depth") {

@@ -432,6 +432,19 @@ int64_t RankOf(const TfliteConvertContext& ctx, const Node& node, size_t index) 
   return static_cast<int64_t>(ctx.graph.value(node.inputs[index]).shape.size());
 }
 
+// GATHER (params, indices): GatherOptions axis (negative counts from params' end) and
+// batch_dims (negative counts from the indices' end), kept non-negative.
+Status ConvertGather(const TfliteConvertContext& ctx, Node* node) {
+  if (node->inputs.size() != 2 || node->inputs[0] == kNoValue || node->inputs[1] == kNoValue)
+    return Status::Error("GATHER needs (params, indices)");
+  int64_t axis = Opt<int32_t>(ctx, 0, 0), batch_dims = Opt<int32_t>(ctx, 1, 0);
+  if (axis < 0) axis += RankOf(ctx, *node, 0);
+  if (batch_dims < 0) batch_dims += RankOf(ctx, *node, 1);
+  node->attrs.Set("axis", axis);
+  node->attrs.Set("batch_dims", batch_dims);
+  return Status::Ok();
+}
+
 // A single constant axis taken from input `index`, wrapped into [0, rank).
 Result<int64_t> TakeAxis(const TfliteConvertContext& ctx, Node* node, size_t index, int64_t rank) {
   MF_ASSIGN_OR_RETURN(Ints axis, TakeConstantInts(ctx, node, index, "axis"));
@@ -592,6 +605,7 @@ const std::vector<TfliteOpMapping>& Table() {
       {27, "SVDF", "svdf", 6, {4, 1, 1}, ConvertSvdf},
       {28, "TANH", "tanh", 0, {}, ConvertNothing},
       {34, "PAD", "pad", 22, {}, ConvertPad},
+      {36, "GATHER", "gather_axis", 23, {4, 4}, ConvertGather},
       {37, "BATCH_TO_SPACE_ND", "batch_to_space_nd", 24, {}, ConvertBatchToSpace},
       {38, "SPACE_TO_BATCH_ND", "space_to_batch_nd", 25, {}, ConvertSpaceToBatch},
       {39, "TRANSPOSE", "transpose", 26, {}, ConvertTranspose},

@@ -45,6 +45,9 @@ std::optional<int64_t> AlgorithmicSpaceToBatchNd(const Graph& g, const Node& n, 
 std::optional<int64_t> TransposeConvOverlap(const Graph& g, const Node& n, int input);
 
 // Analytic (closed-form lower bound) models.
+// gather_axis: which rows it reads depends on the index values at run time, so there is no
+// exact replay; reading every slice at index 0 is the worst case, a bound for any indices.
+std::optional<int64_t> AnalyticGatherAxis(const Graph& g, const Node& n, int input);
 std::optional<int64_t> AnalyticElementwise(const Graph& g, const Node& n, int input);
 std::optional<int64_t> AnalyticBroadcast(const Graph& g, const Node& n, int input);
 std::optional<int64_t> AnalyticWindow(const Graph& g, const Node& n, int input);  // conv, dw, pools

@@ -283,4 +283,31 @@ void BatchToSpaceNd(const KernelContext& ctx);
 template <typename A, typename T>
 void SpaceToBatchNd(const KernelContext& ctx);
 
+// ---- GATHER (TFLM's gather.cc) ----------------------------------------------------------------
+
+// The [batch, outer, coords, inner] view of a gather of `params` by `indices` along "axis"
+// with "batch_dims" leading dimensions shared (both non-negative after import).
+struct GatherView {
+  int64_t batch = 1, outer = 1, coords = 1, inner = 1, axis_size = 0;
+  static GatherView Of(ShapeView params, ShapeView indices, int64_t axis, int64_t batch_dims) {
+    GatherView v;
+    for (int64_t d = 0; d < static_cast<int64_t>(params.size()); ++d) {
+      const int64_t n = params[static_cast<size_t>(d)];
+      if (d < batch_dims) v.batch *= n;
+      if (d >= batch_dims && d < axis) v.outer *= n;
+      if (d > axis) v.inner *= n;
+    }
+    for (int64_t d = batch_dims; d < static_cast<int64_t>(indices.size()); ++d)
+      v.coords *= indices[static_cast<size_t>(d)];
+    v.axis_size = params[static_cast<size_t>(axis)];
+    return v;
+  }
+};
+
+// Per (batch, outer, coordinate) in order, the index (int32 or int64 input 1) is checked and the
+// `inner` elements of its slice copied. An index outside [0, axis size) stops the kernel with a
+// KernelError before anything of that slice is read (TFLM's runtime check).
+template <typename A, typename T>
+void GatherAxis(const KernelContext& ctx);
+
 }  // namespace memfold
