@@ -431,5 +431,22 @@ TEST(TfliteReader, GatherAxesAreResolvedAndHostileOnesRefused) {
   ExpectRefused(load(2, -9).status(), "batch_dims -7 must lie in [0, axis]");
 }
 
+TEST(TfliteReader, CumsumAxisIsResolvedAndHostileOnesRefused) {
+  Attrs attrs;
+  attrs.Set("axis", int64_t{1});
+  attrs.Set("reverse", int64_t{1});
+  const Shape shape = {2, 3, 4};
+  EXPECT_TRUE(LoadSpoiled("cumsum", shape, DType::kF32, attrs, [](Attrs&) {}).ok());
+  EXPECT_TRUE(LoadSpoiled("cumsum", shape, DType::kF32, attrs,
+                          [](Attrs& a) { a.Set("axis", int64_t{-2}); })
+                  .ok());  // -2 is axis 1
+  ExpectRefused(LoadSpoiled("cumsum", shape, DType::kF32, attrs,
+                            [](Attrs& a) { a.Set("axis", int64_t{3}); }),
+                "axis 3 is not an axis of [2x3x4]");
+  ExpectRefused(LoadSpoiled("cumsum", shape, DType::kF32, attrs,
+                            [](Attrs& a) { a.Set("axis", int64_t{-0x7fffffff}); }),
+                "is not an axis of [2x3x4]");
+}
+
 }  // namespace
 }  // namespace memfold

@@ -91,7 +91,7 @@ inline Result<Graph> LogicOpsGraph() {
 }
 
 // TFLM's image-geometry and sequence operators as converters emit them: bilinear resizing, a
-// transposed convolution, mirror padding, space to batch and back, a gather.
+// transposed convolution, mirror padding, space to batch and back, a gather, cumulative sums.
 inline Result<Graph> GeometryOpsGraph() {
   GraphBuilder b("geometry_ops", 19);
   const ValueId x = b.Input("image", {1, 5, 6, 3});
@@ -130,7 +130,15 @@ inline Result<Graph> GeometryOpsGraph() {
   Attrs along_width;
   along_width.Set("axis", int64_t{2});
   const ValueId picked = b.Op("gather_axis", {unbatched, columns}, along_width, "pick");
-  return b.Finish({picked});
+  Attrs down_rows;
+  down_rows.Set("axis", int64_t{1});
+  const ValueId running = b.Op("cumsum", {picked}, down_rows, "running");
+  Attrs back_exclusive;
+  back_exclusive.Set("axis", int64_t{3});
+  back_exclusive.Set("exclusive", int64_t{1});
+  back_exclusive.Set("reverse", int64_t{1});
+  const ValueId remaining = b.Op("cumsum", {running}, back_exclusive, "remaining");
+  return b.Finish({remaining});
 }
 
 // A model as a .tflite file, as memfold's writer writes it.

@@ -790,6 +790,55 @@ TEST(TflmGolden, GatherRefusesIndicesOutsideTheAxis) {
       << built.status().message();
 }
 
+// cumsum_test.cc: the six float cases (EXPECT_NEAR 1e-5; axis -1 as the reader resolves it, 1)
+// and their Int8 twins, with TFLM's test quantisation (ScaleFromMinMax / ZeroPointFromMinMax
+// of +-data range, inputs rounded to it). TFLM compares the dequantised output within two
+// quantisation steps of its float golden; memfold is compared exactly with the quantised
+// CumSum's results (worked out independently from TFLM's formulas) and within TFLM's
+// tolerance.
+TEST(TflmGolden, Cumsum) {
+  const Floats eight = {1, 2, 3, 4, 5, 6, 7, 8};
+  auto attrs = [](int64_t axis, int64_t exclusive, int64_t reverse) {
+    return MakeAttrs({{"axis", axis}, {"exclusive", exclusive}, {"reverse", reverse}});
+  };
+  struct Case {
+    Shape shape;
+    int64_t axis, exclusive, reverse;
+    Floats golden;
+    float range;                // the int8 twin's data_max (data_min = -range)
+    std::vector<int8_t> exact;  // the int8 twin's output
+  };
+  const Case cases[] = {
+      {{2, 4}, 1, 0, 0, {1, 3, 6, 10, 5, 11, 18, 26}, 26, {5, 15, 30, 50, 25, 54, 88, 127}},
+      {{2, 4}, 0, 0, 0, {1, 2, 3, 4, 6, 8, 10, 12}, 12, {11, 21, 32, 43, 64, 85, 106, 127}},
+      {{8}, 0, 0, 0, {1, 3, 6, 10, 15, 21, 28, 36}, 36, {4, 11, 22, 36, 54, 75, 100, 127}},
+      {{2, 4}, 1, 0, 1, {10, 9, 7, 4, 26, 21, 15, 8}, 26, {50, 45, 35, 20, 127, 102, 73, 39}},
+      {{2, 4}, 1, 1, 0, {0, 1, 3, 6, 0, 5, 11, 18}, 18, {0, 7, 21, 42, 0, 35, 77, 127}},
+      {{2, 4}, 1, 1, 1, {9, 7, 4, 0, 21, 15, 8, 0}, 21, {54, 42, 24, 0, 127, 92, 49, 0}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.golden[1]);
+    const FloatRun run =
+        RunFloat("cumsum", {{c.shape, eight}}, attrs(c.axis, c.exclusive, c.reverse));
+    EXPECT_EQ(run.shape, c.shape);
+    ExpectNear(run.values, c.golden, 1e-5f);
+    // test_helpers.h ScaleFromMinMax<int8_t> and ZeroPointFromMinMax<int8_t>, in float.
+    const float scale = (c.range - -c.range) / static_cast<float>(127.0 - -128);
+    const int zero_point = -128 + static_cast<int>(c.range / scale + 0.5f);
+    std::vector<int8_t> q;
+    for (float v : eight) q.push_back(static_cast<int8_t>(std::round(v / scale) + zero_point));
+    TestNet net;
+    const ValueId x = net.AddInput(c.shape, DType::kI8, ToBytes(q), Quant({scale}, zero_point));
+    const ValueId y = net.AddNode("cumsum", {x}, attrs(c.axis, c.exclusive, c.reverse));
+    net.SetQuant(y, Quant({scale}, zero_point));
+    const std::vector<int8_t> out = FromBytes<int8_t>(net.RunBytes(y));
+    EXPECT_EQ(out, c.exact);
+    ASSERT_EQ(out.size(), c.golden.size());
+    for (size_t k = 0; k < out.size(); ++k)
+      EXPECT_NEAR(static_cast<float>(out[k] - zero_point) * scale, c.golden[k], 2 * scale) << k;
+  }
+}
+
 TEST(TflmGolden, BadParametersAreRefusedByInference) {
   Graph g;
   const ValueId x = g.AddValue(Value{.name = "x", .shape = {1, 3, 3, 2}});
@@ -854,6 +903,11 @@ TEST(TflmGolden, BadParametersAreRefusedByInference) {
   EXPECT_FALSE(gathers(1, 2));   // batch_dims beyond the axis
   EXPECT_FALSE(gathers(3, 3));   // and beyond the indices' rank
   EXPECT_FALSE(AddOp(&g, "gather_axis", {x, x}, {}).ok());  // float indices
+  EXPECT_TRUE(AddOp(&g, "cumsum", {x}, MakeAttrs({{"axis", int64_t{3}}})).ok());
+  EXPECT_FALSE(AddOp(&g, "cumsum", {x}, MakeAttrs({{"axis", int64_t{4}}})).ok());
+  EXPECT_FALSE(AddOp(&g, "cumsum", {x}, MakeAttrs({{"axis", int64_t{-1}}})).ok());
+  const ValueId unscaled = g.AddValue(Value{.name = "unscaled", .dtype = DType::kI8, .shape = {4}});
+  EXPECT_FALSE(AddOp(&g, "cumsum", {unscaled}, MakeAttrs({{"axis", int64_t{0}}})).ok());
   const ValueId q = g.AddValue(Value{.name = "q", .dtype = DType::kI8, .shape = {4}});
   EXPECT_FALSE(AddOp(&g, "leaky_relu", {q}, MakeAttrs({{"alpha", -0.5}})).ok());
 }

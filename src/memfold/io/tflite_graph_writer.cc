@@ -366,6 +366,12 @@ Status EncodeOptions(Encoder& e, const Node& node, EncodedOp* op) {
   if (name == "resize_bilinear") return EncodeResizeBilinear(e, node, op);
   if (name == "transpose_conv") return EncodeTransposeConv(e, node, op);
   if (name == "mirror_pad") return EncodeMirrorPad(e, node, op);
+  if (name == "cumsum") {
+    op->inputs.push_back(e.AddIntTensor(node.name + "/axis", {1}, {node.attrs.Int("axis")}));
+    op->options = {Scalar(0, 1, node.attrs.Int("exclusive")),
+                   Scalar(1, 1, node.attrs.Int("reverse"))};
+    return Status::Ok();
+  }
   if (name == "gather_axis") {
     op->options = {Scalar(0, 4, node.attrs.Int("axis")),
                    Scalar(1, 4, node.attrs.Int("batch_dims"))};

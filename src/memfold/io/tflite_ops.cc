@@ -452,6 +452,16 @@ Result<int64_t> TakeAxis(const TfliteConvertContext& ctx, Node* node, size_t ind
   return axis[0] < 0 ? axis[0] + rank : axis[0];
 }
 
+// CUMSUM (input, axis): the constant axis (negative from the end) and CumsumOptions'
+// exclusive and reverse.
+Status ConvertCumsum(const TfliteConvertContext& ctx, Node* node) {
+  MF_ASSIGN_OR_RETURN(const int64_t axis, TakeAxis(ctx, node, 1, RankOf(ctx, *node, 0)));
+  node->attrs.Set("axis", axis);
+  node->attrs.Set("exclusive", int64_t{Opt<uint8_t>(ctx, 0, 0) != 0});
+  node->attrs.Set("reverse", int64_t{Opt<uint8_t>(ctx, 1, 0) != 0});
+  return Status::Ok();
+}
+
 Status ConvertSlice(const TfliteConvertContext& ctx, Node* node) {
   MF_ASSIGN_OR_RETURN(Ints begin, TakeConstantInts(ctx, node, 1, "begin"));
   MF_ASSIGN_OR_RETURN(Ints size, TakeConstantInts(ctx, node, 1, "size"));
@@ -661,6 +671,7 @@ const std::vector<TfliteOpMapping>& Table() {
       {116, "ROUND", "round", 0, {}, ConvertNothing},
       {117, "HARD_SWISH", "hard_swish", 0, {}, ConvertNothing},
       {123, "SELECT_V2", "select_v2", 98, {}, ConvertNothing},
+      {128, "CUMSUM", "cumsum", 102, {1, 1}, ConvertCumsum},
   };
   return table;
 }

@@ -882,4 +882,22 @@ Status InferGatherAxis(const InferContext& ctx, std::vector<TensorType>* out) {
   return Status::Ok();
 }
 
+Status InferCumsum(const InferContext& ctx, std::vector<TensorType>* out) {
+  const Value& x = ctx.in(0);
+  const int64_t axis = ctx.node.attrs.Int("axis");
+  if (axis < 0 || axis >= static_cast<int64_t>(x.shape.size()))
+    return Status::Error("axis " + std::to_string(axis) + " is not an axis of " + Dims(x.shape));
+  if (x.dtype == DType::kI8) {
+    // TFLM's multipliers divide by both scales.
+    const auto positive = [](const Value& v) {
+      return v.quant && v.quant->scale.size() == 1 && v.quant->scale[0] > 0.0f;
+    };
+    if (!positive(x)) return Status::Error("an int8 cumsum needs a positive input scale");
+  } else if (x.dtype != DType::kF32) {
+    return Status::Error("cumsum runs float32 and int8 inputs");
+  }
+  out->push_back({x.dtype, x.shape});
+  return Status::Ok();
+}
+
 }  // namespace memfold

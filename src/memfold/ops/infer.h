@@ -65,6 +65,9 @@ Status InferSpaceToBatchNd(const InferContext& ctx, std::vector<TensorType>* out
 // (0 <= batch_dims <= axis < rank, leading dimensions shared); constant indices must lie in
 // the axis.
 Status InferGatherAxis(const InferContext& ctx, std::vector<TensorType>* out);
+// cumsum along a non-negative 'axis' (resolved at import), float32 or int8 (a positive input
+// scale).
+Status InferCumsum(const InferContext& ctx, std::vector<TensorType>* out);
 // depth_to_space / space_to_depth with attribute block_size, NHWC.
 Status InferDepthToSpace(const InferContext& ctx, std::vector<TensorType>* out);
 Status InferSpaceToDepth(const InferContext& ctx, std::vector<TensorType>* out);

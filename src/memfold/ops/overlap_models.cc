@@ -411,6 +411,20 @@ std::optional<int64_t> AnalyticGatherAxis(const Graph& g, const Node& n, int inp
   return Clamp(*p, p->n_out - (spread + v.coords - 1) * v.inner * p->eo);
 }
 
+std::optional<int64_t> AlgorithmicCumsum(const Graph& g, const Node& n, int input) {
+  const auto p = PairOf(g, n, input);
+  if (!p || input != 0) return std::nullopt;
+  const bool exclusive = n.attrs.Int("exclusive") != 0;
+  OverlapAccumulator acc(p->n_out);
+  ForEachCumsumStep(p->in.shape, n.attrs.Int("axis"), n.attrs.Int("reverse") != 0,
+                    [&](int64_t i, bool) {
+                      if (exclusive) acc.Write((i + 1) * p->eo);
+                      acc.Read(i * p->ei);
+                      if (!exclusive) acc.Write((i + 1) * p->eo);
+                    });
+  return acc.safe_overlap();
+}
+
 std::optional<int64_t> AnalyticElementwise(const Graph& g, const Node& n, int input) {
   const auto p = PairOf(g, n, input);
   if (!p) return std::nullopt;

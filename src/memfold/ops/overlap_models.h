@@ -40,6 +40,8 @@ std::optional<int64_t> AlgorithmicMirrorPad(const Graph& g, const Node& n, int i
 // batch_to_space_nd (input order, scattered writes) and space_to_batch_nd (output order).
 std::optional<int64_t> AlgorithmicBatchToSpaceNd(const Graph& g, const Node& n, int input);
 std::optional<int64_t> AlgorithmicSpaceToBatchNd(const Graph& g, const Node& n, int input);
+// cumsum: its loop order along the axis (an exclusive sum writes before it reads).
+std::optional<int64_t> AlgorithmicCumsum(const Graph& g, const Node& n, int input);
 // transpose_conv, exact in both roles: int8 reads its whole input before its first output write
 // (the whole output); float zeroes its output first (the first input byte it reads). Input 0.
 std::optional<int64_t> TransposeConvOverlap(const Graph& g, const Node& n, int input);

@@ -310,4 +310,41 @@ struct GatherView {
 template <typename A, typename T>
 void GatherAxis(const KernelContext& ctx);
 
+// ---- CUMSUM (reference_ops::CumSum, float and int8) ------------------------------------------
+
+// reference_ops::CumSum's visiting order along "axis": for each position of the axes after it
+// ("outer" in TFLM's names), each position of the axes before it, the axis positions in turn —
+// every loop backwards when "reverse" is set. visit(element_index, first) with `first` at the
+// start of each run along the axis.
+template <typename Visit>
+void ForEachCumsumStep(ShapeView shape, int64_t axis, bool reverse, Visit visit) {
+  int64_t before = 1, after = 1, depth = 1;
+  for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d) {
+    const int64_t n = shape[static_cast<size_t>(d)];
+    if (d < axis) before *= n;
+    if (d > axis) after *= n;
+    if (d == axis) depth = n;
+  }
+  for (int64_t a = 0; a < after; ++a) {
+    const int64_t a_adj = reverse ? after - 1 - a : a;
+    for (int64_t b = 0; b < before; ++b) {
+      const int64_t b_adj = reverse ? before - 1 - b : b;
+      for (int64_t k = 0; k < depth; ++k) {
+        const int64_t k_adj = reverse ? depth - 1 - k : k;
+        visit(a_adj + b_adj * depth * after + k_adj * after, k == 0);
+      }
+    }
+  }
+}
+
+// Running sums along "axis" in that order; "exclusive" writes the sum before adding the element
+// (so writes the output element before reading the input one). Float sums in float; int8 as
+// TFLM's quantised CumSum: inputs shifted left 20 bits and rescaled by the input multiplier,
+// summed in int32 from the rescaled input offset, then the output multiplier and zero point
+// ([input multiplier, shift, output multiplier, shift] from PrepareCumsumI8).
+template <typename A>
+void CumsumF32(const KernelContext& ctx);
+template <typename A>
+void CumsumI8(const KernelContext& ctx);
+
 }  // namespace memfold

@@ -1,5 +1,7 @@
 #include "memfold/ops/kernels/prepare.h"
 
+#include <cmath>
+
 #include "memfold/ops/kernels/quant_math.h"
 #include "memfold/ops/kernels/svdf.h"
 
@@ -56,6 +58,24 @@ std::vector<int32_t> PrepareLeakyReluI8(const KernelContext& ctx) {
   QuantizeMultiplier(static_cast<double>(in_scale / out_scale), &out[0], &shift);
   out[1] = shift;
   QuantizeMultiplier(static_cast<double>(in_scale * alpha / out_scale), &out[2], &shift);
+  out[3] = shift;
+  return out;
+}
+
+std::vector<int32_t> PrepareCumsumI8(const KernelContext& ctx) {
+  if (ctx.inputs[0].dtype != DType::kI8) return {};
+  const double twice_input_scale = 2 * static_cast<double>(Scale(ctx.inputs[0]));
+  const double real_input = static_cast<double>(Scale(ctx.inputs[0])) / twice_input_scale;
+  const double real_output =
+      twice_input_scale / ((1 << 20) * static_cast<double>(Scale(ctx.outputs[0])));
+  std::vector<int32_t> out(4);
+  int shift = 0;
+  // A zero output scale (a broken file) gives no finite multiplier: output 0 then, defined.
+  QuantizeMultiplierSmallerThanOneExp(std::isfinite(real_input) ? real_input : 0.0, &out[0],
+                                      &shift);
+  out[1] = shift;
+  QuantizeMultiplierSmallerThanOneExp(std::isfinite(real_output) ? real_output : 0.0, &out[2],
+                                      &shift);
   out[3] = shift;
   return out;
 }

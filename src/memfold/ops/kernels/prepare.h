@@ -29,6 +29,10 @@ std::vector<int32_t> PrepareFullyConnectedI8(const KernelContext& ctx);
 // multiplier, shift] of in_scale / out_scale and in_scale * alpha / out_scale, products in float.
 std::vector<int32_t> PrepareLeakyReluI8(const KernelContext& ctx);
 
+// Cumsum on int8 input (TFLM's cumsum.cc CalculateOpData): [input multiplier, shift, output
+// multiplier, shift] of in_scale / (2 in_scale) and 2 in_scale / (2^20 out_scale), in double.
+std::vector<int32_t> PrepareCumsumI8(const KernelContext& ctx);
+
 // Scratch of the quantised mean: one int32 sum per output element (int8 and int16 inputs).
 std::vector<int64_t> MeanScratch(const Graph& graph, const Node& node);
 
