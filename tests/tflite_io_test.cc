@@ -437,15 +437,23 @@ TEST(TfliteReader, CumsumAxisIsResolvedAndHostileOnesRefused) {
   attrs.Set("reverse", int64_t{1});
   const Shape shape = {2, 3, 4};
   EXPECT_TRUE(LoadSpoiled("cumsum", shape, DType::kF32, attrs, [](Attrs&) {}).ok());
-  EXPECT_TRUE(LoadSpoiled("cumsum", shape, DType::kF32, attrs,
-                          [](Attrs& a) { a.Set("axis", int64_t{-2}); })
-                  .ok());  // -2 is axis 1
-  ExpectRefused(LoadSpoiled("cumsum", shape, DType::kF32, attrs,
-                            [](Attrs& a) { a.Set("axis", int64_t{3}); }),
-                "axis 3 is not an axis of [2x3x4]");
+  EXPECT_TRUE(LoadSpoiled("cumsum", shape, DType::kF32, attrs, [](Attrs& a) {
+                a.Set("axis", int64_t{-2});
+              }).ok());  // -2 is axis 1
+  ExpectRefused(
+      LoadSpoiled("cumsum", shape, DType::kF32, attrs, [](Attrs& a) { a.Set("axis", int64_t{3}); }),
+      "axis 3 is not an axis of [2x3x4]");
   ExpectRefused(LoadSpoiled("cumsum", shape, DType::kF32, attrs,
                             [](Attrs& a) { a.Set("axis", int64_t{-0x7fffffff}); }),
                 "is not an axis of [2x3x4]");
+}
+
+TEST(TfliteReader, L2NormalizationWithAFusedActivationIsRefused) {
+  const Shape shape = {2, 5};
+  EXPECT_TRUE(LoadSpoiled("l2_normalization", shape, DType::kF32, {}, [](Attrs&) {}).ok());
+  ExpectRefused(LoadSpoiled("l2_normalization", shape, DType::kF32, {},
+                            [](Attrs& a) { a.Set("activation", std::string("relu6")); }),
+                "has a fused activation, which TFLM's L2_NORMALIZATION refuses");
 }
 
 }  // namespace

@@ -91,7 +91,8 @@ inline Result<Graph> LogicOpsGraph() {
 }
 
 // TFLM's image-geometry and sequence operators as converters emit them: bilinear resizing, a
-// transposed convolution, mirror padding, space to batch and back, a gather, cumulative sums.
+// transposed convolution, mirror padding, space to batch and back, a gather, cumulative sums
+// and an L2 normalisation.
 inline Result<Graph> GeometryOpsGraph() {
   GraphBuilder b("geometry_ops", 19);
   const ValueId x = b.Input("image", {1, 5, 6, 3});
@@ -138,7 +139,8 @@ inline Result<Graph> GeometryOpsGraph() {
   back_exclusive.Set("exclusive", int64_t{1});
   back_exclusive.Set("reverse", int64_t{1});
   const ValueId remaining = b.Op("cumsum", {running}, back_exclusive, "remaining");
-  return b.Finish({remaining});
+  const ValueId unit = b.Op("l2_normalization", {remaining}, {}, "unit");
+  return b.Finish({unit, picked});
 }
 
 // A model as a .tflite file, as memfold's writer writes it.

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "memfold/io/tflite_ops.h"
+#include "memfold/ops/kernels/quant_math.h"
 #include "tests/kernels/kernel_test_util.h"
 
 namespace memfold {
@@ -839,6 +840,64 @@ TEST(TflmGolden, Cumsum) {
   }
 }
 
+// l2norm_test.cc: SimpleFloatTest, ZerosVectorFloatTest, MultipleBatchFloatTest (EXPECT_EQ, as
+// TFLM) and SimpleInt8Test, ZerosVectorInt8Test, MultipleBatchInt8Test (input quantised over
+// [-2, 2]: zero point -1 by test_helpers' ZeroPointFromMinMax in float; output 1/128), then an
+// int8 case with zero point 3 and ten-element rows, and GetInvSqrtQuantizedMultiplierExp itself
+// — both worked out independently from TFLite's and gemmlowp's formulas.
+TEST(TflmGolden, L2Normalization) {
+  const Floats row = {-1.1f, 0.6f, 0.7f, 1.2f, -0.7f, 0.1f};
+  const Floats normalised = {-0.55f, 0.3f, 0.35f, 0.6f, -0.35f, 0.05f};
+  EXPECT_EQ(RunFloat("l2_normalization", {{{1, 1, 1, 6}, row}}).values, normalised);
+  EXPECT_EQ(RunFloat("l2_normalization", {{{1, 1, 1, 6}, Floats(6, 0.0f)}}).values,
+            Floats(6, 0.0f));
+  Floats rows, expected;
+  for (int k = 0; k < 3; ++k) {
+    rows.insert(rows.end(), row.begin(), row.end());
+    expected.insert(expected.end(), normalised.begin(), normalised.end());
+  }
+  EXPECT_EQ(RunFloat("l2_normalization", {{{3, 1, 1, 6}, rows}}).values, expected);
+
+  using I8 = std::vector<int8_t>;
+  auto l2 = [](Shape shape, I8 data, int64_t zero_point) {
+    TestNet net;
+    const ValueId x =
+        net.AddInput(shape, DType::kI8, ToBytes(data), Quant({4.0f / 255.0f}, zero_point));
+    const ValueId y = net.AddNode("l2_normalization", {x}, {});
+    net.SetQuant(y, Quant({1.0f / 128.0f}, 0));
+    return FromBytes<int8_t>(net.RunBytes(y));
+  };
+  const I8 quantised = {-71, 37, 44, 76, -46, 5};
+  const I8 result = {-70, 38, 45, 77, -45, 6};
+  EXPECT_EQ(l2({1, 1, 1, 6}, quantised, -1), result);
+  EXPECT_EQ(l2({1, 1, 1, 6}, I8(6, -1), -1), I8(6, 0));
+  I8 three, three_out;
+  for (int k = 0; k < 3; ++k) {
+    three.insert(three.end(), quantised.begin(), quantised.end());
+    three_out.insert(three_out.end(), result.begin(), result.end());
+  }
+  EXPECT_EQ(l2({3, 6}, three, -1), three_out);
+  EXPECT_EQ(
+      l2({2, 10}, {127, -128, 3, 0, -5, 90, 100, -100, 1, 2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0}, 3),
+      (I8{65,  -68, 0,   -2,  -4,  45,  51,  -54, -1,  -1,
+          -42, -42, -42, -28, -42, -42, -42, -42, -42, -42}));
+
+  struct InvSqrt {
+    int32_t input, multiplier;
+    int shift;
+  };
+  for (const InvSqrt& c :
+       {InvSqrt{0, 2147483647, 0}, InvSqrt{1, 2147483647, 0}, InvSqrt{2, 1518498372, 0},
+        InvSqrt{1000, 271637587, -2}, InvSqrt{123456, 195579683, -5},
+        InvSqrt{536870917, 379624593, -12}, InvSqrt{2147483647, 189812531, -12}}) {
+    int32_t multiplier = 0;
+    int shift = 0;
+    GetInvSqrtQuantizedMultiplierExp(c.input, -1, &multiplier, &shift);
+    EXPECT_EQ(multiplier, c.multiplier) << c.input;
+    EXPECT_EQ(shift, c.shift) << c.input;
+  }
+}
+
 TEST(TflmGolden, BadParametersAreRefusedByInference) {
   Graph g;
   const ValueId x = g.AddValue(Value{.name = "x", .shape = {1, 3, 3, 2}});
@@ -908,6 +967,11 @@ TEST(TflmGolden, BadParametersAreRefusedByInference) {
   EXPECT_FALSE(AddOp(&g, "cumsum", {x}, MakeAttrs({{"axis", int64_t{-1}}})).ok());
   const ValueId unscaled = g.AddValue(Value{.name = "unscaled", .dtype = DType::kI8, .shape = {4}});
   EXPECT_FALSE(AddOp(&g, "cumsum", {unscaled}, MakeAttrs({{"axis", int64_t{0}}})).ok());
+  EXPECT_TRUE(AddOp(&g, "l2_normalization", {x}, {}).ok());
+  EXPECT_FALSE(
+      AddOp(&g, "l2_normalization", {x}, MakeAttrs({{"activation", std::string("relu")}})).ok());
+  const ValueId five_d = g.AddValue(Value{.name = "five_d", .shape = {1, 1, 1, 2, 3}});
+  EXPECT_FALSE(AddOp(&g, "l2_normalization", {five_d}, {}).ok());  // TFLM takes rank <= 4
   const ValueId q = g.AddValue(Value{.name = "q", .dtype = DType::kI8, .shape = {4}});
   EXPECT_FALSE(AddOp(&g, "leaky_relu", {q}, MakeAttrs({{"alpha", -0.5}})).ok());
 }

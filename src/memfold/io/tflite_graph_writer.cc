@@ -347,7 +347,8 @@ Status EncodeOptions(Encoder& e, const Node& node, EncodedOp* op) {
     return name == "conv2d" ? EncodeConv(node, op) : EncodeDepthwise(e.graph, node, op);
   }
   if (name == "max_pool2d" || name == "avg_pool2d") return EncodePool(node, op);
-  if (name == "add" || name == "sub" || name == "mul" || name == "div")
+  if (name == "add" || name == "sub" || name == "mul" || name == "div" ||
+      name == "l2_normalization")
     return EncodeActivationOnly(node, op);
   if (name == "leaky_relu") return EncodeLeakyRelu(node, op);
   if (name == "slice") return EncodeSlice(e, node, op);

@@ -603,6 +603,7 @@ const std::vector<TfliteOpMapping>& Table() {
       {6, "DEQUANTIZE", "dequantize", 0, {}, ConvertTypeChange},
       {8, "FLOOR", "floor", 0, {}, ConvertNothing},
       {9, "FULLY_CONNECTED", "fully_connected", 8, {1, 1, 1, 1}, ConvertFullyConnected},
+      {11, "L2_NORMALIZATION", "l2_normalization", 12, {1}, ConvertActivationOnly},
       {14, "LOGISTIC", "sigmoid", 0, {}, ConvertNothing},
       {17, "MAX_POOL_2D", "max_pool2d", 5, {1, 4, 4, 4, 4, 1}, ConvertPool},
       {18, "MUL", "mul", 21, {1}, ConvertActivationOnly},

@@ -900,4 +900,16 @@ Status InferCumsum(const InferContext& ctx, std::vector<TensorType>* out) {
   return Status::Ok();
 }
 
+Status InferL2Normalization(const InferContext& ctx, std::vector<TensorType>* out) {
+  const Value& x = ctx.in(0);
+  if (x.shape.empty() || x.shape.size() > 4)
+    return Status::Error("needs an input of rank 1 to 4 (as TFLM), has " + Dims(x.shape));
+  if (x.dtype != DType::kF32 && x.dtype != DType::kI8)
+    return Status::Error("l2_normalization runs float32 and int8 inputs");
+  if (ctx.node.attrs.Str("activation") != "none")
+    return Status::Error("has a fused activation, which TFLM's L2_NORMALIZATION refuses");
+  out->push_back({x.dtype, x.shape});
+  return Status::Ok();
+}
+
 }  // namespace memfold

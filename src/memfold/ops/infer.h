@@ -68,6 +68,8 @@ Status InferGatherAxis(const InferContext& ctx, std::vector<TensorType>* out);
 // cumsum along a non-negative 'axis' (resolved at import), float32 or int8 (a positive input
 // scale).
 Status InferCumsum(const InferContext& ctx, std::vector<TensorType>* out);
+// l2_normalization over the last axis: rank 1 to 4, float32 or int8, no fused activation.
+Status InferL2Normalization(const InferContext& ctx, std::vector<TensorType>* out);
 // depth_to_space / space_to_depth with attribute block_size, NHWC.
 Status InferDepthToSpace(const InferContext& ctx, std::vector<TensorType>* out);
 Status InferSpaceToDepth(const InferContext& ctx, std::vector<TensorType>* out);

@@ -417,6 +417,15 @@ std::vector<OpDef> BuildOpTable() {
        .overlap_algorithmic = AlgorithmicCumsum,
        .kernels = {MF_KERNEL(DType::kF32, CumsumF32), MF_KERNEL(DType::kI8, CumsumI8)},
        .prepare = PrepareCumsumI8},
+      // Every read of a row precedes the row's writes, which follow the reads element by
+      // element: the element-wise closed form bounds it (equal when types match).
+      {.name = "l2_normalization",
+       .attrs = {kActivation},
+       .infer = InferL2Normalization,
+       .overlap_analytic = AnalyticElementwise,
+       .overlap_algorithmic = AlgorithmicL2Normalization,
+       .kernels = {MF_KERNEL(DType::kF32, L2NormalizationF32),
+                   MF_KERNEL(DType::kI8, L2NormalizationI8)}},
       {.name = "depth_to_space",
        .attrs = {{"block_size", int64_t{0}, true}},
        .infer = InferDepthToSpace,

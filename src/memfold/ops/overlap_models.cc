@@ -425,6 +425,22 @@ std::optional<int64_t> AlgorithmicCumsum(const Graph& g, const Node& n, int inpu
   return acc.safe_overlap();
 }
 
+std::optional<int64_t> AlgorithmicL2Normalization(const Graph& g, const Node& n, int input) {
+  const auto p = PairOf(g, n, input);
+  if (!p || input != 0) return std::nullopt;
+  const int64_t depth = p->in.shape.empty() ? 1 : p->in.shape.back();
+  const int64_t rows = depth == 0 ? 0 : p->in.elements() / depth;
+  OverlapAccumulator acc(p->n_out);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < depth; ++c) acc.Read((r * depth + c) * p->ei);  // sum of squares
+    for (int64_t c = 0; c < depth; ++c) {
+      acc.Read((r * depth + c) * p->ei);
+      acc.Write((r * depth + c + 1) * p->eo);
+    }
+  }
+  return acc.safe_overlap();
+}
+
 std::optional<int64_t> AnalyticElementwise(const Graph& g, const Node& n, int input) {
   const auto p = PairOf(g, n, input);
   if (!p) return std::nullopt;

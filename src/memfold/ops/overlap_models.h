@@ -42,6 +42,8 @@ std::optional<int64_t> AlgorithmicBatchToSpaceNd(const Graph& g, const Node& n, 
 std::optional<int64_t> AlgorithmicSpaceToBatchNd(const Graph& g, const Node& n, int input);
 // cumsum: its loop order along the axis (an exclusive sum writes before it reads).
 std::optional<int64_t> AlgorithmicCumsum(const Graph& g, const Node& n, int input);
+// l2_normalization: per row, the pass over its squares, then element by element.
+std::optional<int64_t> AlgorithmicL2Normalization(const Graph& g, const Node& n, int input);
 // transpose_conv, exact in both roles: int8 reads its whole input before its first output write
 // (the whole output); float zeroes its output first (the first input byte it reads). Input 0.
 std::optional<int64_t> TransposeConvOverlap(const Graph& g, const Node& n, int input);

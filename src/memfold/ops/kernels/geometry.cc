@@ -177,11 +177,68 @@ void CumsumI8(const KernelContext& ctx) {
                     });
 }
 
+namespace {
+
+// The rows of the last axis: [rows, depth].
+struct Rows {
+  int64_t rows, depth;
+  static Rows Of(const TensorArg& t) {
+    const int64_t depth = t.shape.empty() ? 1 : t.shape.back();
+    return {depth == 0 ? 0 : t.elements() / depth, depth};
+  }
+};
+
+}  // namespace
+
+template <typename A>
+void L2NormalizationF32(const KernelContext& ctx) {
+  const Rows r = Rows::Of(ctx.inputs[0]);
+  In<A, float> x{ctx.inputs[0].ptr<float>()};
+  Out<A, float> y{OutputOf<A, float>(ctx.outputs[0])};
+  constexpr float kEpsilon = 1e-6f;
+  for (int64_t i = 0; i < r.rows; ++i) {
+    float squared = 0;
+    for (int64_t c = 0; c < r.depth; ++c) {
+      const float v = x[r.depth * i + c];
+      squared += v * v;
+    }
+    const float norm = std::max(std::sqrt(squared), kEpsilon);
+    for (int64_t c = 0; c < r.depth; ++c) y.Set(r.depth * i + c, x[r.depth * i + c] / norm);
+  }
+}
+
+template <typename A>
+void L2NormalizationI8(const KernelContext& ctx) {
+  const Rows r = Rows::Of(ctx.inputs[0]);
+  const int32_t zero_point = ZeroPoint(ctx.inputs[0]);
+  In<A, int8_t> x{ctx.inputs[0].ptr<int8_t>()};
+  Out<A, int8_t> y{OutputOf<A, int8_t>(ctx.outputs[0])};
+  constexpr int kOutputScale = 7;  // outputs in 1/128
+  constexpr int kReverseShift = -1;
+  for (int64_t i = 0; i < r.rows; ++i) {
+    int32_t squared = 0;
+    for (int64_t c = 0; c < r.depth; ++c) {
+      const int32_t v = x[r.depth * i + c] - zero_point;
+      squared = WrappingAdd(squared, v * v);  // safe for 2^16 elements; wraps beyond, as TFLM
+    }
+    int32_t multiplier = 0;
+    int shift = 0;
+    GetInvSqrtQuantizedMultiplierExp(squared, kReverseShift, &multiplier, &shift);
+    for (int64_t c = 0; c < r.depth; ++c) {
+      const int32_t v = x[r.depth * i + c] - zero_point;
+      const int32_t scaled = MultiplyByQuantizedMultiplier(v, multiplier, shift + kOutputScale);
+      y.Set(r.depth * i + c, static_cast<int8_t>(std::clamp<int32_t>(scaled, -128, 127)));
+    }
+  }
+}
+
 MF_INSTANTIATE_KERNEL(ResizeBilinearF32)
 MF_INSTANTIATE_KERNEL(ResizeBilinearI8)
 MF_INSTANTIATE_KERNEL(TransposeConvF32)
 MF_INSTANTIATE_KERNEL(TransposeConvI8)
 MF_INSTANTIATE_KERNEL(CumsumF32)
 MF_INSTANTIATE_KERNEL(CumsumI8)
+MF_INSTANTIATE_KERNEL(L2NormalizationF32)
+MF_INSTANTIATE_KERNEL(L2NormalizationI8)
 
 }  // namespace memfold

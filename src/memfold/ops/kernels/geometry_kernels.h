@@ -347,4 +347,16 @@ void CumsumF32(const KernelContext& ctx);
 template <typename A>
 void CumsumI8(const KernelContext& ctx);
 
+// ---- L2_NORMALIZATION (reference_ops::L2Normalization, reference_integer_ops) ------------------
+
+// Per row of the last axis, a pass that sums the squares, then a pass that writes each element
+// divided by the row's norm. Float: x / max(sqrt(sum of x^2), 1e-6f) (TFLM's epsilon). int8:
+// (x - input zero point) times GetInvSqrtQuantizedMultiplierExp of the integer sum of squares,
+// shifted 7 bits up (the output's fixed 1/128 scale), clamped to int8 — no epsilon, and the
+// output's own quantisation unused, as in TFLM.
+template <typename A>
+void L2NormalizationF32(const KernelContext& ctx);
+template <typename A>
+void L2NormalizationI8(const KernelContext& ctx);
+
 }  // namespace memfold
