@@ -137,7 +137,8 @@ TEST(DeviceRuns, TheOperatorsAddedForConverterOutputRunOnTheDevice) {
       {"vision_ops", testing::VisionOpsFile().value()},
       {"movement_ops", testing::MovementOpsFile().value()},
       {"logic_ops", testing::LogicOpsFile().value()},
-      {"geometry_ops", testing::GeometryOpsFile().value()}};
+      {"geometry_ops", testing::GeometryOpsFile().value()},
+      {"geometry_ops_i8", testing::GeometryOpsI8File().value()}};
   for (const auto& [name, bytes] : models) {
     const std::string file = TreeDir(std::string(name) + ".tflite");
     std::ofstream(file, std::ios::binary)
