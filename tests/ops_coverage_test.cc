@@ -1,4 +1,5 @@
-// The operator coverage table: docs/operators.md carries `memfold ops --markdown` verbatim, and
+// The operator coverage table: docs/operators.md and the README carry `memfold ops --markdown`
+// verbatim, and
 // the table says what the registry and the TFLite mapping say.
 #include <gtest/gtest.h>
 
@@ -9,13 +10,14 @@
 namespace memfold {
 namespace {
 
-TEST(OpsCoverage, TheDocumentIsTheCommandsOutput) {
+TEST(OpsCoverage, TheDocumentsCarryTheCommandsOutput) {
   const auto out = testing::Memfold("ops --markdown");
   ASSERT_EQ(out.code, 0) << out.err;
-  const std::string doc =
-      testing::ReadFile(std::filesystem::path(MEMFOLD_SOURCE_DIR) / "docs" / "operators.md");
-  EXPECT_NE(doc.find(out.out), std::string::npos)
-      << "docs/operators.md is stale: regenerate its table with `memfold ops --markdown`";
+  for (const char* doc_path : {"docs/operators.md", "README.md"}) {
+    const std::string doc = testing::ReadFile(std::filesystem::path(MEMFOLD_SOURCE_DIR) / doc_path);
+    EXPECT_NE(doc.find(out.out), std::string::npos)
+        << doc_path << " is stale: regenerate its table with `memfold ops --markdown`";
+  }
 }
 
 TEST(OpsCoverage, RowsFollowTheRegistry) {
@@ -34,6 +36,9 @@ TEST(OpsCoverage, RowsFollowTheRegistry) {
   EXPECT_EQ(ops[46]["tflite"], "BIDIRECTIONAL_SEQUENCE_RNN");
   EXPECT_FALSE(ops[46]["reads"].get<bool>());
   EXPECT_EQ(ops[22]["overlap"], "alias (no copy)");
+  EXPECT_EQ(ops[86]["tflite"], "LOGICAL_AND");
+  EXPECT_EQ(ops[86]["other_types"], nlohmann::json::array({"bool"}));
+  EXPECT_TRUE(ops[86]["device"].get<bool>());
 }
 
 }  // namespace

@@ -47,6 +47,22 @@ TEST(StoragePlanner, BestFitReusesFreedStorage) {
   EXPECT_TRUE(plan.in_place.empty());
 }
 
+// A value that nothing computes but an operator reads (a file's opaque custom operator reads
+// such tensors) gets a storage from the start, like a graph input: every request has one and the
+// mxnet plan verifies (person_detect_vela's Ethos-U operator used to index past the storages).
+TEST(StoragePlanner, ValuesNothingComputesGetAStorage) {
+  Graph g;
+  const ValueId x = g.AddValue(Value{.name = "x", .shape = {1, 16}, .role = Role::kInput});
+  g.inputs = {x};
+  const ValueId orphan = g.AddValue(Value{.name = "written_by_nobody", .shape = {1, 16}});
+  const ValueId y = AddOp(&g, "add", {x, orphan}).value().front();
+  g.outputs = {y};
+  const Liveness live = ComputeLiveness(g);
+  const StoragePlan plan = PlanStorage(g, live);
+  for (int32_t storage : plan.storage_of) EXPECT_GE(storage, 0);
+  EXPECT_TRUE(PlanGraph(g, "mxnet").ok());
+}
+
 TEST(StoragePlanner, MxnetPlansVerifyAndRunIdentically) {
   GraphBuilder b("mix");
   const ValueId x = b.Input("x", {1, 8, 8, 4});

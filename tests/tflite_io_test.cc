@@ -400,5 +400,61 @@ TEST(TfliteReader, HostileBatchToSpaceAndSpaceToBatchParametersAreRefused) {
                 "is not a multiple of the block shape's product");
 }
 
+// GATHER's axis and batch_dims may be negative in a file (from the end of the params' and the
+// indices' ranks, as TFLM resolves them); anything else outside is refused.
+TEST(TfliteReader, GatherAxesAreResolvedAndHostileOnesRefused) {
+  auto load = [](int64_t axis, int64_t batch_dims) -> Result<Graph> {
+    GraphBuilder b("gather");
+    const ValueId x = b.Input("x", {2, 3, 4});
+    const ValueId i = b.Input("i", {2, 2}, DType::kI32);
+    Attrs attrs;
+    attrs.Set("axis", int64_t{2});
+    attrs.Set("batch_dims", int64_t{1});
+    const ValueId y = b.Op("gather_axis", {x, i}, attrs, "victim");
+    Result<Graph> g = b.Finish({y});
+    EXPECT_TRUE(g.ok()) << g.status().message();
+    g->node(g->schedule.back()).attrs.Set("axis", axis);
+    g->node(g->schedule.back()).attrs.Set("batch_dims", batch_dims);
+    Result<Bytes> file = GraphToTflite(*g);
+    EXPECT_TRUE(file.ok()) << file.status().message();
+    return LoadTflite(std::move(file).value(), "gather.tflite");
+  };
+  const Result<Graph> negative = load(-1, -1);
+  ASSERT_TRUE(negative.ok()) << negative.status().message();
+  const Node& node = negative->node(negative->schedule.back());
+  EXPECT_EQ(node.attrs.Int("axis"), 2);
+  EXPECT_EQ(node.attrs.Int("batch_dims"), 1);
+  ExpectRefused(load(3, 1).status(), "axis 3 is not an axis of [2x3x4]");
+  ExpectRefused(load(-4, 1).status(), "axis -1 is not an axis");
+  ExpectRefused(load(0x7fffffff, 1).status(), "is not an axis of");
+  ExpectRefused(load(2, 3).status(), "batch_dims 3 must lie in [0, axis]");
+  ExpectRefused(load(2, -9).status(), "batch_dims -7 must lie in [0, axis]");
+}
+
+TEST(TfliteReader, CumsumAxisIsResolvedAndHostileOnesRefused) {
+  Attrs attrs;
+  attrs.Set("axis", int64_t{1});
+  attrs.Set("reverse", int64_t{1});
+  const Shape shape = {2, 3, 4};
+  EXPECT_TRUE(LoadSpoiled("cumsum", shape, DType::kF32, attrs, [](Attrs&) {}).ok());
+  EXPECT_TRUE(LoadSpoiled("cumsum", shape, DType::kF32, attrs, [](Attrs& a) {
+                a.Set("axis", int64_t{-2});
+              }).ok());  // -2 is axis 1
+  ExpectRefused(
+      LoadSpoiled("cumsum", shape, DType::kF32, attrs, [](Attrs& a) { a.Set("axis", int64_t{3}); }),
+      "axis 3 is not an axis of [2x3x4]");
+  ExpectRefused(LoadSpoiled("cumsum", shape, DType::kF32, attrs,
+                            [](Attrs& a) { a.Set("axis", int64_t{-0x7fffffff}); }),
+                "is not an axis of [2x3x4]");
+}
+
+TEST(TfliteReader, L2NormalizationWithAFusedActivationIsRefused) {
+  const Shape shape = {2, 5};
+  EXPECT_TRUE(LoadSpoiled("l2_normalization", shape, DType::kF32, {}, [](Attrs&) {}).ok());
+  ExpectRefused(LoadSpoiled("l2_normalization", shape, DType::kF32, {},
+                            [](Attrs& a) { a.Set("activation", std::string("relu6")); }),
+                "has a fused activation, which TFLM's L2_NORMALIZATION refuses");
+}
+
 }  // namespace
 }  // namespace memfold

@@ -1,13 +1,19 @@
-// Float32 models made of the TFLM operators memfold reads since issue 16 — resize nearest
-// neighbour, leaky relu, space-to-depth and back, element-wise abs, sqrt, square, log, floor,
-// ceil, round, squared difference; split, slice, pack and unpack; comparisons, logic, select,
-// zeros_like, elu, prelu and log_softmax; resize bilinear — written with memfold's
-// TFLite writer so that tests run them as files: planned, checked, and compiled for the
-// device. Header-only, for test targets.
+// Models made of the TFLM operators memfold reads since issue 16 — resize nearest neighbour,
+// leaky relu, space-to-depth and back, element-wise abs, sqrt, square, log, floor, ceil, round,
+// squared difference; split, slice, pack and unpack; comparisons, logic, select, zeros_like,
+// elu, prelu and log_softmax; the geometry operators (resize bilinear, transpose conv, mirror
+// pad, batch/space moves, gather, cumsum, L2 normalisation) in float32 and in int8 — written
+// with memfold's TFLite writer so that tests run them as files: planned, checked, and compiled
+// for the device. Header-only, for test targets.
 #pragma once
+
+#include <cstring>
+#include <memory>
+#include <optional>
 
 #include "memfold/io/tflite_graph_writer.h"
 #include "memfold/ops/builder.h"
+#include "memfold/ops/registry.h"
 
 namespace memfold::testing {
 
@@ -91,7 +97,8 @@ inline Result<Graph> LogicOpsGraph() {
 }
 
 // TFLM's image-geometry and sequence operators as converters emit them: bilinear resizing, a
-// transposed convolution, mirror padding, space to batch and back.
+// transposed convolution, mirror padding, space to batch and back, a gather, cumulative sums
+// and an L2 normalisation.
 inline Result<Graph> GeometryOpsGraph() {
   GraphBuilder b("geometry_ops", 19);
   const ValueId x = b.Input("image", {1, 5, 6, 3});
@@ -125,7 +132,102 @@ inline Result<Graph> GeometryOpsGraph() {
   to_space.Set("block_shape", std::vector<int64_t>{2, 3});
   to_space.Set("crops", std::vector<int64_t>{1, 1, 0, 2});
   const ValueId unbatched = b.Op("batch_to_space_nd", {batched}, to_space, "to_space");
-  return b.Finish({unbatched});
+  // Columns picked (and repeated) by constant indices, as converters emit tf.gather.
+  const ValueId columns = b.IntConstant("columns", {5}, {12, 0, 6, 6, 3});
+  Attrs along_width;
+  along_width.Set("axis", int64_t{2});
+  const ValueId picked = b.Op("gather_axis", {unbatched, columns}, along_width, "pick");
+  Attrs down_rows;
+  down_rows.Set("axis", int64_t{1});
+  const ValueId running = b.Op("cumsum", {picked}, down_rows, "running");
+  Attrs back_exclusive;
+  back_exclusive.Set("axis", int64_t{3});
+  back_exclusive.Set("exclusive", int64_t{1});
+  back_exclusive.Set("reverse", int64_t{1});
+  const ValueId remaining = b.Op("cumsum", {running}, back_exclusive, "remaining");
+  const ValueId unit = b.Op("l2_normalization", {remaining}, {}, "unit");
+  return b.Finish({unit, picked});
+}
+
+// The geometry operators' int8 kernels in one quantised model (TFLM's int8 paths: the integer
+// bilinear resize, the transposed convolution with its int32 scratch and per-channel filter,
+// the zero-point padding of space_to_batch_nd, the quantised cumsum and L2 normalisation).
+inline Result<Graph> GeometryOpsI8Graph() {
+  Graph g;
+  g.name = "geometry_ops_i8";
+  auto quant = [](std::vector<float> scales, int64_t zero_point) {
+    Quantization q;
+    q.zero_point.assign(scales.size(), zero_point);
+    q.scale = std::move(scales);
+    return q;
+  };
+  auto constant = [&](const std::string& name, DType dtype, Shape shape, Bytes bytes,
+                      std::optional<Quantization> q = std::nullopt) {
+    Value v{.name = name, .dtype = dtype, .shape = std::move(shape), .role = Role::kWeight};
+    v.quant = std::move(q);
+    v.data = std::make_shared<Bytes>(std::move(bytes));
+    return g.AddValue(std::move(v));
+  };
+  auto op = [&](const std::string& name, const std::string& type, std::vector<ValueId> inputs,
+                Attrs attrs, Quantization q) -> Result<ValueId> {
+    MF_ASSIGN_OR_RETURN(const std::vector<ValueId> out,
+                        AddOp(&g, type, std::move(inputs), std::move(attrs), name));
+    g.value(out[0]).quant = std::move(q);
+    return out[0];
+  };
+  auto ints = [](std::initializer_list<std::pair<std::string, AttrValue>> items) {
+    Attrs a;
+    for (const auto& [name, value] : items) a.Set(name, value);
+    return a;
+  };
+  using Ints = std::vector<int64_t>;
+  Value image{.name = "image", .dtype = DType::kI8, .shape = {1, 5, 6, 3}, .role = Role::kInput};
+  image.quant = quant({0.05f}, -3);
+  const ValueId x = g.AddValue(std::move(image));
+  g.inputs = {x};
+  MF_ASSIGN_OR_RETURN(
+      const ValueId big,
+      op("upsample", "resize_bilinear", {x},
+         ints({{"size", Ints{8, 9}}, {"align_corners", int64_t{1}}}), quant({0.05f}, -3)));
+  Bytes filter(4 * 3 * 3 * 3);
+  for (size_t k = 0; k < filter.size(); ++k)
+    filter[k] = static_cast<std::byte>(static_cast<int8_t>((k * 37) % 255 - 127));
+  const ValueId w = constant("deconv_w", DType::kI8, {4, 3, 3, 3}, filter,
+                             quant({0.004f, 0.006f, 0.005f, 0.003f}, 0));
+  Bytes bias(4 * 4);
+  const int32_t biases[] = {300, -200, 0, 150};
+  std::memcpy(bias.data(), biases, sizeof(biases));
+  const ValueId b = constant("deconv_b", DType::kI32, {4}, bias);
+  Attrs deconv = ConvAttrs(2, "none");
+  deconv.Set("output_shape", Ints{1, 16, 18, 4});
+  MF_ASSIGN_OR_RETURN(const ValueId wide,
+                      op("deconv", "transpose_conv", {big, w, b}, deconv, quant({0.1f}, 5)));
+  MF_ASSIGN_OR_RETURN(
+      const ValueId mirrored,
+      op("mirror", "mirror_pad", {wide},
+         ints({{"paddings", Ints{0, 0, 1, 1, 2, 0, 0, 0}}, {"mode", std::string("symmetric")}}),
+         quant({0.1f}, 5)));
+  MF_ASSIGN_OR_RETURN(
+      const ValueId batched,
+      op("to_batch", "space_to_batch_nd", {mirrored},
+         ints({{"block_shape", Ints{3, 2}}, {"paddings", Ints{2, 1, 0, 0}}}), quant({0.1f}, 5)));
+  MF_ASSIGN_OR_RETURN(
+      const ValueId unbatched,
+      op("to_space", "batch_to_space_nd", {batched},
+         ints({{"block_shape", Ints{3, 2}}, {"crops", Ints{2, 1, 1, 1}}}), quant({0.1f}, 5)));
+  Bytes rows(4 * 3);
+  const int32_t picks[] = {7, 0, 7};
+  std::memcpy(rows.data(), picks, sizeof(picks));
+  const ValueId indices = constant("rows", DType::kI32, {3}, rows);
+  MF_ASSIGN_OR_RETURN(const ValueId picked, op("pick", "gather_axis", {unbatched, indices},
+                                               ints({{"axis", int64_t{1}}}), quant({0.1f}, 5)));
+  MF_ASSIGN_OR_RETURN(const ValueId running,
+                      op("running", "cumsum", {picked},
+                         ints({{"axis", int64_t{2}}, {"reverse", int64_t{1}}}), quant({0.3f}, -7)));
+  MF_ASSIGN_OR_RETURN(const ValueId unit,
+                      op("unit", "l2_normalization", {running}, {}, quant({1.0f / 128}, 0)));
+  g.outputs = {unit, wide};
+  return g;
 }
 
 // A model as a .tflite file, as memfold's writer writes it.
@@ -143,6 +245,10 @@ inline Result<Bytes> LogicOpsFile() {
 }
 inline Result<Bytes> GeometryOpsFile() {
   MF_ASSIGN_OR_RETURN(Graph g, GeometryOpsGraph());
+  return GraphToTflite(g);
+}
+inline Result<Bytes> GeometryOpsI8File() {
+  MF_ASSIGN_OR_RETURN(Graph g, GeometryOpsI8Graph());
   return GraphToTflite(g);
 }
 

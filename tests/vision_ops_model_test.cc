@@ -24,7 +24,8 @@ class WrittenModel : public ::testing::TestWithParam<int> {
     return (k == 0   ? testing::VisionOpsGraph()
             : k == 1 ? testing::MovementOpsGraph()
             : k == 2 ? testing::LogicOpsGraph()
-                     : testing::GeometryOpsGraph())
+            : k == 3 ? testing::GeometryOpsGraph()
+                     : testing::GeometryOpsI8Graph())
         .value();
   }
   Graph Read() const {
@@ -32,7 +33,8 @@ class WrittenModel : public ::testing::TestWithParam<int> {
     return LoadTflite((k == 0   ? testing::VisionOpsFile()
                        : k == 1 ? testing::MovementOpsFile()
                        : k == 2 ? testing::LogicOpsFile()
-                                : testing::GeometryOpsFile())
+                       : k == 3 ? testing::GeometryOpsFile()
+                                : testing::GeometryOpsI8File())
                           .value(),
                       "written.tflite")
         .value();
@@ -81,14 +83,14 @@ TEST_P(WrittenModel, OverlapModelsAgreeWithTheTrace) {
       EXPECT_LE(*n.analytic, *n.trace) << where;
     }
   }
-  if (GetParam() == 3) {
+  if (GetParam() >= 3) {
     for (const char* op : {"resize_bilinear", "transpose_conv", "mirror_pad", "space_to_batch_nd",
-                           "batch_to_space_nd"})
+                           "batch_to_space_nd", "cumsum", "l2_normalization"})
       EXPECT_GT(replayed[op], 0) << op;
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(VisionMovementLogicGeometry, WrittenModel, ::testing::Range(0, 4));
+INSTANTIATE_TEST_SUITE_P(VisionMovementLogicGeometry, WrittenModel, ::testing::Range(0, 5));
 
 }  // namespace
 }  // namespace memfold

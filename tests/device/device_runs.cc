@@ -139,6 +139,7 @@ TEST(DeviceRuns, TheOperatorsAddedForConverterOutputRunOnTheDevice) {
       {"movement_ops", testing::MovementOpsFile().value()},
       {"logic_ops", testing::LogicOpsFile().value()},
       {"geometry_ops", testing::GeometryOpsFile().value()},
+      {"geometry_ops_i8", testing::GeometryOpsI8File().value()},
       {"lstm_kws_i8", testing::LstmKeywordFile({}).value()},
       {"lstm_kws_f32", testing::LstmKeywordFile({.dtype = DType::kF32}).value()}};
   for (const auto& [name, bytes] : models) {

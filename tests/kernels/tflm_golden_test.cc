@@ -5,10 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "memfold/io/tflite_ops.h"
+#include "memfold/ops/kernels/quant_math.h"
 #include "tests/kernels/kernel_test_util.h"
 
 namespace memfold {
@@ -669,6 +672,232 @@ TEST(TflmGolden, BatchToSpaceAndSpaceToBatch) {
                                     9,  10, 21, 22, 31, 32, 43, 44, 33, 34, 45, 46}));
 }
 
+// gather_test.cc: every case (EXPECT_EQ; TFLM's negative axis -1 and batch_dims -2 are given
+// here as the reader resolves them, 2 and 1), then int64 indices and int32 params, which TFLite
+// has and TFLM's kernel lacks.
+TEST(TflmGolden, Gather) {
+  struct Run {
+    Bytes values;
+    Shape shape;
+  };
+  auto gather = [](DType dtype, Shape shape, Bytes params, Shape index_shape,
+                   std::vector<int32_t> indices, int64_t axis = 0, int64_t batch_dims = 0) {
+    TestNet net;
+    const ValueId x = net.AddInput(shape, dtype, std::move(params));
+    const ValueId i = net.AddInput(index_shape, DType::kI32, ToBytes(indices));
+    const ValueId y =
+        net.AddNode("gather_axis", {x, i}, MakeAttrs({{"axis", axis}, {"batch_dims", batch_dims}}));
+    const Shape out = net.ShapeOf(y);
+    return Run{net.RunBytes(y), out};
+  };
+  auto floats = [&](Shape shape, Floats params, Shape index_shape, std::vector<int32_t> indices,
+                    int64_t axis = 0, int64_t batch_dims = 0) {
+    const Run run =
+        gather(DType::kF32, shape, ToBytes(params), index_shape, indices, axis, batch_dims);
+    return FloatRun{FromBytes<float>(run.values), run.shape};
+  };
+  auto expect = [](const FloatRun& run, Floats values, Shape shape) {
+    EXPECT_EQ(run.values, values);
+    EXPECT_EQ(run.shape, shape);
+  };
+  const Floats four = {-2.0f, 0.2f, 0.7f, 0.8f};
+  expect(floats({2, 2}, four, {2}, {1, 0}), {0.7f, 0.8f, -2, 0.2f}, {2, 2});  // Shuffle
+  expect(floats({2, 2}, four, {}, {1}), {0.7f, 0.8f}, {2});                   // Test0DIndex
+  expect(floats({3}, {1, 2, 3}, {}, {1}), {2}, {});                // Test0DIndexWith0DResult
+  expect(floats({3}, {1, 3, 5}, {1}, {1}), {3}, {1});              // Test1DInput1DIndex
+  expect(floats({3}, {1, 2, 3}, {1, 2}, {1, 0}), {2, 1}, {1, 2});  // Test2DIndexWith2DResult
+  expect(floats({1, 2, 2}, four, {2}, {0, 0}), {-2, 0.2f, 0.7f, 0.8f, -2, 0.2f, 0.7f, 0.8f},
+         {2, 2, 2});                                                // Duplicate
+  expect(floats({4, 1}, four, {2}, {1, 3}), {0.2f, 0.8f}, {2, 1});  // Slice
+  const Floats six = {1, 2, 3, 4, 5, 6};
+  expect(floats({1, 2, 3}, six, {2}, {1, 0}, 1), {4, 5, 6, 1, 2, 3}, {1, 2, 3});  // Axis1
+  expect(floats({1, 3, 2}, six, {}, {1}, 1), {3, 4}, {1, 2});                     // Axis1_0DIndex
+  expect(floats({1, 4, 2}, {1, 2, 3, 4, 5, 6, 7, 8}, {2}, {3, 1}, 1), {7, 8, 3, 4},
+         {1, 2, 2});                                                        // Axis1Slice
+  expect(floats({1, 2, 3}, six, {2}, {2, 0}, 2), {3, 1, 6, 4}, {1, 2, 2});  // LastAxis
+  expect(floats({1, 2, 3}, six, {}, {2}, 2), {3, 6}, {1, 2});               // LastAxis0DIndex
+  expect(floats({2, 2}, {13.3f, -13.4f, -1.4f, 1.5f}, {2}, {1, 0}), {-1.4f, 1.5f, 13.3f, -13.4f},
+         {2, 2});  // Float32Int32
+  const Run int8 = gather(DType::kI8, {2, 2}, ToBytes<int8_t>({-13, -120, 14, 15}), {2}, {1, 0});
+  EXPECT_EQ(FromBytes<int8_t>(int8.values), (std::vector<int8_t>{14, 15, -13, -120}));  // Int8Int32
+  Floats sixty(60);
+  for (size_t k = 0; k < sixty.size(); ++k) sixty[k] = static_cast<float>(k);
+  const std::vector<int32_t> pairs = {1, 0, 0, 1, 1, 0, 0, 1};
+  expect(floats({2, 2, 3, 5}, sixty, {2, 2, 2}, pairs, 2, 2),
+         {5,  6,  7,  8,  9,  0,  1,  2,  3,  4,  15, 16, 17, 18, 19, 20, 21, 22, 23, 24,
+          35, 36, 37, 38, 39, 30, 31, 32, 33, 34, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54},
+         {2, 2, 2, 5});  // BatchDims2
+  std::vector<int8_t> sixty_i8(60);
+  for (size_t k = 0; k < sixty_i8.size(); ++k) sixty_i8[k] = static_cast<int8_t>(k);
+  const Run batch1 = gather(DType::kI8, {2, 2, 3, 5}, ToBytes(sixty_i8), {2, 2, 2}, pairs, 2, 1);
+  EXPECT_EQ(batch1.shape, (Shape{2, 2, 2, 2, 5}));  // BatchDims1 and NegativeBatchDims (-2)
+  EXPECT_EQ(FromBytes<int8_t>(batch1.values),
+            (std::vector<int8_t>{5,  6,  7,  8,  9,  0,  1,  2,  3,  4,  0,  1,  2,  3,  4,  5,
+                                 6,  7,  8,  9,  20, 21, 22, 23, 24, 15, 16, 17, 18, 19, 15, 16,
+                                 17, 18, 19, 20, 21, 22, 23, 24, 35, 36, 37, 38, 39, 30, 31, 32,
+                                 33, 34, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 50, 51, 52, 53,
+                                 54, 45, 46, 47, 48, 49, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54}));
+  const std::vector<int8_t> forty(sixty_i8.begin(), sixty_i8.begin() + 40);
+  const Run equal = gather(DType::kI8, {2, 2, 2, 5}, ToBytes(forty), {2, 2, 2}, pairs, 3, 3);
+  EXPECT_EQ(equal.shape, (Shape{2, 2, 2}));  // BatchDimsEqualIndexDims
+  EXPECT_EQ(FromBytes<int8_t>(equal.values), (std::vector<int8_t>{1, 5, 10, 16, 21, 25, 30, 36}));
+
+  TestNet wide;
+  const ValueId x = wide.AddInput({3, 2}, DType::kI32, ToBytes<int32_t>({10, 11, 20, 21, 30, 31}));
+  const ValueId i = wide.AddInput({3}, DType::kI64, ToBytes<int64_t>({2, 0, 2}));
+  EXPECT_EQ(FromBytes<int32_t>(wide.RunBytes(wide.AddNode("gather_axis", {x, i}, {}))),
+            (std::vector<int32_t>{30, 31, 10, 11, 30, 31}));
+}
+
+// TFLM's GATHER checks every index at run time and fails the invoke; memfold's kernel stops
+// before reading outside the params and the run ends with an error naming the operator, for
+// either index type, planned or not. Constant indices are checked when the node is built.
+TEST(TflmGolden, GatherRefusesIndicesOutsideTheAxis) {
+  for (const int64_t bad : {int64_t{3}, int64_t{-1}, int64_t{1} << 40}) {
+    for (const DType index_type : {DType::kI32, DType::kI64}) {
+      Graph g;
+      Value params{.name = "params", .shape = {3, 2}, .role = Role::kInput};
+      Value index{.name = "index", .dtype = index_type, .shape = {2}, .role = Role::kInput};
+      g.inputs = {g.AddValue(std::move(params)), g.AddValue(std::move(index))};
+      g.outputs = AddOp(&g, "gather_axis", g.inputs, {}, "lookup").value();
+      if (index_type == DType::kI32 && bad > std::numeric_limits<int32_t>::max()) continue;
+      const Bytes indices = index_type == DType::kI64
+                                ? ToBytes<int64_t>({1, bad})
+                                : ToBytes<int32_t>({1, static_cast<int32_t>(bad)});
+      const Result<RunOutputs> run = RunUnplanned(g, {ToBytes(Floats(6, 1.0f)), indices});
+      ASSERT_FALSE(run.ok()) << bad;
+      EXPECT_EQ(run.status().message(),
+                "operator 0 'lookup' (gather_axis) refuses its input: an index lies outside the "
+                "gathered axis (TFLM's GATHER fails there too)");
+      EXPECT_TRUE(RunUnplanned(g, {ToBytes(Floats(6, 1.0f)), index_type == DType::kI64
+                                                                 ? ToBytes<int64_t>({2, 0})
+                                                                 : ToBytes<int32_t>({2, 0})})
+                      .ok());
+    }
+  }
+  Graph g;
+  const ValueId params = g.AddValue(Value{.name = "params", .shape = {3, 2}});
+  const ValueId constant =
+      g.AddValue(Value{.name = "constant",
+                       .dtype = DType::kI32,
+                       .shape = {2},
+                       .role = Role::kWeight,
+                       .data = std::make_shared<Bytes>(ToBytes<int32_t>({0, 3}))});
+  const Result<std::vector<ValueId>> built = AddOp(&g, "gather_axis", {params, constant}, {});
+  ASSERT_FALSE(built.ok());
+  EXPECT_NE(built.status().message().find(
+                "index 3 (element 1 of 'constant') is outside axis 0 of size 3"),
+            std::string::npos)
+      << built.status().message();
+}
+
+// cumsum_test.cc: the six float cases (EXPECT_NEAR 1e-5; axis -1 as the reader resolves it, 1)
+// and their Int8 twins, with TFLM's test quantisation (ScaleFromMinMax / ZeroPointFromMinMax
+// of +-data range, inputs rounded to it). TFLM compares the dequantised output within two
+// quantisation steps of its float golden; memfold is compared exactly with the quantised
+// CumSum's results (worked out independently from TFLM's formulas) and within TFLM's
+// tolerance.
+TEST(TflmGolden, Cumsum) {
+  const Floats eight = {1, 2, 3, 4, 5, 6, 7, 8};
+  auto attrs = [](int64_t axis, int64_t exclusive, int64_t reverse) {
+    return MakeAttrs({{"axis", axis}, {"exclusive", exclusive}, {"reverse", reverse}});
+  };
+  struct Case {
+    Shape shape;
+    int64_t axis, exclusive, reverse;
+    Floats golden;
+    float range;                // the int8 twin's data_max (data_min = -range)
+    std::vector<int8_t> exact;  // the int8 twin's output
+  };
+  const Case cases[] = {
+      {{2, 4}, 1, 0, 0, {1, 3, 6, 10, 5, 11, 18, 26}, 26, {5, 15, 30, 50, 25, 54, 88, 127}},
+      {{2, 4}, 0, 0, 0, {1, 2, 3, 4, 6, 8, 10, 12}, 12, {11, 21, 32, 43, 64, 85, 106, 127}},
+      {{8}, 0, 0, 0, {1, 3, 6, 10, 15, 21, 28, 36}, 36, {4, 11, 22, 36, 54, 75, 100, 127}},
+      {{2, 4}, 1, 0, 1, {10, 9, 7, 4, 26, 21, 15, 8}, 26, {50, 45, 35, 20, 127, 102, 73, 39}},
+      {{2, 4}, 1, 1, 0, {0, 1, 3, 6, 0, 5, 11, 18}, 18, {0, 7, 21, 42, 0, 35, 77, 127}},
+      {{2, 4}, 1, 1, 1, {9, 7, 4, 0, 21, 15, 8, 0}, 21, {54, 42, 24, 0, 127, 92, 49, 0}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.golden[1]);
+    const FloatRun run =
+        RunFloat("cumsum", {{c.shape, eight}}, attrs(c.axis, c.exclusive, c.reverse));
+    EXPECT_EQ(run.shape, c.shape);
+    ExpectNear(run.values, c.golden, 1e-5f);
+    // test_helpers.h ScaleFromMinMax<int8_t> and ZeroPointFromMinMax<int8_t>, in float.
+    const float scale = (c.range - -c.range) / static_cast<float>(127.0 - -128);
+    const int zero_point = -128 + static_cast<int>(c.range / scale + 0.5f);
+    std::vector<int8_t> q;
+    for (float v : eight) q.push_back(static_cast<int8_t>(std::round(v / scale) + zero_point));
+    TestNet net;
+    const ValueId x = net.AddInput(c.shape, DType::kI8, ToBytes(q), Quant({scale}, zero_point));
+    const ValueId y = net.AddNode("cumsum", {x}, attrs(c.axis, c.exclusive, c.reverse));
+    net.SetQuant(y, Quant({scale}, zero_point));
+    const std::vector<int8_t> out = FromBytes<int8_t>(net.RunBytes(y));
+    EXPECT_EQ(out, c.exact);
+    ASSERT_EQ(out.size(), c.golden.size());
+    for (size_t k = 0; k < out.size(); ++k)
+      EXPECT_NEAR(static_cast<float>(out[k] - zero_point) * scale, c.golden[k], 2 * scale) << k;
+  }
+}
+
+// l2norm_test.cc: SimpleFloatTest, ZerosVectorFloatTest, MultipleBatchFloatTest (EXPECT_EQ, as
+// TFLM) and SimpleInt8Test, ZerosVectorInt8Test, MultipleBatchInt8Test (input quantised over
+// [-2, 2]: zero point -1 by test_helpers' ZeroPointFromMinMax in float; output 1/128), then an
+// int8 case with zero point 3 and ten-element rows, and GetInvSqrtQuantizedMultiplierExp itself
+// — both worked out independently from TFLite's and gemmlowp's formulas.
+TEST(TflmGolden, L2Normalization) {
+  const Floats row = {-1.1f, 0.6f, 0.7f, 1.2f, -0.7f, 0.1f};
+  const Floats normalised = {-0.55f, 0.3f, 0.35f, 0.6f, -0.35f, 0.05f};
+  EXPECT_EQ(RunFloat("l2_normalization", {{{1, 1, 1, 6}, row}}).values, normalised);
+  EXPECT_EQ(RunFloat("l2_normalization", {{{1, 1, 1, 6}, Floats(6, 0.0f)}}).values,
+            Floats(6, 0.0f));
+  Floats rows, expected;
+  for (int k = 0; k < 3; ++k) {
+    rows.insert(rows.end(), row.begin(), row.end());
+    expected.insert(expected.end(), normalised.begin(), normalised.end());
+  }
+  EXPECT_EQ(RunFloat("l2_normalization", {{{3, 1, 1, 6}, rows}}).values, expected);
+
+  using I8 = std::vector<int8_t>;
+  auto l2 = [](Shape shape, I8 data, int64_t zero_point) {
+    TestNet net;
+    const ValueId x =
+        net.AddInput(shape, DType::kI8, ToBytes(data), Quant({4.0f / 255.0f}, zero_point));
+    const ValueId y = net.AddNode("l2_normalization", {x}, {});
+    net.SetQuant(y, Quant({1.0f / 128.0f}, 0));
+    return FromBytes<int8_t>(net.RunBytes(y));
+  };
+  const I8 quantised = {-71, 37, 44, 76, -46, 5};
+  const I8 result = {-70, 38, 45, 77, -45, 6};
+  EXPECT_EQ(l2({1, 1, 1, 6}, quantised, -1), result);
+  EXPECT_EQ(l2({1, 1, 1, 6}, I8(6, -1), -1), I8(6, 0));
+  I8 three, three_out;
+  for (int k = 0; k < 3; ++k) {
+    three.insert(three.end(), quantised.begin(), quantised.end());
+    three_out.insert(three_out.end(), result.begin(), result.end());
+  }
+  EXPECT_EQ(l2({3, 6}, three, -1), three_out);
+  EXPECT_EQ(
+      l2({2, 10}, {127, -128, 3, 0, -5, 90, 100, -100, 1, 2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0}, 3),
+      (I8{65,  -68, 0,   -2,  -4,  45,  51,  -54, -1,  -1,
+          -42, -42, -42, -28, -42, -42, -42, -42, -42, -42}));
+
+  struct InvSqrt {
+    int32_t input, multiplier;
+    int shift;
+  };
+  for (const InvSqrt& c :
+       {InvSqrt{0, 2147483647, 0}, InvSqrt{1, 2147483647, 0}, InvSqrt{2, 1518498372, 0},
+        InvSqrt{1000, 271637587, -2}, InvSqrt{123456, 195579683, -5},
+        InvSqrt{536870917, 379624593, -12}, InvSqrt{2147483647, 189812531, -12}}) {
+    int32_t multiplier = 0;
+    int shift = 0;
+    GetInvSqrtQuantizedMultiplierExp(c.input, -1, &multiplier, &shift);
+    EXPECT_EQ(multiplier, c.multiplier) << c.input;
+    EXPECT_EQ(shift, c.shift) << c.input;
+  }
+}
+
 TEST(TflmGolden, BadParametersAreRefusedByInference) {
   Graph g;
   const ValueId x = g.AddValue(Value{.name = "x", .shape = {1, 3, 3, 2}});
@@ -721,6 +950,28 @@ TEST(TflmGolden, BadParametersAreRefusedByInference) {
   EXPECT_TRUE(blocks("batch_to_space_nd", {1, 1}, {1, 1, 0, 2}));
   EXPECT_FALSE(blocks("batch_to_space_nd", {1, 1}, {2, 1, 0, 0}));  // nothing left of height
   EXPECT_FALSE(blocks("batch_to_space_nd", {1, 1}, {-1, 0, 0, 0}));
+  const ValueId ids = g.AddValue(Value{.name = "ids", .dtype = DType::kI32, .shape = {1, 3}});
+  auto gathers = [&](int64_t axis, int64_t batch_dims) {
+    return AddOp(&g, "gather_axis", {x, ids},
+                 MakeAttrs({{"axis", axis}, {"batch_dims", batch_dims}}))
+        .ok();
+  };
+  EXPECT_TRUE(gathers(2, 1));
+  EXPECT_FALSE(gathers(4, 0));   // x has rank 4
+  EXPECT_FALSE(gathers(-1, 0));  // resolved at import, never negative here
+  EXPECT_FALSE(gathers(1, 2));   // batch_dims beyond the axis
+  EXPECT_FALSE(gathers(3, 3));   // and beyond the indices' rank
+  EXPECT_FALSE(AddOp(&g, "gather_axis", {x, x}, {}).ok());  // float indices
+  EXPECT_TRUE(AddOp(&g, "cumsum", {x}, MakeAttrs({{"axis", int64_t{3}}})).ok());
+  EXPECT_FALSE(AddOp(&g, "cumsum", {x}, MakeAttrs({{"axis", int64_t{4}}})).ok());
+  EXPECT_FALSE(AddOp(&g, "cumsum", {x}, MakeAttrs({{"axis", int64_t{-1}}})).ok());
+  const ValueId unscaled = g.AddValue(Value{.name = "unscaled", .dtype = DType::kI8, .shape = {4}});
+  EXPECT_FALSE(AddOp(&g, "cumsum", {unscaled}, MakeAttrs({{"axis", int64_t{0}}})).ok());
+  EXPECT_TRUE(AddOp(&g, "l2_normalization", {x}, {}).ok());
+  EXPECT_FALSE(
+      AddOp(&g, "l2_normalization", {x}, MakeAttrs({{"activation", std::string("relu")}})).ok());
+  const ValueId five_d = g.AddValue(Value{.name = "five_d", .shape = {1, 1, 1, 2, 3}});
+  EXPECT_FALSE(AddOp(&g, "l2_normalization", {five_d}, {}).ok());  // TFLM takes rank <= 4
   const ValueId q = g.AddValue(Value{.name = "q", .dtype = DType::kI8, .shape = {4}});
   EXPECT_FALSE(AddOp(&g, "leaky_relu", {q}, MakeAttrs({{"alpha", -0.5}})).ok());
 }

@@ -21,6 +21,7 @@ struct Coverage {
   std::string tflite, op;
   bool reads = false;
   bool f32 = false, i8 = false, i16 = false, device = false;
+  std::vector<std::string> other;  // further element types its kernels run (bool, i32, ...)
   std::string overlap;
 };
 
@@ -50,7 +51,12 @@ Coverage CoverageOf(int32_t code) {
   c.f32 = alias || def->FindKernel(DType::kF32) != nullptr;
   c.i8 = alias || def->FindKernel(DType::kI8) != nullptr;
   c.i16 = alias || def->FindKernel(DType::kI16) != nullptr;
-  c.device = alias || HasDeviceKernel(*def, DType::kF32) || HasDeviceKernel(*def, DType::kI8);
+  c.device = alias;
+  for (const KernelEntry& k : def->kernels) {
+    c.device = c.device || HasDeviceKernel(*def, k.dtype);
+    if (k.dtype != DType::kF32 && k.dtype != DType::kI8 && k.dtype != DType::kI16)
+      c.other.emplace_back(DTypeName(k.dtype));
+  }
   c.overlap = OverlapModel(*def);
   return c;
 }
@@ -77,18 +83,21 @@ int OpsCommand(bool json, bool markdown) {
                      {"float32", c.f32},
                      {"int8", c.i8},
                      {"int16", c.i16},
+                     {"other_types", c.other},
                      {"device", c.device},
                      {"overlap", c.overlap}});
     }
     std::cout << JsonText(Json{{"operators", out}, {"read", read}}) << "\n";
     return kExitOk;
   }
-  TextTable table({">code", "TFLite operator", "memfold op", "float32", "int8", "int16", "device",
-                   "O_s models"});
+  TextTable table({">code", "TFLite operator", "memfold op", "float32", "int8", "int16", "other",
+                   "device", "O_s models"});
   for (int32_t code = 0; code < TfliteBuiltinCount(); ++code) {
     const Coverage& c = rows[static_cast<size_t>(code)];
+    std::string other;
+    for (const std::string& t : c.other) other += (other.empty() ? "" : ", ") + t;
     table.Add({std::to_string(code), c.tflite, c.reads ? c.op : "not read", Mark(c.f32), Mark(c.i8),
-               Mark(c.i16), Mark(c.device), c.overlap});
+               Mark(c.i16), other.empty() ? "-" : other, Mark(c.device), c.overlap});
   }
   std::cout << (markdown ? table.RenderMarkdown() : table.Render());
   std::cout << (markdown ? "\n" : "") << read << " of " << TfliteBuiltinCount()

@@ -183,9 +183,11 @@ class ModelWriter {
         << "  void* const outputs[] = " << Pointers("output", graph_.outputs.size()) << ";\n"
         << "  memfold::TensorArg tensors[kMaxTensors];\n"
         << "  std::byte* scratch[kMaxScratch];\n"
-        << "  memfold::runtime::RunProgram(kProgram, g_arena, inputs, outputs, tensors, scratch,\n"
-        << "                               MEMFOLD_POISON != 0);\n"
-        << "  return 0;\n}\n";
+        << "  const char* refused = memfold::runtime::RunProgram(kProgram, g_arena, inputs, "
+           "outputs,\n"
+        << "                                                     tensors, scratch, "
+           "MEMFOLD_POISON != 0);\n"
+        << "  return refused == nullptr ? 0 : 1;\n}\n";
     return out.str();
   }
 
@@ -430,7 +432,8 @@ std::string Header(const Graph& graph, const CodegenOptions& options, const Plan
   }
   std::string c_signature = signature.substr(signature.find("int "));
   out << "\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
-      << "// Runs the model once; returns 0.\n"
+      << "// Runs the model once; returns 0, or 1 when a kernel refused its input (an index\n"
+      << "// outside its axis, as TFLM's kernels return kTfLiteError).\n"
       << c_signature << ";\n\n#ifdef __cplusplus\n}\n#endif\n";
   return out.str();
 }

@@ -265,7 +265,9 @@ Result<RunOutputs> Session::Run(const std::vector<Bytes>& inputs, const Liveness
       }
     }
     const NodeKernelArgs args = ArgsOf(graph, node, where, planned ? live : nullptr);
-    const KernelContext context = args.Context(scratch);
+    KernelError kernel_error;
+    KernelContext context = args.Context(scratch);
+    context.error = &kernel_error;
     AccessWatch* watch = nullptr;
     if (monitor != nullptr) {
       MF_ASSIGN_OR_RETURN(watch, monitor->Before(pos, node, context));
@@ -273,6 +275,10 @@ Result<RunOutputs> Session::Run(const std::vector<Bytes>& inputs, const Liveness
     const bool runs = !OpOf(node)->alias && !(planned && AlreadyInPlace(*live, id));
     const auto start = std::chrono::steady_clock::now();
     if (runs) RunKernel(graph, node, context, watch);
+    if (kernel_error.message != nullptr) {
+      return Status::Error("operator " + std::to_string(pos) + " '" + node.name + "' (" + node.op +
+                           ") refuses its input: " + kernel_error.message);
+    }
     if (options.layer_ms != nullptr) {
       (*options.layer_ms)[node.layer.empty() ? "other" : node.layer] +=
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)

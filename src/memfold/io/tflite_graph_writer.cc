@@ -358,7 +358,8 @@ Status EncodeOptions(Encoder& e, const Node& node, EncodedOp* op) {
     return name == "conv2d" ? EncodeConv(node, op) : EncodeDepthwise(e.graph, node, op);
   }
   if (name == "max_pool2d" || name == "avg_pool2d") return EncodePool(node, op);
-  if (name == "add" || name == "sub" || name == "mul" || name == "div")
+  if (name == "add" || name == "sub" || name == "mul" || name == "div" ||
+      name == "l2_normalization")
     return EncodeActivationOnly(node, op);
   if (name == "leaky_relu") return EncodeLeakyRelu(node, op);
   if (name == "slice") return EncodeSlice(e, node, op);
@@ -377,6 +378,17 @@ Status EncodeOptions(Encoder& e, const Node& node, EncodedOp* op) {
   if (name == "resize_bilinear") return EncodeResizeBilinear(e, node, op);
   if (name == "transpose_conv") return EncodeTransposeConv(e, node, op);
   if (name == "mirror_pad") return EncodeMirrorPad(e, node, op);
+  if (name == "cumsum") {
+    op->inputs.push_back(e.AddIntTensor(node.name + "/axis", {1}, {node.attrs.Int("axis")}));
+    op->options = {Scalar(0, 1, node.attrs.Int("exclusive")),
+                   Scalar(1, 1, node.attrs.Int("reverse"))};
+    return Status::Ok();
+  }
+  if (name == "gather_axis") {
+    op->options = {Scalar(0, 4, node.attrs.Int("axis")),
+                   Scalar(1, 4, node.attrs.Int("batch_dims"))};
+    return Status::Ok();
+  }
   if (name == "batch_to_space_nd") return EncodeBlocks(e, node, op, "crops");
   if (name == "space_to_batch_nd") return EncodeBlocks(e, node, op, "paddings");
   if (name == "depth_to_space" || name == "space_to_depth") {

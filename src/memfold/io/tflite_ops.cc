@@ -450,11 +450,34 @@ int64_t RankOf(const TfliteConvertContext& ctx, const Node& node, size_t index) 
   return static_cast<int64_t>(ctx.graph.value(node.inputs[index]).shape.size());
 }
 
+// GATHER (params, indices): GatherOptions axis (negative counts from params' end) and
+// batch_dims (negative counts from the indices' end), kept non-negative.
+Status ConvertGather(const TfliteConvertContext& ctx, Node* node) {
+  if (node->inputs.size() != 2 || node->inputs[0] == kNoValue || node->inputs[1] == kNoValue)
+    return Status::Error("GATHER needs (params, indices)");
+  int64_t axis = Opt<int32_t>(ctx, 0, 0), batch_dims = Opt<int32_t>(ctx, 1, 0);
+  if (axis < 0) axis += RankOf(ctx, *node, 0);
+  if (batch_dims < 0) batch_dims += RankOf(ctx, *node, 1);
+  node->attrs.Set("axis", axis);
+  node->attrs.Set("batch_dims", batch_dims);
+  return Status::Ok();
+}
+
 // A single constant axis taken from input `index`, wrapped into [0, rank).
 Result<int64_t> TakeAxis(const TfliteConvertContext& ctx, Node* node, size_t index, int64_t rank) {
   MF_ASSIGN_OR_RETURN(Ints axis, TakeConstantInts(ctx, node, index, "axis"));
   if (axis.size() != 1) return Status::Error("needs one axis, has " + std::to_string(axis.size()));
   return axis[0] < 0 ? axis[0] + rank : axis[0];
+}
+
+// CUMSUM (input, axis): the constant axis (negative from the end) and CumsumOptions'
+// exclusive and reverse.
+Status ConvertCumsum(const TfliteConvertContext& ctx, Node* node) {
+  MF_ASSIGN_OR_RETURN(const int64_t axis, TakeAxis(ctx, node, 1, RankOf(ctx, *node, 0)));
+  node->attrs.Set("axis", axis);
+  node->attrs.Set("exclusive", int64_t{Opt<uint8_t>(ctx, 0, 0) != 0});
+  node->attrs.Set("reverse", int64_t{Opt<uint8_t>(ctx, 1, 0) != 0});
+  return Status::Ok();
 }
 
 Status ConvertSlice(const TfliteConvertContext& ctx, Node* node) {
@@ -598,6 +621,7 @@ const std::vector<TfliteOpMapping>& Table() {
       {6, "DEQUANTIZE", "dequantize", 0, {}, ConvertTypeChange},
       {8, "FLOOR", "floor", 0, {}, ConvertNothing},
       {9, "FULLY_CONNECTED", "fully_connected", 8, {1, 1, 1, 1}, ConvertFullyConnected},
+      {11, "L2_NORMALIZATION", "l2_normalization", 12, {1}, ConvertActivationOnly},
       {14, "LOGISTIC", "sigmoid", 0, {}, ConvertNothing},
       {17, "MAX_POOL_2D", "max_pool2d", 5, {1, 4, 4, 4, 4, 1}, ConvertPool},
       {18, "MUL", "mul", 21, {1}, ConvertActivationOnly},
@@ -610,6 +634,7 @@ const std::vector<TfliteOpMapping>& Table() {
       {27, "SVDF", "svdf", 6, {4, 1, 1}, ConvertSvdf},
       {28, "TANH", "tanh", 0, {}, ConvertNothing},
       {34, "PAD", "pad", 22, {}, ConvertPad},
+      {36, "GATHER", "gather_axis", 23, {4, 4}, ConvertGather},
       {37, "BATCH_TO_SPACE_ND", "batch_to_space_nd", 24, {}, ConvertBatchToSpace},
       {38, "SPACE_TO_BATCH_ND", "space_to_batch_nd", 25, {}, ConvertSpaceToBatch},
       {39, "TRANSPOSE", "transpose", 26, {}, ConvertTranspose},
@@ -671,6 +696,7 @@ const std::vector<TfliteOpMapping>& Table() {
       {116, "ROUND", "round", 0, {}, ConvertNothing},
       {117, "HARD_SWISH", "hard_swish", 0, {}, ConvertNothing},
       {123, "SELECT_V2", "select_v2", 98, {}, ConvertNothing},
+      {128, "CUMSUM", "cumsum", 102, {1, 1}, ConvertCumsum},
   };
   return table;
 }

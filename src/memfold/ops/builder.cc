@@ -72,6 +72,26 @@ ValueId GraphBuilder::Constant(const std::string& name, Shape shape, std::vector
   return graph_.AddValue(std::move(v));
 }
 
+ValueId GraphBuilder::IntConstant(const std::string& name, Shape shape,
+                                  const std::vector<int32_t>& values) {
+  if (static_cast<int64_t>(values.size()) != NumElements(shape)) {
+    if (status_.ok()) {
+      status_ = Status::Error("constant '" + name + "' of shape " + ShapeString(shape) + " got " +
+                              std::to_string(values.size()) + " values");
+    }
+    return kNoValue;
+  }
+  auto data = std::make_shared<Bytes>(values.size() * sizeof(int32_t));
+  if (!values.empty()) std::memcpy(data->data(), values.data(), data->size());
+  Value v;
+  v.name = name;
+  v.dtype = DType::kI32;
+  v.shape = std::move(shape);
+  v.role = Role::kWeight;
+  v.data = std::move(data);
+  return graph_.AddValue(std::move(v));
+}
+
 ValueId GraphBuilder::Op(const std::string& op, std::vector<ValueId> inputs, Attrs attrs,
                          const std::string& name, const std::string& layer) {
   if (!status_.ok()) return kNoValue;

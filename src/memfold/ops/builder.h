@@ -30,6 +30,8 @@ class GraphBuilder {
   // gamma = 1, beta = 0); kState for values the gradient pass leaves alone (running
   // statistics, positional encodings, masks, initial recurrent state).
   ValueId Constant(const std::string& name, Shape shape, std::vector<float> values, Role role);
+  // An int32 constant (indices, for instance) with one value per element; role kWeight.
+  ValueId IntConstant(const std::string& name, Shape shape, const std::vector<int32_t>& values);
 
   // Adds a node; returns its first output (kNoValue after an error).
   ValueId Op(const std::string& op, std::vector<ValueId> inputs, Attrs attrs = {},

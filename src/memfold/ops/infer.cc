@@ -1,6 +1,7 @@
 #include "memfold/ops/infer.h"
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <numeric>
 #include <string>
@@ -922,6 +923,85 @@ Status InferSpaceToBatchNd(const InferContext& ctx, std::vector<TensorType>* out
     shape[0] *= block[d];
   }
   out->push_back({ctx.in(0).dtype, shape});
+  return Status::Ok();
+}
+
+Status InferGatherAxis(const InferContext& ctx, std::vector<TensorType>* out) {
+  const Value& params = ctx.in(0);
+  const Value& indices = ctx.in(1);
+  if (indices.dtype != DType::kI32 && indices.dtype != DType::kI64)
+    return Status::Error("indices '" + indices.name + "' must be int32 or int64");
+  const auto rank = static_cast<int64_t>(params.shape.size());
+  const auto index_rank = static_cast<int64_t>(indices.shape.size());
+  const int64_t axis = ctx.node.attrs.Int("axis");
+  const int64_t batch_dims = ctx.node.attrs.Int("batch_dims");
+  if (axis < 0 || axis >= rank)
+    return Status::Error("axis " + std::to_string(axis) + " is not an axis of " +
+                         Dims(params.shape));
+  if (batch_dims < 0 || batch_dims > axis || batch_dims > index_rank)
+    return Status::Error("batch_dims " + std::to_string(batch_dims) +
+                         " must lie in [0, axis] and not exceed the indices' rank");
+  for (int64_t d = 0; d < batch_dims; ++d) {
+    if (params.shape[static_cast<size_t>(d)] != indices.shape[static_cast<size_t>(d)])
+      return Status::Error("params " + Dims(params.shape) + " and indices " + Dims(indices.shape) +
+                           " differ in batch dimension " + std::to_string(d));
+  }
+  const int64_t axis_size = params.shape[static_cast<size_t>(axis)];
+  // Constant indices are checked now; others by the kernel, as TFLM checks them at run time.
+  if (indices.is_constant()) {
+    const size_t width = indices.dtype == DType::kI64 ? 8 : 4;
+    const auto count = static_cast<size_t>(indices.elements());
+    if (indices.data->size() < count * width)
+      return Status::Error("indices '" + indices.name + "' hold fewer bytes than their shape");
+    for (size_t k = 0; k < count; ++k) {
+      int64_t index = 0;
+      if (width == 8) {
+        std::memcpy(&index, indices.data->data() + 8 * k, 8);
+      } else {
+        int32_t narrow = 0;
+        std::memcpy(&narrow, indices.data->data() + 4 * k, 4);
+        index = narrow;
+      }
+      if (index < 0 || index >= axis_size)
+        return Status::Error("index " + std::to_string(index) + " (element " + std::to_string(k) +
+                             " of '" + indices.name + "') is outside axis " + std::to_string(axis) +
+                             " of size " + std::to_string(axis_size));
+    }
+  }
+  Shape shape(params.shape.begin(), params.shape.begin() + axis);
+  shape.insert(shape.end(), indices.shape.begin() + batch_dims, indices.shape.end());
+  shape.insert(shape.end(), params.shape.begin() + axis + 1, params.shape.end());
+  out->push_back({params.dtype, shape});
+  return Status::Ok();
+}
+
+Status InferCumsum(const InferContext& ctx, std::vector<TensorType>* out) {
+  const Value& x = ctx.in(0);
+  const int64_t axis = ctx.node.attrs.Int("axis");
+  if (axis < 0 || axis >= static_cast<int64_t>(x.shape.size()))
+    return Status::Error("axis " + std::to_string(axis) + " is not an axis of " + Dims(x.shape));
+  if (x.dtype == DType::kI8) {
+    // TFLM's multipliers divide by both scales.
+    const auto positive = [](const Value& v) {
+      return v.quant && v.quant->scale.size() == 1 && v.quant->scale[0] > 0.0f;
+    };
+    if (!positive(x)) return Status::Error("an int8 cumsum needs a positive input scale");
+  } else if (x.dtype != DType::kF32) {
+    return Status::Error("cumsum runs float32 and int8 inputs");
+  }
+  out->push_back({x.dtype, x.shape});
+  return Status::Ok();
+}
+
+Status InferL2Normalization(const InferContext& ctx, std::vector<TensorType>* out) {
+  const Value& x = ctx.in(0);
+  if (x.shape.empty() || x.shape.size() > 4)
+    return Status::Error("needs an input of rank 1 to 4 (as TFLM), has " + Dims(x.shape));
+  if (x.dtype != DType::kF32 && x.dtype != DType::kI8)
+    return Status::Error("l2_normalization runs float32 and int8 inputs");
+  if (ctx.node.attrs.Str("activation") != "none")
+    return Status::Error("has a fused activation, which TFLM's L2_NORMALIZATION refuses");
+  out->push_back({x.dtype, x.shape});
   return Status::Ok();
 }
 

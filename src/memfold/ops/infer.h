@@ -61,6 +61,15 @@ Status InferMirrorPad(const InferContext& ctx, std::vector<TensorType>* out);
 // 'paddings') on 3-D NHC or 4-D NHWC inputs, as TFLite sizes their outputs.
 Status InferBatchToSpaceNd(const InferContext& ctx, std::vector<TensorType>* out);
 Status InferSpaceToBatchNd(const InferContext& ctx, std::vector<TensorType>* out);
+// gather_axis (TFLite's GATHER): params and int32/int64 indices, 'axis' and 'batch_dims'
+// (0 <= batch_dims <= axis < rank, leading dimensions shared); constant indices must lie in
+// the axis.
+Status InferGatherAxis(const InferContext& ctx, std::vector<TensorType>* out);
+// cumsum along a non-negative 'axis' (resolved at import), float32 or int8 (a positive input
+// scale).
+Status InferCumsum(const InferContext& ctx, std::vector<TensorType>* out);
+// l2_normalization over the last axis: rank 1 to 4, float32 or int8, no fused activation.
+Status InferL2Normalization(const InferContext& ctx, std::vector<TensorType>* out);
 // depth_to_space / space_to_depth with attribute block_size, NHWC.
 Status InferDepthToSpace(const InferContext& ctx, std::vector<TensorType>* out);
 Status InferSpaceToDepth(const InferContext& ctx, std::vector<TensorType>* out);

@@ -397,6 +397,50 @@ std::optional<int64_t> AlgorithmicSpaceToBatchNd(const Graph& g, const Node& n, 
   return acc.safe_overlap();
 }
 
+std::optional<int64_t> AnalyticGatherAxis(const Graph& g, const Node& n, int input) {
+  const auto p = PairOf(g, n, input);
+  if (!p || input != 0 || p->ei != p->eo) return std::nullopt;
+  if (p->out.elements() == 0) return p->n_out;
+  const GatherView v = GatherView::Of(p->in.shape, g.value(n.inputs[1]).shape, n.attrs.Int("axis"),
+                                      n.attrs.Int("batch_dims"));
+  // Output element ((q * coords + c) * inner + k) is written after reading params element
+  // ((q * axis + index) * inner + k), index >= 0, so reading at index 0 bounds O_s for any
+  // index values: the largest (output - read) distance binds.
+  const int64_t slices = v.batch * v.outer;
+  const int64_t spread = v.coords >= v.axis_size ? (slices - 1) * (v.coords - v.axis_size) : 0;
+  return Clamp(*p, p->n_out - (spread + v.coords - 1) * v.inner * p->eo);
+}
+
+std::optional<int64_t> AlgorithmicCumsum(const Graph& g, const Node& n, int input) {
+  const auto p = PairOf(g, n, input);
+  if (!p || input != 0) return std::nullopt;
+  const bool exclusive = n.attrs.Int("exclusive") != 0;
+  OverlapAccumulator acc(p->n_out);
+  ForEachCumsumStep(p->in.shape, n.attrs.Int("axis"), n.attrs.Int("reverse") != 0,
+                    [&](int64_t i, bool) {
+                      if (exclusive) acc.Write((i + 1) * p->eo);
+                      acc.Read(i * p->ei);
+                      if (!exclusive) acc.Write((i + 1) * p->eo);
+                    });
+  return acc.safe_overlap();
+}
+
+std::optional<int64_t> AlgorithmicL2Normalization(const Graph& g, const Node& n, int input) {
+  const auto p = PairOf(g, n, input);
+  if (!p || input != 0) return std::nullopt;
+  const int64_t depth = p->in.shape.empty() ? 1 : p->in.shape.back();
+  const int64_t rows = depth == 0 ? 0 : p->in.elements() / depth;
+  OverlapAccumulator acc(p->n_out);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < depth; ++c) acc.Read((r * depth + c) * p->ei);  // sum of squares
+    for (int64_t c = 0; c < depth; ++c) {
+      acc.Read((r * depth + c) * p->ei);
+      acc.Write((r * depth + c + 1) * p->eo);
+    }
+  }
+  return acc.safe_overlap();
+}
+
 std::optional<int64_t> AnalyticElementwise(const Graph& g, const Node& n, int input) {
   const auto p = PairOf(g, n, input);
   if (!p) return std::nullopt;

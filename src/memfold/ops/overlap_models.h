@@ -40,11 +40,18 @@ std::optional<int64_t> AlgorithmicMirrorPad(const Graph& g, const Node& n, int i
 // batch_to_space_nd (input order, scattered writes) and space_to_batch_nd (output order).
 std::optional<int64_t> AlgorithmicBatchToSpaceNd(const Graph& g, const Node& n, int input);
 std::optional<int64_t> AlgorithmicSpaceToBatchNd(const Graph& g, const Node& n, int input);
+// cumsum: its loop order along the axis (an exclusive sum writes before it reads).
+std::optional<int64_t> AlgorithmicCumsum(const Graph& g, const Node& n, int input);
+// l2_normalization: per row, the pass over its squares, then element by element.
+std::optional<int64_t> AlgorithmicL2Normalization(const Graph& g, const Node& n, int input);
 // transpose_conv, exact in both roles: int8 reads its whole input before its first output write
 // (the whole output); float zeroes its output first (the first input byte it reads). Input 0.
 std::optional<int64_t> TransposeConvOverlap(const Graph& g, const Node& n, int input);
 
 // Analytic (closed-form lower bound) models.
+// gather_axis: which rows it reads depends on the index values at run time, so there is no
+// exact replay; reading every slice at index 0 is the worst case, a bound for any indices.
+std::optional<int64_t> AnalyticGatherAxis(const Graph& g, const Node& n, int input);
 std::optional<int64_t> AnalyticElementwise(const Graph& g, const Node& n, int input);
 std::optional<int64_t> AnalyticBroadcast(const Graph& g, const Node& n, int input);
 std::optional<int64_t> AnalyticWindow(const Graph& g, const Node& n, int input);  // conv, dw, pools

@@ -59,10 +59,17 @@ StoragePlan PlanWithRange(const Graph& graph, const Liveness& live, int64_t rang
     if (refs[static_cast<size_t>(b)] == 0 && plan.storage_of[static_cast<size_t>(b)] >= 0)
       alloc.Release(plan.storage_of[static_cast<size_t>(b)]);
   };
-  for (ValueId v : graph.inputs) {  // fed before the first node
-    if (buffer(v) != kNoBuffer)
-      plan.storage_of[static_cast<size_t>(buffer(v))] =
-          alloc.Request(live.requests[static_cast<size_t>(buffer(v))].bytes);
+  // Fed before the first node: the graph inputs, and values nothing computes that an operator
+  // still reads (an opaque custom operator's scratch tensors in a file, for instance).
+  auto feed = [&](ValueId v) {
+    const int32_t b = buffer(v);
+    if (b != kNoBuffer && plan.storage_of[static_cast<size_t>(b)] < 0)
+      plan.storage_of[static_cast<size_t>(b)] =
+          alloc.Request(live.requests[static_cast<size_t>(b)].bytes);
+  };
+  for (ValueId v : graph.inputs) feed(v);
+  for (ValueId v = 0; v < graph.num_values(); ++v) {
+    if (graph.value(v).producer == kNoNode) feed(v);
   }
   for (size_t pos = 0; pos < graph.schedule.size(); ++pos) {
     const Node& node = graph.node(graph.schedule[pos]);

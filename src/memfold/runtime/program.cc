@@ -34,9 +34,9 @@ void Poison(std::byte* arena, std::span<const ArenaRange> ranges) {
   }
 }
 
-void RunProgram(const ProgramDesc& program, std::byte* arena, const void* const* inputs,
-                void* const* outputs, std::span<TensorArg> tensors, std::span<std::byte*> scratch,
-                bool poison) {
+const char* RunProgram(const ProgramDesc& program, std::byte* arena, const void* const* inputs,
+                       void* const* outputs, std::span<TensorArg> tensors,
+                       std::span<std::byte*> scratch, bool poison) {
   if (poison) {
     // A fresh arena: NaN for floats, -1 for integers, then the first buffers inverted.
     std::memset(arena, 0xFF, program.arena_bytes);
@@ -53,14 +53,17 @@ void RunProgram(const ProgramDesc& program, std::byte* arena, const void* const*
     for (size_t k = 0; k < n_in; ++k) tensors[k] = ArgOf(step.inputs[k], arena);
     for (size_t k = 0; k < n_out; ++k) tensors[n_in + k] = ArgOf(step.outputs[k], arena);
     for (size_t k = 0; k < step.scratch.size(); ++k) scratch[k] = arena + step.scratch[k];
+    KernelError error;
     step.kernel(KernelContext{AttrArgs(step.attrs), tensors.first(n_in),
                               tensors.subspan(n_in, n_out), scratch.first(step.scratch.size()),
-                              step.prepared});
+                              step.prepared, &error});
+    if (error.message != nullptr) return error.message;
   }
   for (size_t k = 0; k < program.outputs.size(); ++k) {
     const TensorArg arg = ArgOf(program.outputs[k], arena);
     std::memcpy(outputs[k], arg.data, static_cast<size_t>(arg.bytes()));
   }
+  return nullptr;
 }
 
 }  // namespace memfold::runtime

@@ -68,9 +68,11 @@ void Poison(std::byte* arena, std::span<const ArenaRange> ranges);
 // Copies the inputs into their homes, runs every step and copies the outputs out. `arena` must
 // be the program's arena; `tensors` and `scratch` must hold max_tensors and max_scratch
 // entries. When `poison` is set, the arena is filled with 0xFF first and each step's ranges are
-// inverted before it runs, exactly as the host executor's checking mode does.
-void RunProgram(const ProgramDesc& program, std::byte* arena, const void* const* inputs,
-                void* const* outputs, std::span<TensorArg> tensors, std::span<std::byte*> scratch,
-                bool poison);
+// inverted before it runs, exactly as the host executor's checking mode does. Returns null, or
+// the message of a kernel that refused its input (kernel_context.h KernelError), after which
+// no further step runs and the outputs are not copied.
+const char* RunProgram(const ProgramDesc& program, std::byte* arena, const void* const* inputs,
+                       void* const* outputs, std::span<TensorArg> tensors,
+                       std::span<std::byte*> scratch, bool poison);
 
 }  // namespace memfold::runtime

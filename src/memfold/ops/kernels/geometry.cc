@@ -114,9 +114,131 @@ void TransposeConvI8(const KernelContext& ctx) {
   }
 }
 
+template <typename A>
+void CumsumF32(const KernelContext& ctx) {
+  const bool exclusive = ctx.attrs.Int("exclusive") != 0;
+  In<A, float> x{ctx.inputs[0].ptr<float>()};
+  Out<A, float> y{OutputOf<A, float>(ctx.outputs[0])};
+  float sum = 0;
+  ForEachCumsumStep(ctx.inputs[0].shape, ctx.attrs.Int("axis"), ctx.attrs.Int("reverse") != 0,
+                    [&](int64_t i, bool first) {
+                      if (first) sum = 0;
+                      if (exclusive) {
+                        y.Set(i, sum);
+                        sum += x[i];
+                      } else {
+                        sum += x[i];
+                        y.Set(i, sum);
+                      }
+                    });
+}
+
+namespace {
+
+// TFLM's quantised CumSum shifts its inputs left by 20 bits (kCumSumIntegerShift).
+constexpr int kCumsumLeftShift = 20;
+
+int32_t WrappingAdd(int32_t a, int32_t b) {
+  return static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(b));
+}
+
+}  // namespace
+
+template <typename A>
+void CumsumI8(const KernelContext& ctx) {
+  const bool exclusive = ctx.attrs.Int("exclusive") != 0;
+  const int32_t input_offset = -ZeroPoint(ctx.inputs[0]);
+  const int32_t output_offset = ZeroPoint(ctx.outputs[0]);
+  const int32_t in_multiplier = ctx.prepared[0], out_multiplier = ctx.prepared[2];
+  const int in_shift = ctx.prepared[1], out_shift = ctx.prepared[3];
+  auto scaled = [&](int32_t value) {
+    return MultiplyByQuantizedMultiplierSmallerThanOneExp(value * (1 << kCumsumLeftShift),
+                                                          in_multiplier, in_shift);
+  };
+  In<A, int8_t> x{ctx.inputs[0].ptr<int8_t>()};
+  Out<A, int8_t> y{OutputOf<A, int8_t>(ctx.outputs[0])};
+  auto emit = [&](int64_t i, int32_t sum) {
+    const int32_t raw =
+        MultiplyByQuantizedMultiplierSmallerThanOneExp(sum, out_multiplier, out_shift);
+    y.Set(i, static_cast<int8_t>(std::clamp<int32_t>(WrappingAdd(raw, output_offset), -128, 127)));
+  };
+  // Each run starts from the rescaled input offset, as TFLM's accumulator does.
+  int32_t sum = 0;
+  ForEachCumsumStep(ctx.inputs[0].shape, ctx.attrs.Int("axis"), ctx.attrs.Int("reverse") != 0,
+                    [&](int64_t i, bool first) {
+                      if (first) sum = scaled(input_offset);
+                      if (exclusive) {
+                        emit(i, sum);
+                        sum = WrappingAdd(sum, scaled(input_offset + x[i]));
+                      } else {
+                        sum = WrappingAdd(sum, scaled(input_offset + x[i]));
+                        emit(i, sum);
+                      }
+                    });
+}
+
+namespace {
+
+// The rows of the last axis: [rows, depth].
+struct Rows {
+  int64_t rows, depth;
+  static Rows Of(const TensorArg& t) {
+    const int64_t depth = t.shape.empty() ? 1 : t.shape.back();
+    return {depth == 0 ? 0 : t.elements() / depth, depth};
+  }
+};
+
+}  // namespace
+
+template <typename A>
+void L2NormalizationF32(const KernelContext& ctx) {
+  const Rows r = Rows::Of(ctx.inputs[0]);
+  In<A, float> x{ctx.inputs[0].ptr<float>()};
+  Out<A, float> y{OutputOf<A, float>(ctx.outputs[0])};
+  constexpr float kEpsilon = 1e-6f;
+  for (int64_t i = 0; i < r.rows; ++i) {
+    float squared = 0;
+    for (int64_t c = 0; c < r.depth; ++c) {
+      const float v = x[r.depth * i + c];
+      squared += v * v;
+    }
+    const float norm = std::max(std::sqrt(squared), kEpsilon);
+    for (int64_t c = 0; c < r.depth; ++c) y.Set(r.depth * i + c, x[r.depth * i + c] / norm);
+  }
+}
+
+template <typename A>
+void L2NormalizationI8(const KernelContext& ctx) {
+  const Rows r = Rows::Of(ctx.inputs[0]);
+  const int32_t zero_point = ZeroPoint(ctx.inputs[0]);
+  In<A, int8_t> x{ctx.inputs[0].ptr<int8_t>()};
+  Out<A, int8_t> y{OutputOf<A, int8_t>(ctx.outputs[0])};
+  constexpr int kOutputScale = 7;  // outputs in 1/128
+  constexpr int kReverseShift = -1;
+  for (int64_t i = 0; i < r.rows; ++i) {
+    int32_t squared = 0;
+    for (int64_t c = 0; c < r.depth; ++c) {
+      const int32_t v = x[r.depth * i + c] - zero_point;
+      squared = WrappingAdd(squared, v * v);  // safe for 2^16 elements; wraps beyond, as TFLM
+    }
+    int32_t multiplier = 0;
+    int shift = 0;
+    GetInvSqrtQuantizedMultiplierExp(squared, kReverseShift, &multiplier, &shift);
+    for (int64_t c = 0; c < r.depth; ++c) {
+      const int32_t v = x[r.depth * i + c] - zero_point;
+      const int32_t scaled = MultiplyByQuantizedMultiplier(v, multiplier, shift + kOutputScale);
+      y.Set(r.depth * i + c, static_cast<int8_t>(std::clamp<int32_t>(scaled, -128, 127)));
+    }
+  }
+}
+
 MF_INSTANTIATE_KERNEL(ResizeBilinearF32)
 MF_INSTANTIATE_KERNEL(ResizeBilinearI8)
 MF_INSTANTIATE_KERNEL(TransposeConvF32)
 MF_INSTANTIATE_KERNEL(TransposeConvI8)
+MF_INSTANTIATE_KERNEL(CumsumF32)
+MF_INSTANTIATE_KERNEL(CumsumI8)
+MF_INSTANTIATE_KERNEL(L2NormalizationF32)
+MF_INSTANTIATE_KERNEL(L2NormalizationI8)
 
 }  // namespace memfold

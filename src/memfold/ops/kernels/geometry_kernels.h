@@ -283,4 +283,80 @@ void BatchToSpaceNd(const KernelContext& ctx);
 template <typename A, typename T>
 void SpaceToBatchNd(const KernelContext& ctx);
 
+// ---- GATHER (TFLM's gather.cc) ----------------------------------------------------------------
+
+// The [batch, outer, coords, inner] view of a gather of `params` by `indices` along "axis"
+// with "batch_dims" leading dimensions shared (both non-negative after import).
+struct GatherView {
+  int64_t batch = 1, outer = 1, coords = 1, inner = 1, axis_size = 0;
+  static GatherView Of(ShapeView params, ShapeView indices, int64_t axis, int64_t batch_dims) {
+    GatherView v;
+    for (int64_t d = 0; d < static_cast<int64_t>(params.size()); ++d) {
+      const int64_t n = params[static_cast<size_t>(d)];
+      if (d < batch_dims) v.batch *= n;
+      if (d >= batch_dims && d < axis) v.outer *= n;
+      if (d > axis) v.inner *= n;
+    }
+    for (int64_t d = batch_dims; d < static_cast<int64_t>(indices.size()); ++d)
+      v.coords *= indices[static_cast<size_t>(d)];
+    v.axis_size = params[static_cast<size_t>(axis)];
+    return v;
+  }
+};
+
+// Per (batch, outer, coordinate) in order, the index (int32 or int64 input 1) is checked and the
+// `inner` elements of its slice copied. An index outside [0, axis size) stops the kernel with a
+// KernelError before anything of that slice is read (TFLM's runtime check).
+template <typename A, typename T>
+void GatherAxis(const KernelContext& ctx);
+
+// ---- CUMSUM (reference_ops::CumSum, float and int8) ------------------------------------------
+
+// reference_ops::CumSum's visiting order along "axis": for each position of the axes after it
+// ("outer" in TFLM's names), each position of the axes before it, the axis positions in turn —
+// every loop backwards when "reverse" is set. visit(element_index, first) with `first` at the
+// start of each run along the axis.
+template <typename Visit>
+void ForEachCumsumStep(ShapeView shape, int64_t axis, bool reverse, Visit visit) {
+  int64_t before = 1, after = 1, depth = 1;
+  for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d) {
+    const int64_t n = shape[static_cast<size_t>(d)];
+    if (d < axis) before *= n;
+    if (d > axis) after *= n;
+    if (d == axis) depth = n;
+  }
+  for (int64_t a = 0; a < after; ++a) {
+    const int64_t a_adj = reverse ? after - 1 - a : a;
+    for (int64_t b = 0; b < before; ++b) {
+      const int64_t b_adj = reverse ? before - 1 - b : b;
+      for (int64_t k = 0; k < depth; ++k) {
+        const int64_t k_adj = reverse ? depth - 1 - k : k;
+        visit(a_adj + b_adj * depth * after + k_adj * after, k == 0);
+      }
+    }
+  }
+}
+
+// Running sums along "axis" in that order; "exclusive" writes the sum before adding the element
+// (so writes the output element before reading the input one). Float sums in float; int8 as
+// TFLM's quantised CumSum: inputs shifted left 20 bits and rescaled by the input multiplier,
+// summed in int32 from the rescaled input offset, then the output multiplier and zero point
+// ([input multiplier, shift, output multiplier, shift] from PrepareCumsumI8).
+template <typename A>
+void CumsumF32(const KernelContext& ctx);
+template <typename A>
+void CumsumI8(const KernelContext& ctx);
+
+// ---- L2_NORMALIZATION (reference_ops::L2Normalization, reference_integer_ops) ------------------
+
+// Per row of the last axis, a pass that sums the squares, then a pass that writes each element
+// divided by the row's norm. Float: x / max(sqrt(sum of x^2), 1e-6f) (TFLM's epsilon). int8:
+// (x - input zero point) times GetInvSqrtQuantizedMultiplierExp of the integer sum of squares,
+// shifted 7 bits up (the output's fixed 1/128 scale), clamped to int8 — no epsilon, and the
+// output's own quantisation unused, as in TFLM.
+template <typename A>
+void L2NormalizationF32(const KernelContext& ctx);
+template <typename A>
+void L2NormalizationI8(const KernelContext& ctx);
+
 }  // namespace memfold

@@ -78,10 +78,40 @@ void SpaceToBatchNd(const KernelContext& ctx) {
                            });
 }
 
+template <typename A, typename T>
+void GatherAxis(const KernelContext& ctx) {
+  const GatherView v = GatherView::Of(ctx.inputs[0].shape, ctx.inputs[1].shape,
+                                      ctx.attrs.Int("axis"), ctx.attrs.Int("batch_dims"));
+  In<A, T> x{ctx.inputs[0].ptr<T>()};
+  Out<A, T> y{OutputOf<A, T>(ctx.outputs[0])};
+  auto gather = [&](auto ids) {
+    for (int64_t b = 0; b < v.batch; ++b) {
+      for (int64_t o = 0; o < v.outer; ++o) {
+        for (int64_t c = 0; c < v.coords; ++c) {
+          const int64_t index = ids[b * v.coords + c];
+          if (index < 0 || index >= v.axis_size) {
+            ctx.Fail("an index lies outside the gathered axis (TFLM's GATHER fails there too)");
+            return;
+          }
+          const int64_t from = ((b * v.outer + o) * v.axis_size + index) * v.inner;
+          const int64_t to = ((b * v.outer + o) * v.coords + c) * v.inner;
+          for (int64_t k = 0; k < v.inner; ++k) y.Set(to + k, x[from + k]);
+        }
+      }
+    }
+  };
+  if (ctx.inputs[1].dtype == DType::kI64) {
+    gather(In<A, int64_t>{ctx.inputs[1].ptr<int64_t>()});
+  } else {
+    gather(In<A, int32_t>{ctx.inputs[1].ptr<int32_t>()});
+  }
+}
+
 #define MF_INSTANTIATE_GEOMETRY_MOVES(T)     \
   MF_INSTANTIATE_KERNEL_T(MirrorPad, T)      \
   MF_INSTANTIATE_KERNEL_T(BatchToSpaceNd, T) \
-  MF_INSTANTIATE_KERNEL_T(SpaceToBatchNd, T)
+  MF_INSTANTIATE_KERNEL_T(SpaceToBatchNd, T) \
+  MF_INSTANTIATE_KERNEL_T(GatherAxis, T)
 MF_INSTANTIATE_GEOMETRY_MOVES(float)
 MF_INSTANTIATE_GEOMETRY_MOVES(int8_t)
 MF_INSTANTIATE_GEOMETRY_MOVES(uint8_t)

@@ -104,6 +104,14 @@ struct TensorArg {
   explicit operator bool() const { return present; }
 };
 
+// Where a kernel reports that its tensors' values cannot be processed, as TFLM's kernels
+// return kTfLiteError at run time (GATHER's index outside its axis). The kernel records a
+// string literal, stops without reading or writing outside its tensors, and its caller ends the
+// run with the message.
+struct KernelError {
+  const char* message = nullptr;
+};
+
 struct KernelContext {
   AttrArgs attrs;
   std::span<const TensorArg> inputs;  // absent optional inputs are not `present`
@@ -112,6 +120,13 @@ struct KernelContext {
   // What the op's `prepare` computed from the tensors' types before the run (TFLM's OpData:
   // requantisation multipliers per channel, for instance); empty for ops without one.
   std::span<const int32_t> prepared;
+  // Null when nobody listens (a safe-overlap trace): a failing kernel still stops in bounds.
+  KernelError* error = nullptr;
+
+  // Records the first failure of the run (`message` must outlive it: a literal).
+  void Fail(const char* message) const {
+    if (error != nullptr && error->message == nullptr) error->message = message;
+  }
 };
 
 }  // namespace memfold

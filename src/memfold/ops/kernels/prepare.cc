@@ -65,6 +65,24 @@ std::vector<int32_t> PrepareLeakyReluI8(const KernelContext& ctx) {
   return out;
 }
 
+std::vector<int32_t> PrepareCumsumI8(const KernelContext& ctx) {
+  if (ctx.inputs[0].dtype != DType::kI8) return {};
+  const double twice_input_scale = 2 * static_cast<double>(Scale(ctx.inputs[0]));
+  const double real_input = static_cast<double>(Scale(ctx.inputs[0])) / twice_input_scale;
+  const double real_output =
+      twice_input_scale / ((1 << 20) * static_cast<double>(Scale(ctx.outputs[0])));
+  std::vector<int32_t> out(4);
+  int shift = 0;
+  // A zero output scale (a broken file) gives no finite multiplier: output 0 then, defined.
+  QuantizeMultiplierSmallerThanOneExp(std::isfinite(real_input) ? real_input : 0.0, &out[0],
+                                      &shift);
+  out[1] = shift;
+  QuantizeMultiplierSmallerThanOneExp(std::isfinite(real_output) ? real_output : 0.0, &out[2],
+                                      &shift);
+  out[3] = shift;
+  return out;
+}
+
 std::vector<int64_t> MeanScratch(const Graph& graph, const Node& node) {
   const DType dtype = graph.value(node.inputs[0]).dtype;
   if (dtype != DType::kI8 && dtype != DType::kI16) return {};

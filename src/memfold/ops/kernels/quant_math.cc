@@ -130,6 +130,47 @@ int32_t SaturatingRoundingMultiplyByPOT(int32_t x, int exponent) {
   return static_cast<int32_t>(static_cast<uint32_t>(x) << exponent);
 }
 
+void GetInvSqrtQuantizedMultiplierExp(int32_t input, int reverse_shift, int32_t* output_inv_sqrt,
+                                      int* output_shift) {
+  if (input <= 1) {
+    *output_inv_sqrt = std::numeric_limits<int32_t>::max();
+    *output_shift = 0;
+    return;
+  }
+  *output_shift = 11;
+  while (input >= (1 << 29)) {
+    input /= 4;
+    ++*output_shift;
+  }
+  const auto max_left_shift_bits =
+      static_cast<unsigned>(std::countl_zero(static_cast<uint32_t>(input))) - 1;
+  const unsigned left_shift_bit_pairs = max_left_shift_bits / 2 - 1;
+  *output_shift -= static_cast<int>(left_shift_bit_pairs);
+  input <<= 2 * left_shift_bit_pairs;
+  // gemmlowp FixedPoint<int32_t, 3>: a product of Qm and Qn values is Q(m + n); Rescale<3>
+  // shifts back by the difference, saturating.
+  const int32_t input_q3 = input >> 1;
+  const int32_t half_input_q3 = SaturatingRoundingMultiplyByPOT(input_q3, -1);
+  const int32_t half_three_q3 = (1 << 28) + (1 << 27);
+  int32_t x = 1 << 28;  // 1.0 in Q3.28
+  for (int i = 0; i < 5; ++i) {
+    const int32_t x3 = SaturatingRoundingMultiplyByPOT(
+        SaturatingRoundingDoublingHighMul(SaturatingRoundingDoublingHighMul(x, x), x), 6);
+    x = SaturatingRoundingMultiplyByPOT(
+        WrapSub(SaturatingRoundingDoublingHighMul(half_three_q3, x),
+                SaturatingRoundingDoublingHighMul(half_input_q3, x3)),
+        3);
+  }
+  constexpr int32_t kHalfSqrt2 = 1518500250;  // sqrt(2) / 2 in Q0.31
+  *output_inv_sqrt = SaturatingRoundingDoublingHighMul(x, kHalfSqrt2);
+  if (*output_shift < 0) {
+    *output_inv_sqrt =
+        static_cast<int32_t>(static_cast<uint32_t>(*output_inv_sqrt) << -*output_shift);
+    *output_shift = 0;
+  }
+  *output_shift *= reverse_shift;
+}
+
 int32_t ExpOnNegativeValues(int32_t a, int integer_bits) {
   const int fractional_bits = 31 - integer_bits;
   const int32_t one_quarter = int32_t{1} << (fractional_bits - 2);

@@ -64,6 +64,13 @@ int32_t FixedTanh(int32_t a, int integer_bits);
 // by 2^-num_bits_over_unit.
 int32_t GetReciprocal(int32_t x, int x_integer_digits, int* num_bits_over_unit);
 
+// TFLite GetInvSqrtQuantizedMultiplierExp: 1 / sqrt(input) for input >= 0 (0 and 1 give
+// INT32_MAX, shift 0) as a multiplier and shift, by five Newton-Raphson steps in gemmlowp's Q3.28
+// fixed point; the shift is multiplied by reverse_shift (-1: a left shift, as L2Normalization
+// passes kReverseShift).
+void GetInvSqrtQuantizedMultiplierExp(int32_t input, int reverse_shift, int32_t* output_inv_sqrt,
+                                      int* output_shift);
+
 // TFLite PreprocessSoftmaxScaling (double rounding build): beta * input_scale *
 // 2^(31 - input_integer_bits), capped at 2^31 - 1, quantised with a non-negative left shift.
 void PreprocessSoftmaxScaling(double beta, double input_scale, int input_integer_bits,
