@@ -38,6 +38,17 @@ std::string Describe(const CheckedRun& run) {
          ": " + d.detail;
 }
 
+// The sizes of the kernels' scratch requests in the greedy plan of the model read back.
+std::vector<int64_t> ScratchSizes(const testing::LstmModelSpec& spec, int64_t* arena = nullptr) {
+  const GraphPlan gp = PlanGraph(ReadBack(spec), "greedy").value();
+  std::vector<int64_t> sizes;
+  for (size_t r = 0; r < gp.liveness.requests.size(); ++r) {
+    if (gp.liveness.value_of[r] == kNoValue) sizes.push_back(gp.liveness.requests[r].bytes);
+  }
+  if (arena != nullptr) *arena = gp.plan.arena_bytes;
+  return sizes;
+}
+
 void ExpectEveryPlanRunsIdentically(const Graph& g) {
   const std::vector<Bytes> inputs = DefaultInputs(g);
   for (const char* planner : {"greedy", "diagonal"}) {
@@ -96,16 +107,9 @@ TEST(LstmModel, OverlapModelEqualsTheTrace) {
 // at 1,568 (the input is dead by op 1), logits at 0 (the LSTM output is dead by op 2),
 // probabilities at 16. Head = 2,320 B; without the scratch buffers it would be 2,064.
 TEST(LstmModel, GreedyArenaIsWhatTflmAllocatesScratchIncluded) {
-  const Graph g = ReadBack({});
-  const GraphPlan gp = PlanGraph(g, "greedy").value();
-  int scratch = 0;
-  for (size_t r = 0; r < gp.liveness.requests.size(); ++r) {
-    if (gp.liveness.value_of[r] != kNoValue) continue;
-    ++scratch;
-    EXPECT_EQ(gp.liveness.requests[r].bytes, 64);
-  }
-  EXPECT_EQ(scratch, 4);
-  EXPECT_EQ(gp.plan.arena_bytes, 2320);
+  int64_t arena = 0;
+  EXPECT_EQ(ScratchSizes({}, &arena), (std::vector<int64_t>{64, 64, 64, 64}));
+  EXPECT_EQ(arena, 2320);
 }
 
 // The plan as TFLM receives it: `memfold plan --emit-tflite` writes the tensors' offsets, and
@@ -135,15 +139,7 @@ TEST(LstmModel, ReportedArenaIsWhatTflmNeedsWithTheOfflinePlan) {
 
 // The float model's scratch is four batch x units float32 buffers (128 B each).
 TEST(LstmModel, FloatScratchHoldsFloatCells) {
-  const Graph g = ReadBack({.dtype = DType::kF32});
-  const GraphPlan gp = PlanGraph(g, "greedy").value();
-  int scratch = 0;
-  for (size_t r = 0; r < gp.liveness.requests.size(); ++r) {
-    if (gp.liveness.value_of[r] != kNoValue) continue;
-    ++scratch;
-    EXPECT_EQ(gp.liveness.requests[r].bytes, 128);
-  }
-  EXPECT_EQ(scratch, 4);
+  EXPECT_EQ(ScratchSizes({.dtype = DType::kF32}), (std::vector<int64_t>{128, 128, 128, 128}));
 }
 
 // What TFLM's Prepare refuses (ValidateTensorStatus, ValidateTensorSize) is refused here.
