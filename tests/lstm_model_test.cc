@@ -168,6 +168,12 @@ TEST(LstmModel, InferenceRefusesWhatTflmRefuses) {
   EXPECT_TRUE(
       refused([](std::vector<ValueId>& in) { in[kLstmBias] = in[kLstmHiddenState]; }, lstm.attrs));
   EXPECT_TRUE(refused([](std::vector<ValueId>& in) { in[kLstmCellState] = kNoValue; }, lstm.attrs));
+  // An int16 cell state whose scale is not a power of two of at most 1.
+  for (float scale : {0.3f, 64.0f}) {
+    Graph g = good;
+    g.value(lstm.inputs[kLstmCellState]).quant->scale = {scale};
+    EXPECT_FALSE(AddOp(&g, "unidirectional_sequence_lstm", lstm.inputs, lstm.attrs).ok()) << scale;
+  }
   // A cell activation the kernel does not compute.
   Attrs relu = lstm.attrs;
   relu.Set("cell_activation", std::string("relu"));

@@ -1,6 +1,7 @@
 #include "memfold/ops/infer.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <numeric>
@@ -442,6 +443,17 @@ Status InferLstm(const InferContext& ctx, std::vector<TensorType>* out) {
       return Status::Error("LSTM state '" + ctx.in(k).name +
                            "' must hold batch x state = " + std::to_string(d.batch * d.state) +
                            " elements, has " + Dims(ctx.in(k).shape));
+    }
+  }
+  const Value& cell = ctx.in(kLstmCellState);
+  if (cell.dtype == DType::kI16 && cell.quant && !cell.quant->scale.empty()) {
+    // The kernel rescales the cell state to the tanh table's Q3.12 by a shift of 15 + log2(scale)
+    // - 3 bits: TFLM expects a power-of-two scale, and the shift must stay within 31 bits.
+    const double log2 = std::log2(static_cast<double>(cell.quant->scale[0]));
+    if (!(log2 >= -40.0 && log2 <= 0.0) || std::fabs(log2 - std::round(log2)) > 1e-3) {
+      return Status::Error("LSTM cell state '" + cell.name + "' needs a power-of-two scale of at " +
+                           "most 1 (TFLM's integer LSTM), has " +
+                           std::to_string(cell.quant->scale[0]));
     }
   }
   out->push_back({x.dtype, {x.shape[0], x.shape[1], d.state}});

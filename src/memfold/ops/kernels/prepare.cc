@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 
 #include "memfold/ops/kernels/lstm.h"
@@ -142,7 +143,9 @@ std::vector<int32_t> PrepareTableActivation(const KernelContext& ctx, int max_po
   if (input.dtype == DType::kI8) {
     int shift = 0;
     const double q = std::frexp(static_cast<double>(Scale(input)) * double{1 << 27}, &shift);
-    const auto multiplier = static_cast<int32_t>(std::round(q * double(int64_t{1} << 31)));
+    // q < 1, but its rounding can reach 2^31 (TFLM would overflow there): kept in range.
+    const auto multiplier =
+        static_cast<int32_t>(std::min(std::round(q * double(int64_t{1} << 31)), double{INT32_MAX}));
     return {multiplier, shift, CalculateInputRadius(4, shift, 31), ZeroPoint(input)};
   }
   if (input.dtype != DType::kI16) return {};
@@ -157,7 +160,9 @@ std::vector<int32_t> PrepareTableActivation(const KernelContext& ctx, int max_po
     ++shift;
     multiplier *= 2.0;
   }
-  return {static_cast<int32_t>(multiplier), shift, 0, 0};
+  // TFLM asserts the multiplier stays within 15 bits; an absurd input scale is capped there so
+  // the table's arithmetic stays defined.
+  return {static_cast<int32_t>(std::min(multiplier, 32767.0)), shift, 0, 0};
 }
 
 }  // namespace
