@@ -1,5 +1,6 @@
-// RELU, RELU6, LOGISTIC and TANH on int8 and int16 against TensorFlow Lite Micro's kernel tests
-// (activations_test.cc, exact; logistic_test.cc, tanh_test.cc): their inputs are evenly spaced
+// RELU, RELU6, LOGISTIC, TANH and HARD_SWISH on int8 and int16 against TensorFlow Lite Micro's
+// kernel tests (activations_test.cc, exact; logistic_test.cc, tanh_test.cc, hard_swish_test.cc):
+// their inputs are evenly spaced
 // (-8..8 in steps of 2/11 for tanh int8, -20..20 in 177 steps for int16, the integers ±1..±5 and
 // ±93 for logistic int8), their goldens the exact function values (printed to ten digits there,
 // computed in double here), their quantisation and tolerances (in output quantisation steps) as
@@ -9,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <random>
 #include <vector>
 
 #include "tests/kernels/kernel_test_util.h"
@@ -114,6 +116,75 @@ TEST(TflmGoldenActivation, Int16GeneralScale) {
   Check<int16_t>({"tanh", DType::kI16, Evenly(-3, 3, 61), 1.0f / 8192.0f, 1.0f / 32768.0f, 0, 16});
   Check<int16_t>(
       {"sigmoid", DType::kI16, Evenly(-3, 3, 61), 1.0f / 10000.0f, 1.0f / 32768.0f, 0, 16});
+}
+
+// hard_swish_test.cc's quantisation of a [min, max] range (ScaleFromMinMax, ZeroPointFromMinMax).
+struct Range {
+  float min, max;
+  float Scale() const { return (max - min) / 255.0f; }
+  int64_t ZeroPoint() const { return -128 + static_cast<int>(-min / Scale() + 0.5f); }
+};
+
+// Runs int8 hard_swish on `inputs`; returns the dequantised outputs.
+std::vector<float> HardSwishI8(const std::vector<float>& inputs, Range in, Range out) {
+  TestNet net;
+  std::vector<int8_t> q;
+  for (float v : inputs) {
+    const float r = std::round(v / in.Scale()) + static_cast<float>(in.ZeroPoint());
+    q.push_back(static_cast<int8_t>(std::clamp(r, -128.0f, 127.0f)));
+  }
+  const auto n = static_cast<int64_t>(inputs.size());
+  const ValueId x =
+      net.AddInput({1, n}, DType::kI8, ToBytes(q), Quant({in.Scale()}, in.ZeroPoint()));
+  const ValueId y = net.AddNode("hard_swish", {x}, {});
+  net.SetQuant(y, Quant({out.Scale()}, out.ZeroPoint()));
+  std::vector<float> result;
+  for (int8_t v : FromBytes<int8_t>(net.RunBytes(y)))
+    result.push_back(static_cast<float>(v - out.ZeroPoint()) * out.Scale());
+  return result;
+}
+
+float HardSwishOf(float v, Range out) {
+  return std::clamp(v * std::min(6.0f, std::max(0.0f, v + 3)) * (1.0f / 6.0f), out.min, out.max);
+}
+
+// SimpleHardSwishTestInt8: 101 inputs drawn by std::minstd_rand over every pair of the ranges
+// [0, 1], [-2, 1], [-5, 10], [-40, 60] for input and output, within 1.5 output-or-input steps.
+TEST(TflmGoldenActivation, HardSwishInt8) {
+  const Range ranges[] = {{0, 1}, {-2, 1}, {-5, 10}, {-40, 60}};
+  std::minstd_rand random;
+  for (const Range in : ranges) {
+    for (const Range out : ranges) {
+      std::vector<float> inputs;
+      for (int i = 0; i < 101; ++i) {
+        const float unit =
+            static_cast<float>(random()) * (1.0f / static_cast<float>(std::minstd_rand::modulus));
+        inputs.push_back(in.min + (in.max - in.min) * unit);
+      }
+      const float tolerance = std::max(in.max - in.min, out.max - out.min) * (1.5f / 256.0f);
+      const std::vector<float> got = HardSwishI8(inputs, in, out);
+      ASSERT_EQ(got.size(), inputs.size());
+      for (size_t k = 0; k < got.size(); ++k)
+        EXPECT_NEAR(got[k], HardSwishOf(inputs[k], out), tolerance) << inputs[k];
+    }
+  }
+}
+
+// SimpleHardSwishTestQuantizedBias (a MobileNet v3 layer's ranges; uint8 there, int8 here): every
+// quantised input from -3 to 3; the mean error, in steps of the larger scale, stays within 0.035
+// (TFLM uses a truncating product at the end to cancel the rounding bias of the steps before).
+TEST(TflmGoldenActivation, HardSwishInt8Bias) {
+  const Range in{-11.654928f, 25.036512f}, out{-0.3905796f, 24.50887f};
+  std::vector<float> inputs;
+  const int lo = static_cast<int>(std::round(-128 + (-3.0f - in.min) / in.Scale()));
+  const int hi = static_cast<int>(std::round(-128 + (3.0f - in.min) / in.Scale()));
+  for (int q = lo; q <= hi; ++q)
+    inputs.push_back(in.min + static_cast<float>(q + 128) * in.Scale());
+  const std::vector<float> got = HardSwishI8(inputs, in, out);
+  float sum = 0;
+  for (size_t k = 0; k < got.size(); ++k) sum += got[k] - HardSwishOf(inputs[k], out);
+  EXPECT_LE(std::fabs(sum / (static_cast<float>(got.size()) * std::max(in.Scale(), out.Scale()))),
+            0.035f);
 }
 
 }  // namespace

@@ -112,18 +112,16 @@ OpDef LeakyRelu() {
   return def;
 }
 
-// An activation with its int8 and int16 kernels and their Prepare (TFLM's RELU, RELU6, LOGISTIC,
-// TANH).
-OpDef WithIntKernels(OpDef def, KernelEntry i8, KernelEntry i16, PrepareFn prepare) {
-  def.kernels.push_back(i8);
-  def.kernels.push_back(i16);
-  def.prepare = prepare;
-  return def;
-}
-
 // A row with more kernels (the integer variants of the binary ops).
 OpDef WithKernels(OpDef def, std::initializer_list<KernelEntry> kernels) {
   def.kernels.insert(def.kernels.end(), kernels);
+  return def;
+}
+
+// A row with integer kernels and the prepare they need (TFLM's OpData).
+OpDef WithPrepare(OpDef def, std::initializer_list<KernelEntry> kernels, PrepareFn prepare) {
+  def = WithKernels(std::move(def), kernels);
+  def.prepare = prepare;
   return def;
 }
 
@@ -131,21 +129,23 @@ OpDef WithKernels(OpDef def, std::initializer_list<KernelEntry> kernels) {
 
 std::vector<OpDef> BuildOpTable() {
   return {
-      WithIntKernels(Unary("relu", MF_KERNEL(DType::kF32, ReluF32), GradRelu, kReadsFirst),
-                     MF_KERNEL_T(DType::kI8, ReluInt, int8_t),
-                     MF_KERNEL_T(DType::kI16, ReluInt, int16_t), PrepareReluInt),
-      WithIntKernels(Unary("relu6", MF_KERNEL(DType::kF32, Relu6F32)),
-                     MF_KERNEL_T(DType::kI8, Relu6Int, int8_t),
-                     MF_KERNEL_T(DType::kI16, Relu6Int, int16_t), PrepareRelu6Int),
-      WithIntKernels(Unary("tanh", MF_KERNEL(DType::kF32, TanhF32), GradTanh, kReadsFirst),
-                     MF_KERNEL(DType::kI8, TanhI8), MF_KERNEL(DType::kI16, TanhI16),
-                     PrepareTanhInt),
-      WithIntKernels(Unary("sigmoid", MF_KERNEL(DType::kF32, SigmoidF32), GradSigmoid, kReadsFirst),
-                     MF_KERNEL(DType::kI8, SigmoidI8), MF_KERNEL(DType::kI16, SigmoidI16),
-                     PrepareSigmoidInt),
+      WithPrepare(
+          Unary("relu", MF_KERNEL(DType::kF32, ReluF32), GradRelu, kReadsFirst),
+          {MF_KERNEL_T(DType::kI8, ReluInt, int8_t), MF_KERNEL_T(DType::kI16, ReluInt, int16_t)},
+          PrepareReluInt),
+      WithPrepare(
+          Unary("relu6", MF_KERNEL(DType::kF32, Relu6F32)),
+          {MF_KERNEL_T(DType::kI8, Relu6Int, int8_t), MF_KERNEL_T(DType::kI16, Relu6Int, int16_t)},
+          PrepareRelu6Int),
+      WithPrepare(Unary("tanh", MF_KERNEL(DType::kF32, TanhF32), GradTanh, kReadsFirst),
+                  {MF_KERNEL(DType::kI8, TanhI8), MF_KERNEL(DType::kI16, TanhI16)}, PrepareTanhInt),
+      WithPrepare(Unary("sigmoid", MF_KERNEL(DType::kF32, SigmoidF32), GradSigmoid, kReadsFirst),
+                  {MF_KERNEL(DType::kI8, SigmoidI8), MF_KERNEL(DType::kI16, SigmoidI16)},
+                  PrepareSigmoidInt),
       Unary("exp", MF_KERNEL(DType::kF32, ExpF32), GradExp, kReadsFirst),
       Unary("neg", MF_KERNEL(DType::kF32, NegF32), GradNeg),
-      Unary("hard_swish", MF_KERNEL(DType::kF32, HardSwishF32)),
+      WithPrepare(Unary("hard_swish", MF_KERNEL(DType::kF32, HardSwishF32)),
+                  {MF_KERNEL(DType::kI8, HardSwishI8)}, PrepareHardSwishI8),
       Unary("silu", MF_KERNEL(DType::kF32, SiluF32)),  // x * sigmoid(x) (PyTorch's SiLU)
       Unary("gelu", MF_KERNEL(DType::kF32, GeluF32)),  // x * Phi(x), exact (erf) form
       Unary("abs", MF_KERNEL(DType::kF32, AbsF32)),

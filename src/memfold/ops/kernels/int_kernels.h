@@ -75,6 +75,9 @@ template <typename A, typename T>
 void ReluInt(const KernelContext& ctx);
 template <typename A, typename T>
 void Relu6Int(const KernelContext& ctx);
+// reference_ops::HardSwish on int8, 16-bit fixed point, with PrepareHardSwishI8.
+template <typename A>
+void HardSwishI8(const KernelContext& ctx);
 // reference_integer_ops::LeakyRelu on int8 (multipliers from PrepareLeakyReluI8).
 template <typename A>
 void LeakyReluI8(const KernelContext& ctx);

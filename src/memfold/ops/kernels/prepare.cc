@@ -216,6 +216,34 @@ std::vector<int32_t> PrepareCompareI8(const KernelContext& ctx) {
   return out;
 }
 
+namespace {
+
+// DownScaleInt32ToInt16Multiplier: the 31-bit multiplier rounded to its top 15 bits.
+int32_t DownScaleToInt16(int32_t multiplier) {
+  constexpr int32_t kRounding = 1 << 15;
+  if (multiplier >= INT32_MAX - kRounding) return INT16_MAX;
+  return (multiplier + kRounding) >> 16;
+}
+
+}  // namespace
+
+std::vector<int32_t> PrepareHardSwishI8(const KernelContext& ctx) {
+  if (ctx.inputs[0].dtype != DType::kI8) return {};
+  const float hires_input_scale = (1.0f / 128.0f) * Scale(ctx.inputs[0]);
+  const float output_multiplier = hires_input_scale / Scale(ctx.outputs[0]);
+  const float reluish_multiplier = hires_input_scale / (3.0f / 32768.0f);
+  std::vector<int32_t> out = {ZeroPoint(ctx.inputs[0]), ZeroPoint(ctx.outputs[0]), 0, 0, 0, 0};
+  int32_t fixed = 0;
+  int exponent = 0;
+  QuantizeMultiplier(static_cast<double>(output_multiplier), &fixed, &exponent);
+  out[2] = DownScaleToInt16(fixed);
+  out[3] = std::min(exponent, 0);  // TFLM refuses a positive exponent; kept defined here
+  QuantizeMultiplier(static_cast<double>(reluish_multiplier), &fixed, &exponent);
+  out[4] = DownScaleToInt16(fixed);
+  out[5] = std::clamp(exponent, -31, 15);
+  return out;
+}
+
 std::vector<int32_t> PrepareLstm(const KernelContext& ctx) {
   const TensorArg& input = ctx.inputs[kLstmInput];
   if (input.dtype == DType::kF32) return {};

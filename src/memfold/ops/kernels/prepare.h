@@ -52,6 +52,12 @@ std::vector<int32_t> PrepareCompareI8(const KernelContext& ctx);
 // multiplier, shift] of in_scale / (2 in_scale) and 2 in_scale / (2^20 out_scale), in double.
 std::vector<int32_t> PrepareCumsumI8(const KernelContext& ctx);
 
+// HARD_SWISH on int8 (hard_swish_common.cc): [input zero point, output zero point, then the
+// output multiplier (in_scale / 128 / out_scale) and the relu-ish multiplier (in_scale / 128 /
+// (3 / 32768)), each QuantizeMultiplier'd in float precision and rounded to 16 bits
+// (DownScaleInt32ToInt16Multiplier), each followed by its exponent].
+std::vector<int32_t> PrepareHardSwishI8(const KernelContext& ctx);
+
 // Scratch of the quantised mean: one int32 sum per output element (int8 and int16 inputs).
 std::vector<int64_t> MeanScratch(const Graph& graph, const Node& node);
 
