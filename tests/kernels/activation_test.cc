@@ -170,9 +170,10 @@ TEST(TflmGoldenActivation, HardSwishInt8) {
   }
 }
 
-// SimpleHardSwishTestQuantizedBias (a MobileNet v3 layer's ranges; uint8 there, int8 here): every
-// quantised input from -3 to 3; the mean error, in steps of the larger scale, stays within 0.035
-// (TFLM uses a truncating product at the end to cancel the rounding bias of the steps before).
+// SimpleHardSwishTestQuantizedBias (a MobileNet v3 layer's ranges; uint8 there, int8 here):
+// every quantised input from -3 to 3; the mean error, in steps of the larger scale, stays within
+// 0.035 (TFLM uses a truncating product at the end to cancel the rounding bias of the steps
+// before).
 TEST(TflmGoldenActivation, HardSwishInt8Bias) {
   const Range in{-11.654928f, 25.036512f}, out{-0.3905796f, 24.50887f};
   std::vector<float> inputs;
