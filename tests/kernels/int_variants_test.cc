@@ -120,5 +120,35 @@ TEST(TflmGoldenIntegerVariants, ComparisonsInt8RescaleBothSides) {
   }
 }
 
+// ADD, SUB and MUL on int16 (16x8 models): the int8 arithmetic with a left shift of 15 instead
+// of 20 for add and sub; results within one output step of the real sum, difference, product
+// (add_test.cc / mul_test.cc check int16 the same way), broadcasting a [1, 4] row.
+TEST(TflmGoldenIntegerVariants, AddSubMulInt16) {
+  const std::vector<float> a = {-0.8f, 0.2f, 0.9f, 0.7f, 0.1f, -0.3f, 0.5f, -0.6f};
+  const std::vector<float> b = {0.6f, 0.4f, -0.9f, 0.8f};
+  const float sa = 1.0f / 32768, sb = 1.0f / 16384, so = 2.0f / 32768;
+  auto quantize = [](const std::vector<float>& v, float scale) {
+    std::vector<int16_t> q;
+    for (float x : v) q.push_back(static_cast<int16_t>(std::lround(x / scale)));
+    return q;
+  };
+  for (const char* op : {"add", "sub", "mul"}) {
+    TestNet net;
+    const ValueId x = net.AddInput({2, 4}, DType::kI16, ToBytes(quantize(a, sa)), Quant({sa}));
+    const ValueId y = net.AddInput({1, 4}, DType::kI16, ToBytes(quantize(b, sb)), Quant({sb}));
+    const ValueId out = net.AddNode(op, {x, y}, {});
+    net.SetQuant(out, Quant({so}));
+    const std::vector<int16_t> got = FromBytes<int16_t>(net.RunBytes(out));
+    ASSERT_EQ(got.size(), a.size()) << op;
+    for (size_t k = 0; k < got.size(); ++k) {
+      const float u = a[k], v = b[k % 4];
+      const float real = std::string(op) == "add"   ? u + v
+                         : std::string(op) == "sub" ? u - v
+                                                    : u * v;
+      EXPECT_NEAR(got[k] * so, real, so) << op << " " << k;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace memfold

@@ -229,12 +229,15 @@ std::vector<OpDef> BuildOpTable() {
        .infer = InferSameAsInput,
        .cost = MoveCost,
        .kernels = {MF_KERNEL(DType::kF32, LogSoftmaxF32)}},
-      WithKernels(Binary("add", MF_KERNEL(DType::kF32, AddF32), true, GradAdd),
-                  {MF_KERNEL(DType::kI8, AddI8)}),
-      WithKernels(Binary("sub", MF_KERNEL(DType::kF32, SubF32), true, GradSub),
-                  {MF_KERNEL(DType::kI8, SubI8)}),
-      WithKernels(Binary("mul", MF_KERNEL(DType::kF32, MulF32), true, GradMul, kReadsBoth),
-                  {MF_KERNEL(DType::kI8, MulI8)}),
+      WithKernels(
+          Binary("add", MF_KERNEL(DType::kF32, AddF32), true, GradAdd),
+          {MF_KERNEL_T(DType::kI8, AddInt, int8_t), MF_KERNEL_T(DType::kI16, AddInt, int16_t)}),
+      WithKernels(
+          Binary("sub", MF_KERNEL(DType::kF32, SubF32), true, GradSub),
+          {MF_KERNEL_T(DType::kI8, SubInt, int8_t), MF_KERNEL_T(DType::kI16, SubInt, int16_t)}),
+      WithKernels(
+          Binary("mul", MF_KERNEL(DType::kF32, MulF32), true, GradMul, kReadsBoth),
+          {MF_KERNEL_T(DType::kI8, MulInt, int8_t), MF_KERNEL_T(DType::kI16, MulInt, int16_t)}),
       Binary("div", MF_KERNEL(DType::kF32, DivF32), true),
       WithKernels(
           Binary("max", MF_KERNEL_T(DType::kF32, Maximum, float), false),

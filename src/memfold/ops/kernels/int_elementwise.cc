@@ -1,5 +1,5 @@
-// int8 add, sub, mul and softmax (see int_kernels.h). Multipliers are computed per call from
-// the values' quantisation exactly as TFLM's Prepare functions do.
+// int8 and int16 add, sub, mul, and int8 softmax (see int_kernels.h). Multipliers are computed per
+// call from the values' quantisation exactly as TFLM's Prepare functions do.
 #include <algorithm>
 #include <cstdint>
 #include <limits>
@@ -12,17 +12,17 @@
 namespace memfold {
 namespace {
 
-// Broadcasting binary op in TFLite's row-major order: `f` maps the two int8 inputs to the
-// unclamped int32 result.
-template <typename A, typename F>
-void BinaryI8(const KernelContext& ctx, F f) {
+// Broadcasting binary op in TFLite's row-major order: `f` maps the two int8 (or int16) inputs to
+// the unclamped int32 result.
+template <typename A, typename T, typename F>
+void BinaryInt(const KernelContext& ctx, F f) {
   const QuantRange range = OutputRange(ctx);
-  In<A, int8_t> a{ctx.inputs[0].ptr<int8_t>()};
-  In<A, int8_t> b{ctx.inputs[1].ptr<int8_t>()};
-  Out<A, int8_t> y{OutputOf<A, int8_t>(ctx.outputs[0])};
+  In<A, T> a{ctx.inputs[0].ptr<T>()};
+  In<A, T> b{ctx.inputs[1].ptr<T>()};
+  Out<A, T> y{OutputOf<A, T>(ctx.outputs[0])};
   ForEachBroadcastIndex(ctx, [&](int64_t i, int64_t ia, int64_t ib) {
     const int32_t raw = f(static_cast<int32_t>(a[ia]), static_cast<int32_t>(b[ib]));
-    y.Set(i, static_cast<int8_t>(std::min(range.max, std::max(range.min, raw))));
+    y.Set(i, static_cast<T>(std::min(range.max, std::max(range.min, raw))));
   });
 }
 
@@ -100,20 +100,20 @@ AddSubParams SubParams(const KernelContext& ctx) {
 
 }  // namespace
 
-template <typename A>
-void AddI8(const KernelContext& ctx) {
+template <typename A, typename T>
+void AddInt(const KernelContext& ctx) {
   const AddSubParams p = AddParams(ctx);
-  BinaryI8<A>(ctx, [&p](int32_t x, int32_t y) { return p.Output(p.Input1(x) + p.Input2(y)); });
+  BinaryInt<A, T>(ctx, [&p](int32_t x, int32_t y) { return p.Output(p.Input1(x) + p.Input2(y)); });
 }
 
-template <typename A>
-void SubI8(const KernelContext& ctx) {
+template <typename A, typename T>
+void SubInt(const KernelContext& ctx) {
   const AddSubParams p = SubParams(ctx);
-  BinaryI8<A>(ctx, [&p](int32_t x, int32_t y) { return p.Output(p.Input1(x) - p.Input2(y)); });
+  BinaryInt<A, T>(ctx, [&p](int32_t x, int32_t y) { return p.Output(p.Input1(x) - p.Input2(y)); });
 }
 
-template <typename A>
-void MulI8(const KernelContext& ctx) {
+template <typename A, typename T>
+void MulInt(const KernelContext& ctx) {
   // mul_common.cc CalculateOpDataMul: the product of the input scales in double.
   const float s1 = Scale(ctx.inputs[0]), s2 = Scale(ctx.inputs[1]);
   const float so = Scale(ctx.outputs[0]);
@@ -125,7 +125,7 @@ void MulI8(const KernelContext& ctx) {
   const int32_t input1_offset = -ZeroPoint(ctx.inputs[0]);
   const int32_t input2_offset = -ZeroPoint(ctx.inputs[1]);
   const int32_t output_offset = ZeroPoint(ctx.outputs[0]);
-  BinaryI8<A>(ctx, [=](int32_t x, int32_t y) {
+  BinaryInt<A, T>(ctx, [=](int32_t x, int32_t y) {
     return output_offset + MultiplyByQuantizedMultiplier((input1_offset + x) * (input2_offset + y),
                                                          multiplier, shift);
   });
@@ -216,9 +216,12 @@ void SoftmaxI8(const KernelContext& ctx) {
   }
 }
 
-MF_INSTANTIATE_KERNEL(AddI8)
-MF_INSTANTIATE_KERNEL(SubI8)
-MF_INSTANTIATE_KERNEL(MulI8)
+MF_INSTANTIATE_KERNEL_T(AddInt, int8_t)
+MF_INSTANTIATE_KERNEL_T(AddInt, int16_t)
+MF_INSTANTIATE_KERNEL_T(SubInt, int8_t)
+MF_INSTANTIATE_KERNEL_T(SubInt, int16_t)
+MF_INSTANTIATE_KERNEL_T(MulInt, int8_t)
+MF_INSTANTIATE_KERNEL_T(MulInt, int16_t)
 MF_INSTANTIATE_KERNEL(SoftmaxI8)
 
 // reference_integer_ops LeakyRelu (QuantizeLeakyRelu): the identity multiplier for inputs at or

@@ -41,14 +41,15 @@ template <typename A>
 void MaxPool2DI8(const KernelContext& ctx);
 
 // reference_integer_ops::Add / BroadcastAdd6DSlow and reference_ops::Sub /
-// BroadcastQuantSubSlow (inputs rescaled to a common scale after a left shift of 20),
-// reference_integer_ops::Mul / BroadcastMul4DSlow. Output in row-major order.
-template <typename A>
-void AddI8(const KernelContext& ctx);
-template <typename A>
-void SubI8(const KernelContext& ctx);
-template <typename A>
-void MulI8(const KernelContext& ctx);
+// BroadcastQuantSubSlow (inputs rescaled to a common scale after a left shift of 20, or 15 for
+// int16 outputs), reference_integer_ops::Mul / BroadcastMul4DSlow. T is int8_t or int16_t.
+// Output in row-major order.
+template <typename A, typename T>
+void AddInt(const KernelContext& ctx);
+template <typename A, typename T>
+void SubInt(const KernelContext& ctx);
+template <typename A, typename T>
+void MulInt(const KernelContext& ctx);
 
 // reference_ops::Softmax<int8_t, int8_t or int16_t> (gemmlowp fixed-point exp, Q5.26 scaled
 // differences, Q12 accumulator): per row the max, then the sum of exps, then the outputs.
