@@ -456,5 +456,40 @@ TEST(TfliteReader, L2NormalizationWithAFusedActivationIsRefused) {
                 "has a fused activation, which TFLM's L2_NORMALIZATION refuses");
 }
 
+// BATCH_MATMUL's adj_x / adj_y are read from BatchMatMulOptions; a file whose flags do not fit
+// its shapes, or that asks for the adj_x fold TFLM computes wrongly, is refused.
+TEST(TfliteReader, BatchMatMulOptionsAreReadAndHostileOnesRefused) {
+  auto load = [](Shape lhs, Shape rhs, const std::function<void(Attrs&)>& spoil) -> Status {
+    GraphBuilder b("hostile");
+    const ValueId x = b.Input("x", std::move(lhs));
+    const ValueId y = b.Input("y", std::move(rhs));
+    Attrs attrs;
+    attrs.Set("adj_y", int64_t{0});
+    const ValueId z = b.Op("tflite_batch_matmul", {x, y}, attrs, "victim");
+    Result<Graph> g = b.Finish({z});
+    EXPECT_TRUE(g.ok()) << g.status().message();
+    if (!g.ok()) return Status::Ok();
+    spoil(g->node(g->schedule.back()).attrs);
+    Result<Bytes> file = GraphToTflite(*g);
+    EXPECT_TRUE(file.ok()) << file.status().message();
+    if (!file.ok()) return Status::Ok();
+    Result<Graph> read = LoadTflite(std::move(file).value(), "hostile.tflite");
+    if (read.ok()) {
+      const Node& n = read->node(read->schedule.back());
+      EXPECT_EQ(n.op, "tflite_batch_matmul");
+      EXPECT_EQ(n.attrs.Int("adj_x"), 0);
+    }
+    return read.status();
+  };
+  EXPECT_TRUE(load({2, 3}, {3, 4}, [](Attrs&) {}).ok());
+  EXPECT_TRUE(load({2, 2, 2}, {1, 2, 4}, [](Attrs&) {}).ok());
+  ExpectRefused(load({2, 3}, {3, 4}, [](Attrs& a) { a.Set("adj_x", int64_t{1}); }),
+                "inner dimensions 2 and 3 differ");
+  ExpectRefused(load({2, 3}, {3, 4}, [](Attrs& a) { a.Set("adj_y", int64_t{1}); }),
+                "inner dimensions 3 and 4 differ");
+  ExpectRefused(load({2, 2, 2}, {1, 2, 4}, [](Attrs& a) { a.Set("adj_x", int64_t{1}); }),
+                "computes only its first matrix");
+}
+
 }  // namespace
 }  // namespace memfold

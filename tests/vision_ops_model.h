@@ -146,7 +146,14 @@ inline Result<Graph> GeometryOpsGraph() {
   back_exclusive.Set("reverse", int64_t{1});
   const ValueId remaining = b.Op("cumsum", {running}, back_exclusive, "remaining");
   const ValueId unit = b.Op("l2_normalization", {remaining}, {}, "unit");
-  return b.Finish({unit, picked});
+  // BATCH_MATMUL: a constant [4, 3] projection broadcast over [1, 12] batches, and the
+  // adj_x product of two [1, 12, 5, 4] tensors ([1, 12, 4, 4]).
+  const ValueId proj = b.LayerWeight("proj_w", {4, 3}, 4);
+  const ValueId projected = b.Op("tflite_batch_matmul", {unit, proj}, {}, "project");
+  Attrs adjoint_x;
+  adjoint_x.Set("adj_x", int64_t{1});
+  const ValueId gram = b.Op("tflite_batch_matmul", {unit, picked}, adjoint_x, "gram");
+  return b.Finish({unit, picked, projected, gram});
 }
 
 // The geometry operators' int8 kernels in one quantised model (TFLM's int8 paths: the integer
@@ -226,7 +233,17 @@ inline Result<Graph> GeometryOpsI8Graph() {
                          ints({{"axis", int64_t{2}}, {"reverse", int64_t{1}}}), quant({0.3f}, -7)));
   MF_ASSIGN_OR_RETURN(const ValueId unit,
                       op("unit", "l2_normalization", {running}, {}, quant({1.0f / 128}, 0)));
-  g.outputs = {unit, wide};
+  // BATCH_MATMUL on int8: unit x running^T per batch (adj_y), and a constant [4, 5] int8
+  // projection broadcast over the batches.
+  MF_ASSIGN_OR_RETURN(const ValueId gram, op("gram", "tflite_batch_matmul", {unit, running},
+                                             ints({{"adj_y", int64_t{1}}}), quant({0.05f}, 2)));
+  Bytes proj_bytes(4 * 5);
+  for (size_t k = 0; k < proj_bytes.size(); ++k)
+    proj_bytes[k] = static_cast<std::byte>(static_cast<int8_t>((k * 53) % 251 - 125));
+  const ValueId proj = constant("proj_w", DType::kI8, {4, 5}, proj_bytes, quant({0.01f}, 3));
+  MF_ASSIGN_OR_RETURN(const ValueId projected,
+                      op("project", "tflite_batch_matmul", {unit, proj}, {}, quant({0.02f}, -4)));
+  g.outputs = {unit, wide, gram, projected};
   return g;
 }
 

@@ -84,8 +84,9 @@ TEST_P(WrittenModel, OverlapModelsAgreeWithTheTrace) {
     }
   }
   if (GetParam() >= 3) {
-    for (const char* op : {"resize_bilinear", "transpose_conv", "mirror_pad", "space_to_batch_nd",
-                           "batch_to_space_nd", "cumsum", "l2_normalization"})
+    for (const char* op :
+         {"resize_bilinear", "transpose_conv", "mirror_pad", "space_to_batch_nd",
+          "batch_to_space_nd", "cumsum", "l2_normalization", "tflite_batch_matmul"})
       EXPECT_GT(replayed[op], 0) << op;
   }
 }

@@ -898,6 +898,223 @@ TEST(TflmGolden, L2Normalization) {
   }
 }
 
+// batch_matmul_test.cc: every float case (EXPECT_NEAR 1e-5 there; the sums of small integers
+// are exact here), ConstRHSBatchMatMulOpModelRHSNotAdjoint with its constant RHS, and the int8
+// and int16 SimpleTestQuantized cases, exact (test_helpers.h ScaleFromMinMax /
+// ZeroPointFromMinMax quantisation of -63.5..64 and -127..128 for int8; int16 scales 10/32767
+// and 1, zero points 0).
+TEST(TflmGolden, TfliteBatchMatMul) {
+  auto iota = [](size_t n, float first) {
+    Floats v(n);
+    for (size_t k = 0; k < n; ++k) v[k] = first + static_cast<float>(k);
+    return v;
+  };
+  const Floats broadcast2 = {
+      29,  32,  35,  38,  65,  72,  79,  86,  101, 112, 123, 134, 53,  56,  59,  62,  121, 128,
+      135, 142, 189, 200, 211, 222, 77,  80,  83,  86,  177, 184, 191, 198, 277, 288, 299, 310,
+      137, 152, 167, 182, 173, 192, 211, 230, 209, 232, 255, 278, 257, 272, 287, 302, 325, 344,
+      363, 382, 393, 416, 439, 462, 377, 392, 407, 422, 477, 496, 515, 534, 577, 600, 623, 646};
+  const Floats simple = {74, 80, 86, 92, 173, 188, 203, 218};
+  const Floats broadcast = {74,  80,  86,  92,  173, 188, 203, 218,
+                            272, 296, 320, 344, 371, 404, 437, 470};
+  const Floats lhs_adjoint = {1, 4, 2, 5, 3, 6};
+  const Floats rhs_adjoint = {7, 11, 15, 8, 12, 16, 9, 13, 17, 10, 14, 18};
+  const Floats lhs2_adjoint = {1, 3, 5, 2, 4, 6, 7, 9, 11, 8, 10, 12};
+  const Floats rhs2_adjoint = {7,  11, 8,  12, 9,  13, 10, 14, 15, 19, 16, 20,
+                               17, 21, 18, 22, 23, 27, 24, 28, 25, 29, 26, 30};
+  struct Case {
+    const char* name;
+    Shape lhs_shape, rhs_shape;
+    Floats lhs, rhs;
+    int64_t adj_x, adj_y;
+    Shape out_shape;
+    Floats expected;
+  };
+  const Case cases[] = {
+      {"Ones",
+       {3, 2, 1, 4},
+       {3, 1, 4, 1},
+       iota(24, 1),
+       iota(12, 1),
+       0,
+       0,
+       {3, 2, 1, 1},
+       {30, 70, 278, 382, 782, 950}},
+      {"Flatten",
+       {3, 2, 2, 4},
+       {3, 1, 4, 1},
+       iota(48, 1),
+       iota(12, 1),
+       0,
+       0,
+       {3, 2, 2, 1},
+       {30, 70, 110, 150, 486, 590, 694, 798, 1454, 1622, 1790, 1958}},
+      {"Simple", {1, 2, 3}, {1, 3, 4}, iota(6, 1), iota(12, 7), 0, 0, {1, 2, 4}, simple},
+      {"SimpleRHSAdjoint", {1, 2, 3}, {1, 4, 3}, iota(6, 1), rhs_adjoint, 0, 1, {1, 2, 4}, simple},
+      {"SimpleLHSAdjoint", {1, 3, 2}, {1, 3, 4}, lhs_adjoint, iota(12, 7), 1, 0, {1, 2, 4}, simple},
+      {"BatchSizeTwo",
+       {2, 2, 3},
+       {2, 3, 4},
+       iota(12, 1),
+       iota(24, 7),
+       0,
+       0,
+       {2, 2, 4},
+       {74, 80, 86, 92, 173, 188, 203, 218, 560, 584, 608, 632, 767, 800, 833, 866}},
+      {"Broadcast", {2, 2, 3}, {3, 4}, iota(12, 1), iota(12, 7), 0, 0, {2, 2, 4}, broadcast},
+      {"BroadcastLHSAdjoint",
+       {2, 3, 2},
+       {3, 4},
+       Floats{1, 4, 2, 5, 3, 6, 7, 10, 8, 11, 9, 12},
+       iota(12, 7),
+       1,
+       0,
+       {2, 2, 4},
+       broadcast},
+      {"Broadcast2",
+       {2, 1, 3, 2},
+       {3, 2, 4},
+       iota(12, 1),
+       iota(24, 7),
+       0,
+       0,
+       {2, 3, 3, 4},
+       broadcast2},
+      {"Broadcast2LHSAdjoint",
+       {2, 1, 2, 3},
+       {3, 2, 4},
+       lhs2_adjoint,
+       iota(24, 7),
+       1,
+       0,
+       {2, 3, 3, 4},
+       broadcast2},
+      {"Broadcast2RHSAdjoint",
+       {2, 1, 3, 2},
+       {3, 4, 2},
+       iota(12, 1),
+       rhs2_adjoint,
+       0,
+       1,
+       {2, 3, 3, 4},
+       broadcast2},
+      {"Broadcast2BothAdjoint",
+       {2, 1, 2, 3},
+       {3, 4, 2},
+       lhs2_adjoint,
+       rhs2_adjoint,
+       1,
+       1,
+       {2, 3, 3, 4},
+       broadcast2},
+      {"BroadcastFromRHS",
+       {4, 5},
+       {3, 1, 5, 2},
+       iota(20, 1),
+       iota(30, 7),
+       0,
+       0,
+       {3, 1, 4, 2},
+       {185,  200,  460,  500,  735, 800, 1010, 1100, 335,  350,  860,  900,
+        1385, 1450, 1910, 2000, 485, 500, 1260, 1300, 2035, 2100, 2810, 2900}},
+  };
+  auto attrs = [](int64_t adj_x, int64_t adj_y) {
+    return MakeAttrs({{"adj_x", adj_x}, {"adj_y", adj_y}});
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const FloatRun run =
+        RunFloat("tflite_batch_matmul", {{c.lhs_shape, c.lhs}, {c.rhs_shape, c.rhs}},
+                 attrs(c.adj_x, c.adj_y));
+    EXPECT_EQ(run.shape, c.out_shape);
+    EXPECT_EQ(run.values, c.expected);
+  }
+  {
+    SCOPED_TRACE("ConstRHSBatchMatMulOpModelRHSNotAdjoint");
+    TestNet net;
+    const ValueId lhs =
+        net.AddInput({1, 6, 2}, DType::kF32, ToBytes(Floats{6, 3, 7, 4, 6, 9, 2, 6, 7, 4, 3, 7}));
+    const ValueId rhs = net.AddConstant({2, 3}, DType::kF32, ToBytes(Floats{6, 3, 7, 4, 6, 9}));
+    const ValueId y = net.AddNode("tflite_batch_matmul", {lhs, rhs}, attrs(0, 0));
+    EXPECT_EQ(FromBytes<float>(net.RunBytes(y)),
+              (Floats{48, 36, 69, 58, 45, 85, 72, 72, 123, 36, 42, 68, 58, 45, 85, 46, 51, 84}));
+  }
+  const Floats q_lhs = {1, 2, 3, 4, 5, 6, 7, 8, -9, -10, 1, 2, 3, 4, 5, 6, 7, -8, 9, -10};
+  const Floats q_rhs = {1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4, 5,  5,  5,
+                        6, 6, 6, 7, 7, 7, 8, 8, 8, 9, 9, 9, 10, 10, 10};
+  {
+    SCOPED_TRACE("QuantizedBatchMatMulOpTestSimpleTestQuantizedInt8");
+    // ScaleFromMinMax<int8_t>(-63.5, 64) = 0.5, ZeroPointFromMinMax = -128 + 127 = -1; the
+    // output's -127..128 gives scale 1, zero point -1.
+    auto quantize = [](const Floats& v) {
+      std::vector<int8_t> q;
+      for (float x : v) q.push_back(static_cast<int8_t>(std::round(x / 0.5f) - 1));
+      return q;
+    };
+    TestNet net;
+    const ValueId lhs =
+        net.AddInput({2, 10}, DType::kI8, ToBytes(quantize(q_lhs)), Quant({0.5f}, -1));
+    const ValueId rhs =
+        net.AddInput({10, 3}, DType::kI8, ToBytes(quantize(q_rhs)), Quant({0.5f}, -1));
+    const ValueId y = net.AddNode("tflite_batch_matmul", {lhs, rhs}, attrs(0, 0));
+    net.SetQuant(y, Quant({1.0f}, -1));
+    EXPECT_EQ(FromBytes<int8_t>(net.RunBytes(y)), (std::vector<int8_t>{22, 22, 22, 56, 56, 56}));
+  }
+  {
+    SCOPED_TRACE("QuantizedBatchMatMulOpTestSimpleTestQuantizedInt16");
+    const float scale = 10.0f / std::numeric_limits<int16_t>::max();
+    auto quantize = [&](const Floats& v) {
+      std::vector<int16_t> q;
+      for (float x : v) q.push_back(static_cast<int16_t>(std::round(x / scale)));
+      return q;
+    };
+    TestNet net;
+    const ValueId lhs =
+        net.AddInput({2, 10}, DType::kI16, ToBytes(quantize(q_lhs)), Quant({scale}, 0));
+    const ValueId rhs =
+        net.AddInput({10, 3}, DType::kI16, ToBytes(quantize(q_rhs)), Quant({scale}, 0));
+    const ValueId y = net.AddNode("tflite_batch_matmul", {lhs, rhs}, attrs(0, 0));
+    net.SetQuant(y, Quant({1.0f}, 0));
+    EXPECT_EQ(FromBytes<int16_t>(net.RunBytes(y)), (std::vector<int16_t>{23, 23, 23, 57, 57, 57}));
+  }
+}
+
+// What TFLM's BatchMatMulPrepare refuses (ranks outside 2..5, batch dimensions that do not
+// broadcast, unequal inner dimensions, mixed types, int16 zero points), and the adj_x case its
+// Eval folds wrongly.
+TEST(TflmGolden, TfliteBatchMatMulRefusesWhatTflmRefuses) {
+  Graph g;
+  auto value = [&](Shape shape, DType dtype = DType::kF32,
+                   std::optional<Quantization> q = std::nullopt) {
+    Value v{.name = "v" + std::to_string(g.num_values()), .dtype = dtype, .shape = shape};
+    v.quant = std::move(q);
+    return g.AddValue(std::move(v));
+  };
+  auto ok = [&](ValueId a, ValueId b, int64_t adj_x, int64_t adj_y) {
+    return AddOp(&g, "tflite_batch_matmul", {a, b}, MakeAttrs({{"adj_x", adj_x}, {"adj_y", adj_y}}))
+        .ok();
+  };
+  EXPECT_TRUE(ok(value({2, 3}), value({3, 4}), 0, 0));
+  EXPECT_TRUE(ok(value({1, 1, 1, 2, 3}), value({3, 4}), 0, 0));      // rank 5
+  EXPECT_FALSE(ok(value({1, 1, 1, 1, 2, 3}), value({3, 4}), 0, 0));  // rank 6
+  EXPECT_FALSE(ok(value({3}), value({3, 4}), 0, 0));                 // rank 1
+  EXPECT_FALSE(ok(value({2, 3}), value({4, 3}), 0, 0));              // 3 against 4
+  EXPECT_TRUE(ok(value({2, 3}), value({4, 3}), 0, 1));
+  EXPECT_TRUE(ok(value({3, 2}), value({3, 4}), 1, 0));
+  EXPECT_FALSE(ok(value({2, 2, 3}), value({3, 3, 4}), 0, 0));  // batches 2 and 3
+  EXPECT_FALSE(ok(value({2, 3}), value({3, 4}, DType::kI8, Quant({0.5f})), 0, 0));
+  EXPECT_FALSE(ok(value({2, 3}, DType::kI8), value({3, 4}, DType::kI8, Quant({0.5f})), 0, 0));
+  EXPECT_TRUE(ok(value({2, 3}, DType::kI16, Quant({0.5f})),
+                 value({3, 4}, DType::kI16, Quant({0.5f})), 0, 0));
+  EXPECT_FALSE(ok(value({2, 3}, DType::kI16, Quant({0.5f}, 1)),
+                  value({3, 4}, DType::kI16, Quant({0.5f})), 0, 0));
+  // TFLM folds LHS [2, 3, 2] into [6, 2] against an RHS [1, 3, 4]: wrong with adj_x.
+  EXPECT_FALSE(ok(value({2, 3, 2}), value({1, 3, 4}), 1, 0));
+  EXPECT_TRUE(ok(value({2, 3, 2}), value({2, 3, 4}), 1, 0));
+  EXPECT_TRUE(ok(value({2, 2, 3}), value({1, 3, 4}), 0, 0));
+  EXPECT_TRUE(ok(value({1, 3, 2}), value({1, 3, 4}), 1, 0));
+}
+
 TEST(TflmGolden, BadParametersAreRefusedByInference) {
   Graph g;
   const ValueId x = g.AddValue(Value{.name = "x", .shape = {1, 3, 3, 2}});

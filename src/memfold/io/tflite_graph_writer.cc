@@ -378,6 +378,10 @@ Status EncodeOptions(Encoder& e, const Node& node, EncodedOp* op) {
   if (name == "resize_bilinear") return EncodeResizeBilinear(e, node, op);
   if (name == "transpose_conv") return EncodeTransposeConv(e, node, op);
   if (name == "mirror_pad") return EncodeMirrorPad(e, node, op);
+  if (name == "tflite_batch_matmul") {
+    op->options = {Scalar(0, 1, node.attrs.Int("adj_x")), Scalar(1, 1, node.attrs.Int("adj_y"))};
+    return Status::Ok();
+  }
   if (name == "cumsum") {
     op->inputs.push_back(e.AddIntTensor(node.name + "/axis", {1}, {node.attrs.Int("axis")}));
     op->options = {Scalar(0, 1, node.attrs.Int("exclusive")),

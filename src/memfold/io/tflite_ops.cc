@@ -480,6 +480,29 @@ Status ConvertCumsum(const TfliteConvertContext& ctx, Node* node) {
   return Status::Ok();
 }
 
+// BATCH_MATMUL (lhs, rhs): BatchMatMulOptions' adj_x (slot 0) and adj_y (slot 1).
+// asymmetric_quantize_inputs (slot 2) only selects TFLite's hybrid float x int8 kernel, which
+// TFLM does not have (both operands share a type). TFLM's Prepare also wants the output's type
+// to be the operands' and, for int16, its zero point 0.
+Status ConvertBatchMatMul(const TfliteConvertContext& ctx, Node* node) {
+  node->attrs.Set("adj_x", int64_t{Opt<uint8_t>(ctx, 0, 0) != 0});
+  node->attrs.Set("adj_y", int64_t{Opt<uint8_t>(ctx, 1, 0) != 0});
+  if (node->inputs.size() != 2 || node->outputs.size() != 1)
+    return Status::Error("BATCH_MATMUL takes two inputs and gives one output");
+  const Value& lhs = ctx.graph.value(node->inputs[0]);
+  const Value& out = ctx.graph.value(node->outputs[0]);
+  if (out.dtype != lhs.dtype)
+    return Status::Error("BATCH_MATMUL's output type " + std::string(DTypeName(out.dtype)) +
+                         " is not its operands' " + std::string(DTypeName(lhs.dtype)));
+  if (out.dtype == DType::kI8 || out.dtype == DType::kI16) {
+    if (!out.quant || out.quant->scale.size() != 1 || !(out.quant->scale[0] > 0.0f))
+      return Status::Error("a quantised BATCH_MATMUL needs one positive output scale");
+    if (out.dtype == DType::kI16 && !out.quant->zero_point.empty() && out.quant->zero_point[0] != 0)
+      return Status::Error("an int16 BATCH_MATMUL needs output zero point 0 (TFLM)");
+  }
+  return Status::Ok();
+}
+
 Status ConvertSlice(const TfliteConvertContext& ctx, Node* node) {
   MF_ASSIGN_OR_RETURN(Ints begin, TakeConstantInts(ctx, node, 1, "begin"));
   MF_ASSIGN_OR_RETURN(Ints size, TakeConstantInts(ctx, node, 1, "size"));
@@ -696,6 +719,7 @@ const std::vector<TfliteOpMapping>& Table() {
       {116, "ROUND", "round", 0, {}, ConvertNothing},
       {117, "HARD_SWISH", "hard_swish", 0, {}, ConvertNothing},
       {123, "SELECT_V2", "select_v2", 98, {}, ConvertNothing},
+      {126, "BATCH_MATMUL", "tflite_batch_matmul", 101, {1, 1, 1}, ConvertBatchMatMul},
       {128, "CUMSUM", "cumsum", 102, {1, 1}, ConvertCumsum},
   };
   return table;

@@ -34,6 +34,8 @@ Cost MatrixCost(const Graph& graph, const Node& node) {
   int64_t depth = 0;
   if (node.op == "fully_connected") {
     depth = b.shape[1];
+  } else if (node.op == "tflite_batch_matmul") {
+    depth = node.attrs.Int("adj_x") != 0 ? a.shape[a.shape.size() - 2] : a.shape.back();
   } else {
     const bool ta = node.attrs.Int("transpose_a") != 0;
     depth = ta ? a.shape[a.shape.size() - 2] : a.shape.back();

@@ -1017,4 +1017,55 @@ Status InferL2Normalization(const InferContext& ctx, std::vector<TensorType>* ou
   return Status::Ok();
 }
 
+Status InferTfliteBatchMatMul(const InferContext& ctx, std::vector<TensorType>* out) {
+  const Value& lhs = ctx.in(0);
+  const Value& rhs = ctx.in(1);
+  const bool adj_x = ctx.node.attrs.Int("adj_x") != 0;
+  const bool adj_y = ctx.node.attrs.Int("adj_y") != 0;
+  const Shape& a = lhs.shape;
+  const Shape& b = rhs.shape;
+  if (a.size() < 2 || a.size() > 5 || b.size() < 2 || b.size() > 5)
+    return Status::Error("batch matmul operands must have rank 2 to 5 (TFLM), have " + Dims(a) +
+                         " and " + Dims(b));
+  MF_RETURN_IF_ERROR(RequireSameDType(lhs, rhs));
+  if (lhs.dtype == DType::kI8 || lhs.dtype == DType::kI16) {
+    for (const Value* v : {&lhs, &rhs}) {
+      if (!v->quant || v->quant->scale.size() != 1 || !(v->quant->scale[0] > 0.0f))
+        return Status::Error("a quantised batch matmul needs one positive scale per operand");
+      if (lhs.dtype == DType::kI16 && !v->quant->zero_point.empty() && v->quant->zero_point[0] != 0)
+        return Status::Error("an int16 batch matmul needs zero points 0 (TFLM)");
+    }
+  } else if (lhs.dtype != DType::kF32) {
+    return Status::Error("batch matmul runs float32, int8 and int16 operands");
+  }
+  const size_t rank = std::max(a.size(), b.size());
+  Shape la(rank - a.size(), 1), lb(rank - b.size(), 1);
+  la.insert(la.end(), a.begin(), a.end());
+  lb.insert(lb.end(), b.begin(), b.end());
+  Shape shape;
+  for (size_t d = 0; d + 2 < rank; ++d) {
+    if (la[d] != lb[d] && la[d] != 1 && lb[d] != 1)
+      return Status::Error("batch dimensions of " + Dims(a) + " and " + Dims(b) +
+                           " do not broadcast");
+    shape.push_back(la[d] == 1 ? lb[d] : la[d]);
+  }
+  const int64_t depth_l = adj_x ? la[rank - 2] : la[rank - 1];
+  const int64_t depth_r = adj_y ? lb[rank - 1] : lb[rank - 2];
+  if (depth_l != depth_r)
+    return Status::Error("batch matmul of " + Dims(a) + (adj_x ? " (adjoint)" : "") + " and " +
+                         Dims(b) + (adj_y ? " (adjoint)" : "") + ": inner dimensions " +
+                         std::to_string(depth_l) + " and " + std::to_string(depth_r) + " differ");
+  // TFLM's Eval folds an LHS [.., Q, R, S] into [.., Q R, S] when both ranks exceed 2 and the
+  // RHS's third-from-last dimension is 1; with adj_x the folded shape no longer describes the
+  // transposed copy, and TFLM computes only the first of the Q matrices.
+  if (adj_x && a.size() > 2 && b.size() > 2 && b[b.size() - 3] == 1 && a[a.size() - 3] != 1)
+    return Status::Error("batch matmul with adj_x, LHS " + Dims(a) + " and RHS " + Dims(b) +
+                         ": TFLM folds the LHS batch (RHS third-from-last dimension 1) and "
+                         "then computes only its first matrix");
+  shape.push_back(adj_x ? la[rank - 1] : la[rank - 2]);
+  shape.push_back(adj_y ? lb[rank - 2] : lb[rank - 1]);
+  out->push_back({lhs.dtype, shape});
+  return Status::Ok();
+}
+
 }  // namespace memfold

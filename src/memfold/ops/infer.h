@@ -68,6 +68,11 @@ Status InferGatherAxis(const InferContext& ctx, std::vector<TensorType>* out);
 // cumsum along a non-negative 'axis' (resolved at import), float32 or int8 (a positive input
 // scale).
 Status InferCumsum(const InferContext& ctx, std::vector<TensorType>* out);
+// TFLite's BATCH_MATMUL (attributes adj_x, adj_y) as TFLM accepts it: ranks 2 to 5, batch
+// dimensions broadcast, float32 or int8/int16 with one positive scale per operand (int16 zero
+// points 0); the adj_x case TFLM computes wrongly (an LHS batch folded against an RHS whose
+// third-from-last dimension is 1) is refused.
+Status InferTfliteBatchMatMul(const InferContext& ctx, std::vector<TensorType>* out);
 // l2_normalization over the last axis: rank 1 to 4, float32 or int8, no fused activation.
 Status InferL2Normalization(const InferContext& ctx, std::vector<TensorType>* out);
 // depth_to_space / space_to_depth with attribute block_size, NHWC.

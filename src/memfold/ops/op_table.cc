@@ -9,6 +9,7 @@
 #include "memfold/ops/gradient.h"
 #include "memfold/ops/infer.h"
 #include "memfold/ops/kernels/access.h"
+#include "memfold/ops/kernels/batch_matmul_kernels.h"
 #include "memfold/ops/kernels/compare_kernels.h"
 #include "memfold/ops/kernels/convert_kernels.h"
 #include "memfold/ops/kernels/float_kernels.h"
@@ -276,6 +277,20 @@ std::vector<OpDef> BuildOpTable() {
        .kernels = {{DType::kF32, &BatchMatMulF32<Direct>}},  // BLAS: no access model, no trace
        .gradient = GradMatMul,
        .grad_reads_inputs = kReadsBoth},
+      // TFLite's BATCH_MATMUL as TFLM runs it; "batch_matmul" above is the training op. TFLM's
+      // transposed copies of the operands are persistent buffers (AllocatePersistentBuffer in
+      // Prepare), not arena scratch, and these kernels need none: no scratch function.
+      {.name = "tflite_batch_matmul",
+       .min_inputs = 2,
+       .max_inputs = 2,
+       .attrs = {{"adj_x", int64_t{0}}, {"adj_y", int64_t{0}}},
+       .infer = InferTfliteBatchMatMul,
+       .cost = MatrixCost,
+       .overlap_algorithmic = AlgorithmicTfliteBatchMatMul,
+       .kernels = {MF_KERNEL(DType::kF32, TfliteBatchMatMulF32),
+                   MF_KERNEL(DType::kI8, TfliteBatchMatMulI8),
+                   MF_KERNEL(DType::kI16, TfliteBatchMatMulI16)},
+       .prepare = PrepareBatchMatMulQuantized},
       {.name = "conv2d",
        .min_inputs = 2,
        .max_inputs = 3,

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "memfold/ops/kernels/access.h"
+#include "memfold/ops/kernels/batch_matmul_kernels.h"
 #include "memfold/ops/kernels/geometry_kernels.h"
 #include "memfold/ops/window.h"
 
@@ -438,6 +439,22 @@ std::optional<int64_t> AlgorithmicL2Normalization(const Graph& g, const Node& n,
       acc.Write((r * depth + c + 1) * p->eo);
     }
   }
+  return acc.safe_overlap();
+}
+
+std::optional<int64_t> AlgorithmicTfliteBatchMatMul(const Graph& g, const Node& n, int input) {
+  const auto p = PairOf(g, n, input);
+  if (!p || input > 1) return std::nullopt;
+  const BatchMatMulGeometry geo =
+      BatchMatMulGeometry::Of(g.value(n.inputs[0]).shape, g.value(n.inputs[1]).shape,
+                              n.attrs.Int("adj_x") != 0, n.attrs.Int("adj_y") != 0);
+  const int64_t stride = input == 0 ? geo.lhs_depth_stride : geo.rhs_depth_stride;
+  OverlapAccumulator acc(p->n_out);
+  ForEachBatchMatMulOutput(geo, [&](int64_t o, int64_t l, int64_t r) {
+    const int64_t start = input == 0 ? l : r;
+    for (int64_t k = 0; k < geo.depth; ++k) acc.Read((start + k * stride) * p->ei);
+    acc.Write((o + 1) * p->eo);
+  });
   return acc.safe_overlap();
 }
 

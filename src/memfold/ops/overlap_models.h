@@ -40,6 +40,9 @@ std::optional<int64_t> AlgorithmicMirrorPad(const Graph& g, const Node& n, int i
 // batch_to_space_nd (input order, scattered writes) and space_to_batch_nd (output order).
 std::optional<int64_t> AlgorithmicBatchToSpaceNd(const Graph& g, const Node& n, int input);
 std::optional<int64_t> AlgorithmicSpaceToBatchNd(const Graph& g, const Node& n, int input);
+// tflite_batch_matmul: each output element in index order after reading its LHS row and RHS
+// column (broadcast operands are read again for every batch that shares them).
+std::optional<int64_t> AlgorithmicTfliteBatchMatMul(const Graph& g, const Node& n, int input);
 // cumsum: its loop order along the axis (an exclusive sum writes before it reads).
 std::optional<int64_t> AlgorithmicCumsum(const Graph& g, const Node& n, int input);
 // l2_normalization: per row, the pass over its squares, then element by element.

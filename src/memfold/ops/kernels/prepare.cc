@@ -53,6 +53,14 @@ std::vector<int32_t> PrepareFullyConnectedI8(const KernelContext& ctx) {
   return Quantized({input_product_scale / static_cast<double>(Scale(ctx.outputs[0]))});
 }
 
+std::vector<int32_t> PrepareBatchMatMulQuantized(const KernelContext& ctx) {
+  const DType dtype = ctx.inputs[0].dtype;
+  if (dtype != DType::kI8 && dtype != DType::kI16) return {};
+  // GetQuantizedConvolutionMultipler without a bias: the scales multiplied in float.
+  const auto product = static_cast<double>(Scale(ctx.inputs[0]) * Scale(ctx.inputs[1]));
+  return Quantized({product / static_cast<double>(Scale(ctx.outputs[0]))});
+}
+
 std::vector<int32_t> PrepareLeakyReluI8(const KernelContext& ctx) {
   if (ctx.inputs[0].dtype != DType::kI8) return {};
   const float in_scale = Scale(ctx.inputs[0]), out_scale = Scale(ctx.outputs[0]);

@@ -48,6 +48,10 @@ std::vector<int32_t> PrepareRelu6Int(const KernelContext& ctx);
 // (QuantizeMultiplierSmallerThanOneExp), then both offsets (minus the zero points).
 std::vector<int32_t> PrepareCompareI8(const KernelContext& ctx);
 
+// BATCH_MATMUL on int8/int16 (TFLM's batch_matmul.cc Prepare): [multiplier, shift] of
+// float(lhs_scale * rhs_scale) / out_scale in double, by QuantizeMultiplier.
+std::vector<int32_t> PrepareBatchMatMulQuantized(const KernelContext& ctx);
+
 // Cumsum on int8 input (TFLM's cumsum.cc CalculateOpData): [input multiplier, shift, output
 // multiplier, shift] of in_scale / (2 in_scale) and 2 in_scale / (2^20 out_scale), in double.
 std::vector<int32_t> PrepareCumsumI8(const KernelContext& ctx);
