@@ -36,7 +36,13 @@ void QuantizedBatchMatMul(const KernelContext& ctx) {
     for (int64_t k = 0; k < g.depth; ++k) {
       const Accum lv = lhs[l + k * g.lhs_depth_stride];
       const Accum rv = rhs[r + k * g.rhs_depth_stride];
-      total += (rv + rhs_offset) * (lv + lhs_offset);
+      const Accum product = (rv + rhs_offset) * (lv + lhs_offset);
+      // int32 sums wrap as on TFLM's targets instead of being undefined for hostile depths.
+      if constexpr (sizeof(Accum) == 4) {
+        total = static_cast<Accum>(static_cast<uint32_t>(total) + static_cast<uint32_t>(product));
+      } else {
+        total += product;
+      }
     }
     int32_t scaled = MultiplyByQuantizedMultiplier(total, multiplier, shift);
     scaled += out_offset;
