@@ -134,17 +134,15 @@ void QuantizeInto(double real, int32_t (&out)[2]) {
   out[1] = shift;
 }
 
-// tflite::CheckedLog2's rounded result (TFLM ignores whether the scale was a power of two).
-int32_t RoundedLog2(float x) {
+// tflite::CheckedLog2: log2(x) rounded to *rounded (in float, as TFLM computes it); whether x is
+// a power of two within 1e-3.
+bool CheckedLog2(float x, int32_t* rounded) {
   const float log2 = std::log(x) * (1.0f / std::log(2.0f));
-  return static_cast<int32_t>(std::round(log2));
+  *rounded = static_cast<int32_t>(std::round(log2));
+  return std::abs(log2 - std::round(log2)) < 1e-3f;
 }
 
-}  // namespace
-
-namespace {
-
-// The shared Prepare of LOGISTIC and TANH; `pot_shifts` the left shifts (0, or 0 and 1) a
+// The shared Prepare of LOGISTIC and TANH; `max_pot_shift` bounds the left shifts (0, or 0 and 1) a
 // power-of-two int16 input scale may give for the table to take it unscaled.
 std::vector<int32_t> PrepareTableActivation(const KernelContext& ctx, int max_pot_shift) {
   const TensorArg& input = ctx.inputs[0];
@@ -158,9 +156,9 @@ std::vector<int32_t> PrepareTableActivation(const KernelContext& ctx, int max_po
   }
   if (input.dtype != DType::kI16) return {};
   const float scale = Scale(input);
-  const float log2 = std::log(scale) * (1.0f / std::log(2.0f));
-  const bool pot = std::abs(log2 - std::round(log2)) < 1e-3f;
-  int32_t shift = 12 + static_cast<int32_t>(std::round(log2));
+  int32_t log2 = 0;
+  const bool pot = CheckedLog2(scale, &log2);
+  int32_t shift = 12 + log2;
   if (pot && shift >= 0 && shift <= max_pot_shift) return {0, shift, 0, 0};
   double multiplier = static_cast<double>(scale) * 4096.0 * 3.0;
   shift = 0;
@@ -276,7 +274,7 @@ std::vector<int32_t> PrepareLstm(const KernelContext& ctx) {
   mul(kGateOutputScale, cell_scale, cell_scale, q.forget_cell_mul);
   mul(kGateOutputScale, kGateOutputScale, cell_scale, q.input_mul);
   mul(kGateOutputScale, kGateOutputScale, hidden_scale, q.output_mul);
-  q.cell_scale_power = RoundedLog2(cell_scale);
+  CheckedLog2(cell_scale, &q.cell_scale_power);  // TFLM ignores whether it is a power of two
   const double clip = ctx.attrs.Float("cell_clip");
   q.cell_clip = static_cast<int16_t>(std::min(
       std::max(static_cast<double>(static_cast<float>(clip)) / static_cast<double>(cell_scale),
