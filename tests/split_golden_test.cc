@@ -79,7 +79,7 @@ void ExpectPaperExampleFigures(const Graph& graph) {
   EXPECT_EQ(PeakLiveBytes(graph, 2, 3), 98304);
 
   SplitStats stats;
-  Result<Graph> split = SplitChain(graph, {2, 3, 4}, &stats);
+  Result<Graph> split = SplitRegion(graph, {2, 3, 4}, &stats);
   ASSERT_TRUE(split.ok()) << split.status().message();
   EXPECT_EQ(stats.max_tile_bytes, 17408);
   EXPECT_EQ(stats.duplicated_elements, 3072);
@@ -102,7 +102,7 @@ TEST(SplitGolden, MobileNetV1PaperExampleZooInt8) {
 TEST(SplitGolden, MobileNetV1PaperExampleFloatSameBands) {
   const Graph graph = Load("zoo:mobilenet_v1,alpha=0.25,res=128");
   SplitStats stats;
-  Result<Graph> split = SplitChain(graph, {2, 3, 4}, &stats);
+  Result<Graph> split = SplitRegion(graph, {2, 3, 4}, &stats);
   ASSERT_TRUE(split.ok()) << split.status().message();
   EXPECT_EQ(stats.max_tile_bytes, 4 * 17408);
   EXPECT_EQ(stats.duplicated_elements, 3072);
@@ -157,7 +157,7 @@ TEST(SplitGolden, DISABLED_ReportTable) {
               "diagonal", "+split", "saved", "extra MAC%", "dup elems", "ms", "chains (tiles)");
   {
     const Graph graph = Int8(Load(models[0]));
-    Result<Graph> paper = SplitChain(graph, {2, 3, 4});
+    Result<Graph> paper = SplitRegion(graph, {2, 3, 4});
     ASSERT_TRUE(paper.ok());
     Result<GraphPlan> greedy = PlanGraph(*paper, "greedy"),
                       diagonal = PlanGraph(*paper, "diagonal");
@@ -195,7 +195,7 @@ TEST(SplitGolden, DISABLED_ReportTable) {
       std::string chains;
       for (const SplitStage& stage : result->stages) {
         chains += "[" + stage.ops.front() + (stage.ops.size() > 1 ? ".." + stage.ops.back() : "") +
-                  " x" + std::to_string(stage.split.tiles) +
+                  " x" + std::to_string(stage.split.rows) + (stage.split.cols > 1 ? "x" + std::to_string(stage.split.cols) : "") +
                   (stage.split.copy_free_concat ? "" : " copying") + "] ";
       }
       std::printf(

@@ -77,7 +77,7 @@ int32_t PositionNamed(const Graph& graph, const std::string& name) {
 TEST(RefinePlan, ReachesTheBoundTheHeuristicsMiss) {
   const Graph model = std::move(LoadModel("zoo:mobilenet_v2,alpha=0.35,res=96,dtype=i8")).value();
   auto split_block = [](const Graph& g, const std::string& block, int32_t tiles) {
-    return std::move(SplitChain(g, {PositionNamed(g, block + "/expand"),
+    return std::move(SplitRegion(g, {PositionNamed(g, block + "/expand"),
                                     PositionNamed(g, block + "/project"), tiles, true}))
         .value();
   };
@@ -377,7 +377,7 @@ TEST(SplitChain, EveryChainAndTileCountRunsBitIdentically) {
       for (int32_t tiles : {2, 3, 5}) {
         for (const bool copy_free : {true, false}) {
           SplitStats stats;
-          Result<Graph> split = SplitChain(graph, {first, last, tiles, copy_free}, &stats);
+          Result<Graph> split = SplitRegion(graph, {first, last, tiles, copy_free}, &stats);
           const Value& out =
               graph.value(graph.node(graph.schedule[static_cast<size_t>(last)]).outputs[0]);
           if (!split.ok()) {  // only refused for more tiles than the output has rows
@@ -423,7 +423,7 @@ TEST(SplitChain, ExactHaloOfAStrideTwoWindow) {
   // elements), but no maxpool output is computed twice. Width 11: 2 padding columns, 1 a side.
   const Graph graph = WindowChain();
   SplitStats stats;
-  Result<Graph> split = SplitChain(graph, {1, 1, 2}, &stats);
+  Result<Graph> split = SplitRegion(graph, {1, 1, 2}, &stats);
   ASSERT_TRUE(split.ok()) << split.status().message();
   EXPECT_EQ(stats.duplicated_elements, 0);
   std::vector<int64_t> slice_rows, pads;
@@ -437,7 +437,7 @@ TEST(SplitChain, ExactHaloOfAStrideTwoWindow) {
   EXPECT_EQ(slice_rows, (std::vector<int64_t>{10, 10}));
   EXPECT_EQ(pads, (std::vector<int64_t>{1, 0, 1, 1, 0, 1, 1, 1}));
   // conv + maxpool: conv bands of 10 rows each; conv row 9 computed twice (1 x 11 x 4).
-  ASSERT_TRUE(SplitChain(graph, {0, 1, 2}, &stats).ok());
+  ASSERT_TRUE(SplitRegion(graph, {0, 1, 2}, &stats).ok());
   EXPECT_EQ(stats.duplicated_elements, 11 * 4);
   EXPECT_EQ(stats.max_tile_bytes, 10 * 11 * 4 * 4);
 }
@@ -446,15 +446,15 @@ TEST(SplitChain, RejectsWhatItCannotSplit) {
   Result<Graph> cnn = LoadModel("zoo:cnn");
   ASSERT_TRUE(cnn.ok());
   // conv1 -> pool1 -> branch_a: pool1's output is also read by branch_b.
-  EXPECT_FALSE(CheckChain(*cnn, 0, 2).ok());
-  EXPECT_TRUE(CheckChain(*cnn, 0, 1).ok());
+  EXPECT_FALSE(CheckRegion(*cnn, 0, 2).ok());
+  EXPECT_TRUE(CheckRegion(*cnn, 0, 1).ok());
   // concat is not a spatial op.
-  EXPECT_FALSE(CheckChain(*cnn, 4, 5).ok());
+  EXPECT_FALSE(CheckRegion(*cnn, 4, 5).ok());
   // More tiles than output rows.
-  const Result<Graph> too_many = SplitChain(*cnn, {1, 1, 17});
+  const Result<Graph> too_many = SplitRegion(*cnn, {1, 1, 17});
   ASSERT_FALSE(too_many.ok());
   EXPECT_NE(too_many.status().message().find("use 1..16"), std::string::npos);
-  EXPECT_FALSE(SplitChain(*cnn, {9, 12, 2}).ok());
+  EXPECT_FALSE(SplitRegion(*cnn, {9, 12, 2}).ok());
 }
 
 TEST(SplitForMemory, NeverWorseAndUnchangedWithoutSpatialOps) {

@@ -36,13 +36,13 @@ struct PlanOptions {
   std::optional<std::string> emit_tflite;
   std::optional<std::string> emit_c;
   std::optional<std::string> svg;  // the arena picture (io/arena_svg.h)
-  double max_recompute = 0.10;     // --planner best: splitting's budget of extra FLOPs
+  BestOptions best;                // --planner best: splitting's budget, --stream-input
 };
 
 struct RunOptions {
   CommonOptions common;
   std::string planner = "greedy";
-  double max_recompute = 0.10;
+  BestOptions best;
   std::optional<std::string> input_file;
 };
 
@@ -60,7 +60,7 @@ struct TrainOptions {
 struct CompileOptions {
   CommonOptions common;
   std::string planner = "greedy";
-  double max_recompute = 0.10;
+  BestOptions best;
   std::optional<std::string> budget;
   std::string output;                     // the tree's directory
   std::string target = "cortex-m4";       // a board (compile/device_build.h)
@@ -147,7 +147,8 @@ struct ChosenPlan {
   bool concat = false;
   bool split = false;
 };
-Result<ChosenPlan> MakePlan(const Graph& g, const std::string& planner, double max_recompute);
+// With options.stream_input the graph's inputs are streamed for every planner (passes/split.h).
+Result<ChosenPlan> MakePlan(const Graph& g, const std::string& planner, const BestOptions& options);
 
 // The model's inputs: CONTRACT.md's default, or raw little-endian bytes from `file`.
 Result<std::vector<Bytes>> ReadInputs(const Graph& g, const std::optional<std::string>& file);

@@ -283,7 +283,7 @@ int CompileCommand(const CompileOptions& options) {
     return Fail(options.common.model + ": " + runnable.message());
   c.original = std::move(*loaded);
   Phase planning("plan " + options.planner);
-  Result<ChosenPlan> chosen = MakePlan(c.original, options.planner, options.max_recompute);
+  Result<ChosenPlan> chosen = MakePlan(c.original, options.planner, options.best);
   if (!chosen.ok()) return Fail(chosen.status().message(), kExitFailed);
   c.chosen = std::move(*chosen);
   const int64_t arena = c.chosen.plan.plan.arena_bytes;

@@ -33,9 +33,12 @@ CLI::Option* AddPlannerOption(CLI::App* command, std::string* planner) {
 }
 
 // --max-recompute for --planner best: a fraction in [0, 1].
-void AddMaxRecomputeOption(CLI::App* command, double* fraction) {
+void AddBestOptions(CLI::App* command, memfold::BestOptions* options) {
+  command->add_flag("--stream-input", options->stream_input,
+                    "the graph input is not resident: the runtime fetches the rows or patches "
+                    "split regions read from the caller (a camera, a decoder)");
   command
-      ->add_option("--max-recompute", *fraction,
+      ->add_option("--max-recompute", options->max_recompute,
                    "--planner best: extra FLOPs operation splitting may add, as a fraction of the "
                    "model's (default 0.10)")
       ->check(CLI::Range(0.0, 1.0));
@@ -82,7 +85,7 @@ int main(int argc, char** argv) {
   CLI::App* plan = app.add_subcommand("plan", "plan the tensor arena and verify the plan");
   AddModelArgs(plan, &plan_options.common);
   AddPlannerOption(plan, &plan_options.planner);
-  AddMaxRecomputeOption(plan, &plan_options.max_recompute);
+  AddBestOptions(plan, &plan_options.best);
   plan->add_option("--budget", plan_options.budget,
                    "arena budget, e.g. 256K, 1M; exit 1 if it does not fit");
   plan->add_option("--emit-tflite", plan_options.emit_tflite,
@@ -143,7 +146,7 @@ int main(int argc, char** argv) {
       "run", "run the model inside the planned arena; compare with an unplanned run");
   AddModelArgs(run, &run_options.common);
   AddPlannerOption(run, &run_options.planner);
-  AddMaxRecomputeOption(run, &run_options.max_recompute);
+  AddBestOptions(run, &run_options.best);
   run->add_option("--input", run_options.input_file,
                   "raw little-endian input bytes (default: CONTRACT.md's input)");
 
@@ -154,7 +157,7 @@ int main(int argc, char** argv) {
       "Cortex-M, runs it and measures RAM and flash");
   AddModelArgs(compile, &compile_options.common);
   AddPlannerOption(compile, &compile_options.planner);
-  AddMaxRecomputeOption(compile, &compile_options.max_recompute);
+  AddBestOptions(compile, &compile_options.best);
   compile->add_option("--budget", compile_options.budget,
                       "arena budget, e.g. 256K; exit 1 if the plan does not fit");
   compile->add_option("-o,--output", compile_options.output, "directory of the source tree")

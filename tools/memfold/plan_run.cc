@@ -19,6 +19,7 @@
 #include "memfold/io/tflite_reader.h"
 #include "memfold/io/tflite_writer.h"
 #include "memfold/passes/best_plan.h"
+#include "memfold/passes/split.h"
 #include "memfold/plan/plan_graph.h"
 #include "progress.h"
 
@@ -82,12 +83,15 @@ Json DifferenceJson(const std::optional<ReadDifference>& d) {
 
 }  // namespace
 
-Result<ChosenPlan> MakePlan(const Graph& g, const std::string& planner, double max_recompute) {
+Result<ChosenPlan> MakePlan(const Graph& g, const std::string& planner,
+                            const BestOptions& options) {
   if (planner != "best") {
-    MF_ASSIGN_OR_RETURN(GraphPlan gp, PlanGraph(g, planner, {.refine = true}));
-    return ChosenPlan{g, std::move(gp)};
+    Graph graph = g;
+    if (options.stream_input) StreamInputs(&graph);
+    MF_ASSIGN_OR_RETURN(GraphPlan gp, PlanGraph(graph, planner, {.refine = true}));
+    return ChosenPlan{std::move(graph), std::move(gp), {}, options.stream_input};
   }
-  MF_ASSIGN_OR_RETURN(BestPlan best, PlanBest(g, {.max_recompute = max_recompute}));
+  MF_ASSIGN_OR_RETURN(BestPlan best, PlanBest(g, options));
   const bool rewritten = best.reordered || best.concat || best.split;
   return ChosenPlan{std::move(best.graph), std::move(best.plan),
                     std::move(best.steps), rewritten,
@@ -249,7 +253,7 @@ int PlanCommand(const PlanOptions& options) {
   if (!loaded.ok()) return Fail(loaded.status().message());
   load.Done(std::to_string(loaded->schedule.size()) + " ops");
   Phase planning("plan " + options.planner);
-  Result<ChosenPlan> planned = MakePlan(*loaded, options.planner, options.max_recompute);
+  Result<ChosenPlan> planned = MakePlan(*loaded, options.planner, options.best);
   if (!planned.ok()) return Fail(planned.status().message(), kExitFailed);
   const Graph& g = planned->graph;
   const GraphPlan& gp = planned->plan;
@@ -328,7 +332,7 @@ int RunCommand(const RunOptions& options) {
   Status runnable = CheckRunnable(g, *inputs);
   if (!runnable.ok()) return Fail(options.common.model + ": " + runnable.message());
   Phase planning("plan " + options.planner);
-  Result<ChosenPlan> chosen = MakePlan(g, options.planner, options.max_recompute);
+  Result<ChosenPlan> chosen = MakePlan(g, options.planner, options.best);
   if (!chosen.ok()) return Fail(chosen.status().message(), kExitFailed);
   const GraphPlan* planned = &chosen->plan;
   planning.Done(HumanBytes(planned->plan.arena_bytes) + ", verified");

@@ -86,8 +86,37 @@ void CopyInputs(const Graph& graph, const std::vector<Bytes>& inputs,
                 const std::vector<std::byte*>& where) {
   for (size_t k = 0; k < graph.inputs.size(); ++k) {
     std::byte* dst = where[static_cast<size_t>(graph.inputs[k])];
-    if (dst != nullptr) std::memcpy(dst, inputs[k].data(), inputs[k].size());
+    if (dst != nullptr && dst != inputs[k].data())
+      std::memcpy(dst, inputs[k].data(), inputs[k].size());
   }
+}
+
+// Streamed inputs are read where the caller holds them (the default source of their boxes),
+// outside the arena and uncounted.
+void BindStreamedInputs(const Graph& graph, const std::vector<Bytes>& inputs,
+                        std::vector<std::byte*>* where) {
+  for (size_t k = 0; k < graph.inputs.size(); ++k) {
+    const ValueId v = graph.inputs[k];
+    if (graph.value(v).role == Role::kStreamed)
+      (*where)[static_cast<size_t>(v)] = const_cast<std::byte*>(inputs[k].data());
+  }
+}
+
+// The graph input index a slice fetches a box of when it reads a streamed input, or -1.
+int64_t FetchedInput(const Graph& graph, const Node& node) {
+  if (node.op != "slice" || graph.value(node.inputs[0]).role != Role::kStreamed) return -1;
+  const auto at = std::find(graph.inputs.begin(), graph.inputs.end(), node.inputs[0]);
+  return at - graph.inputs.begin();
+}
+
+// Runs a fetching slice through the caller's callback: its box, packed at the output.
+Status Fetch(const Graph& graph, const Node& node, size_t input, const KernelContext& context,
+             const ExecOptions& options) {
+  const Value& out = graph.value(node.outputs[0]);
+  const auto& begin = node.attrs.Ints("begin");
+  MF_RETURN_IF_ERROR(options.fetch(input, Shape(begin.begin(), begin.end()), out.shape,
+                                   context.outputs[0].data));
+  return Status::Ok();
 }
 
 struct AlignedFree {
@@ -218,6 +247,7 @@ Result<RunOutputs> Session::Run(const std::vector<Bytes>& inputs, const Liveness
     if (OwnsPersistentBytes(v))
       where[static_cast<size_t>(v)] = storage_[static_cast<size_t>(v)].data();
   }
+  BindStreamedInputs(graph, inputs, &where);
   Arena arena = AllocateArena(planned ? plan->arena_bytes : 0);
   if (planned && options.poison) std::fill(arena.get(), arena.get() + plan->arena_bytes, kPoison);
   std::vector<Bytes> own;  // unplanned: one buffer per computed value
@@ -274,7 +304,11 @@ Result<RunOutputs> Session::Run(const std::vector<Bytes>& inputs, const Liveness
     }
     const bool runs = !OpOf(node)->alias && !(planned && AlreadyInPlace(*live, id));
     const auto start = std::chrono::steady_clock::now();
-    if (runs) RunKernel(graph, node, context, watch);
+    if (const int64_t fetched = FetchedInput(graph, node); runs && fetched >= 0 && options.fetch) {
+      MF_RETURN_IF_ERROR(Fetch(graph, node, static_cast<size_t>(fetched), context, options));
+    } else if (runs) {
+      RunKernel(graph, node, context, watch);
+    }
     if (kernel_error.message != nullptr) {
       return Status::Error("operator " + std::to_string(pos) + " '" + node.name + "' (" + node.op +
                            ") refuses its input: " + kernel_error.message);

@@ -10,6 +10,9 @@
 // differs from the stale byte it replaces. Checked execution (exec/checked_run.h) watches a
 // run through a RunMonitor and compares every value where it is read.
 //
+// A streamed graph input (role kStreamed) is never in the arena: each slice of it fetches its
+// box from the caller (ExecOptions::fetch), so the whole input is never resident.
+//
 // Persistent tensors — weights that optimizer steps update in place, optimizer state, TFLite
 // variable tensors — live outside the arena in a Session, which keeps them across runs (one
 // run = one inference, or one training step). RunPlanned / RunUnplanned use a fresh Session.
@@ -17,6 +20,7 @@
 // Complexity: the kernels' work, plus O(B log B) per node for poisoning (B = live buffers).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -64,6 +68,11 @@ struct ExecOptions {
   // When set, wall time of every node is added to its layer type's entry (Echo's Figure 5).
   std::map<std::string, double>* layer_ms = nullptr;
   RunMonitor* monitor = nullptr;
+  // Streamed graph inputs (role kStreamed): the runtime asks for the box [begin, begin + size)
+  // of graph input `input` to be written, packed, at `dst`, as a camera or a decoder delivers
+  // rows or patches. Unset: the boxes are read from the input given to Run.
+  std::function<Status(size_t input, const Shape& begin, const Shape& size, std::byte* dst)>
+      fetch;
 };
 
 struct RunOutputs {

@@ -40,6 +40,8 @@ std::string_view RoleName(Role role) {
       return "workspace";
     case Role::kState:
       return "state";
+    case Role::kStreamed:
+      return "streamed";
   }
   return "?";
 }

@@ -42,6 +42,8 @@ enum class Role : uint8_t {
   kOptimizerState,  // e.g. momentum
   kWorkspace,       // scratch memory of one operation
   kState,           // persistent state across runs (TFLite variable tensors), outside the arena
+  kStreamed,        // a graph input the runtime fetches box by box from the caller (a camera,
+                    // a decoder), outside the arena; only slices read it
 };
 std::string_view RoleName(Role role);
 

@@ -1,5 +1,6 @@
 #include "memfold/ir/verify.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -131,11 +132,34 @@ Status CheckSchedule(const Graph& g) {
   return Status::Ok();
 }
 
+// A streamed value is a graph input that only slices read: the runtime fetches the box each
+// slice asks for, and the value itself is never in memory.
+Status CheckStreamed(const Graph& g) {
+  for (ValueId v = 0; v < g.num_values(); ++v) {
+    if (g.value(v).role == Role::kStreamed &&
+        std::find(g.inputs.begin(), g.inputs.end(), v) == g.inputs.end())
+      return Status::Error(ValueLabel(g, v) + " is streamed but is no graph input");
+  }
+  for (NodeId n : g.schedule) {
+    const Node& node = g.node(n);
+    for (size_t k = 0; k < node.inputs.size(); ++k) {
+      const ValueId in = node.inputs[k];
+      if (in == kNoValue || g.value(in).role != Role::kStreamed) continue;
+      if (node.op != "slice" || k != 0 || std::find(g.outputs.begin(), g.outputs.end(), in) !=
+                                              g.outputs.end())
+        return Status::Error(NodeLabel(g, n) + " reads the streamed input " + ValueLabel(g, in) +
+                             " directly; only slices may (they fetch boxes of it)");
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status VerifyGraph(const Graph& graph) {
   MF_RETURN_IF_ERROR(CheckValues(graph));
   MF_RETURN_IF_ERROR(CheckEdges(graph));
+  MF_RETURN_IF_ERROR(CheckStreamed(graph));
   return CheckSchedule(graph);
 }
 

@@ -20,7 +20,10 @@ std::string SplitDetail(const SplitResult& split) {
   for (const SplitStage& stage : split.stages) {
     out << (out.tellp() > 0 ? "; " : "") << stage.ops.front();
     if (stage.ops.size() > 1) out << ".." << stage.ops.back();
-    out << " in " << stage.split.tiles << " bands";
+    if (stage.split.cols == 1)
+      out << " in " << stage.split.rows << " bands";
+    else
+      out << " in " << stage.split.rows << "x" << stage.split.cols << " tiles";
   }
   out.precision(2);
   out << std::fixed << " (+" << 100 * split.recompute_fraction() << " % FLOPs)";
@@ -76,12 +79,15 @@ int MarkConcatViews(Graph* graph) {
   return concats;
 }
 
-Result<BestPlan> PlanBest(const Graph& graph, const BestOptions& options) {
+Result<BestPlan> PlanBest(const Graph& file_graph, const BestOptions& options) {
   BestPlan best;
   auto start = std::chrono::steady_clock::now();
-  MF_ASSIGN_OR_RETURN(GraphPlan greedy, PlanGraph(graph, "greedy"));
+  MF_ASSIGN_OR_RETURN(GraphPlan greedy, PlanGraph(file_graph, "greedy"));
   best.steps.push_back(
       {"greedy", greedy.plan.arena_bytes, MsSince(start), "TFLM's greedy planner"});
+  Graph streamed = file_graph;
+  if (options.stream_input) StreamInputs(&streamed);
+  const Graph& graph = options.stream_input ? streamed : file_graph;
 
   // Every plan below is refined (PlanGraph's `refine`, RefinePlan), so steps compare the
   // plans the command ends with.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <string_view>
@@ -14,31 +15,129 @@
 namespace memfold {
 namespace {
 
-constexpr int64_t kAxisH = 1;
+constexpr size_t kAxisH = 1, kAxisW = 2;
 
 bool IsWindowOp(std::string_view op) {
   return op == "conv2d" || op == "depthwise_conv2d" || op == "max_pool2d" || op == "avg_pool2d";
 }
 
 bool IsUnaryElementwise(std::string_view op) {
-  return op == "relu" || op == "relu6" || op == "tanh" || op == "sigmoid" || op == "exp" ||
-         op == "neg" || op == "hard_swish";
+  for (std::string_view name :
+       {"relu", "relu6", "tanh", "sigmoid", "exp", "neg", "hard_swish", "leaky_relu", "abs",
+        "silu", "gelu", "elu", "square", "quantize", "dequantize"}) {
+    if (op == name) return true;
+  }
+  return false;
 }
 
-// How one op maps output rows to input rows: out row r reads input rows
-// [r * stride - pad_top, r * stride - pad_top + extent). Elementwise ops are 1x1 windows.
-struct RowMap {
-  int64_t extent = 1;  // (k_h - 1) * dilation + 1
+bool IsBinaryElementwise(std::string_view op) {
+  return op == "add" || op == "sub" || op == "mul" || op == "maximum" || op == "minimum";
+}
+
+// How an op maps output indices to input indices along one spatial axis: output o reads
+// input [o * stride - before, o * stride - before + extent). Elementwise ops are the identity,
+// pads and slices shifts.
+struct AxisMap {
+  int64_t extent = 1;  // (k - 1) * dilation + 1
   int64_t stride = 1;
-  int64_t pad_top = 0;
-  int64_t pad_left = 0;
-  int64_t pad_right = 0;
-  bool window = false;
+  int64_t before = 0;
 };
 
-Result<RowMap> RowMapOf(const Graph& graph, const Node& node) {
-  RowMap map;
-  if (!IsWindowOp(node.op)) return map;
+// Rows [h0, h1) and columns [w0, w1) of an NHWC value; batch and channels whole.
+struct Box {
+  int64_t h0 = 0, h1 = 0, w0 = 0, w1 = 0;
+  bool operator==(const Box&) const = default;
+  bool empty() const { return h1 <= h0 || w1 <= w0; }
+  Box Hull(const Box& other) const {
+    if (empty()) return other;
+    return {std::min(h0, other.h0), std::max(h1, other.h1), std::min(w0, other.w0),
+            std::max(w1, other.w1)};
+  }
+};
+
+Box WholeBox(const Value& value) { return {0, value.shape[kAxisH], 0, value.shape[kAxisW]}; }
+
+enum class TileKind { kWindow, kElementwise, kPad, kSlice };
+
+// One op of a region and how its output box maps to its inputs' boxes (the same map for every
+// activation input).
+struct RegionOp {
+  const Node* node = nullptr;
+  TileKind kind = TileKind::kElementwise;
+  AxisMap h, w;
+};
+
+bool IsBatchOneNhwc(const Value& value) { return value.shape.size() == 4 && value.shape[0] == 1; }
+
+std::string NodeLabel(const Graph& graph, int32_t position) {
+  const Node& node = graph.node(graph.schedule[static_cast<size_t>(position)]);
+  return "operator " + std::to_string(position) + " '" + node.name + "' (" + node.op + ")";
+}
+
+Result<TileKind> KindOf(const Graph& graph, const Node& node, const std::string& label) {
+  if (IsWindowOp(node.op)) return TileKind::kWindow;
+  if (IsUnaryElementwise(node.op) && node.inputs.size() == 1) return TileKind::kElementwise;
+  if (IsBinaryElementwise(node.op) && node.inputs.size() == 2) {
+    for (ValueId in : node.inputs) {
+      if (in == kNoValue || graph.value(in).is_constant() ||
+          graph.value(in).shape != graph.value(node.outputs[0]).shape) {
+        return Status::Error(label + " cannot be split: it broadcasts or reads a constant");
+      }
+    }
+    return TileKind::kElementwise;
+  }
+  if (node.op == "pad") {
+    const auto& pads = node.attrs.Ints("paddings");
+    if (pads.size() != 8 || pads[0] != 0 || pads[1] != 0 || pads[6] != 0 || pads[7] != 0) {
+      return Status::Error(label + " cannot be split: it pads more than H and W");
+    }
+    return TileKind::kPad;
+  }
+  if (node.op == "slice") {
+    const Value& in = graph.value(node.inputs[0]);
+    const Value& out = graph.value(node.outputs[0]);
+    if (in.shape.size() != 4 || node.attrs.Ints("begin")[3] != 0 || out.shape[3] != in.shape[3]) {
+      return Status::Error(label + " cannot be split: it slices more than H and W");
+    }
+    return TileKind::kSlice;
+  }
+  return Status::Error(label +
+                       " cannot be split: only windows (conv2d, depthwise_conv2d, pools), "
+                       "elementwise ops, pads and slices along H and W can");
+}
+
+Status CheckRegionOp(const Graph& graph, int32_t position) {
+  const Node& node = graph.node(graph.schedule[static_cast<size_t>(position)]);
+  const std::string label = NodeLabel(graph, position);
+  if (node.outputs.size() != 1 || node.inputs.empty() || node.inputs[0] == kNoValue) {
+    return Status::Error(label + " needs one activation input and one output to be split");
+  }
+  if (!IsBatchOneNhwc(graph.value(node.inputs[0])) ||
+      !IsBatchOneNhwc(graph.value(node.outputs[0]))) {
+    return Status::Error(label + " is not on rank-4 batch-1 NHWC tensors");
+  }
+  MF_ASSIGN_OR_RETURN(TileKind kind, KindOf(graph, node, label));
+  if (kind != TileKind::kWindow) return Status::Ok();
+  for (size_t k = 1; k < node.inputs.size(); ++k) {
+    if (node.inputs[k] != kNoValue && !graph.value(node.inputs[k]).is_constant()) {
+      return Status::Error(label + " input " + std::to_string(k) + " is not a constant");
+    }
+  }
+  return Status::Ok();
+}
+
+Result<RegionOp> RegionOpOf(const Graph& graph, const Node& node) {
+  RegionOp op{.node = &node};
+  MF_ASSIGN_OR_RETURN(op.kind, KindOf(graph, node, "'" + node.name + "'"));
+  if (op.kind == TileKind::kPad) {
+    const auto& pads = node.attrs.Ints("paddings");
+    op.h.before = pads[2];
+    op.w.before = pads[4];
+  } else if (op.kind == TileKind::kSlice) {
+    op.h.before = -node.attrs.Ints("begin")[1];
+    op.w.before = -node.attrs.Ints("begin")[2];
+  }
+  if (op.kind != TileKind::kWindow) return op;
   const Shape& in = graph.value(node.inputs[0]).shape;
   int64_t k_h = 0, k_w = 0;
   if (node.op == "conv2d" || node.op == "depthwise_conv2d") {
@@ -50,91 +149,32 @@ Result<RowMap> RowMapOf(const Graph& graph, const Node& node) {
     k_w = node.attrs.Ints("filter")[1];
   }
   MF_ASSIGN_OR_RETURN(Window2D w, ComputeWindow(node.attrs, in[1], in[2], k_h, k_w));
-  map.window = true;
-  map.extent = (w.k_h - 1) * w.dil_h + 1;
-  map.stride = w.stride_h;
-  map.pad_top = w.pad_top;
-  map.pad_left = w.pad_left;
-  const int64_t extent_w = (w.k_w - 1) * w.dil_w + 1;
-  map.pad_right = std::max<int64_t>(0, (w.out_w - 1) * w.stride_w + extent_w - w.in_w - w.pad_left);
-  return map;
+  op.h = {(w.k_h - 1) * w.dil_h + 1, w.stride_h, w.pad_top};
+  op.w = {(w.k_w - 1) * w.dil_w + 1, w.stride_w, w.pad_left};
+  return op;
 }
 
-bool IsBatchOneNhwc(const Value& value) { return value.shape.size() == 4 && value.shape[0] == 1; }
-
-std::string NodeLabel(const Graph& graph, int32_t position) {
-  const Node& node = graph.node(graph.schedule[static_cast<size_t>(position)]);
-  return "operator " + std::to_string(position) + " '" + node.name + "' (" + node.op + ")";
+// The input indices [lo, hi) an output range [o0, o1) reads along one axis, unclipped (it may
+// reach into padding on either side).
+std::pair<int64_t, int64_t> Reads(const AxisMap& map, int64_t o0, int64_t o1) {
+  return {o0 * map.stride - map.before, (o1 - 1) * map.stride - map.before + map.extent};
 }
 
-Status CheckChainOp(const Graph& graph, int32_t position) {
-  const Node& node = graph.node(graph.schedule[static_cast<size_t>(position)]);
-  const std::string label = NodeLabel(graph, position);
-  if (!IsWindowOp(node.op) && !IsUnaryElementwise(node.op)) {
-    return Status::Error(
-        label +
-        " cannot be split: only conv2d, depthwise_conv2d, pools and unary elementwise ops can");
-  }
-  if (node.outputs.size() != 1 || node.inputs.empty() || node.inputs[0] == kNoValue) {
-    return Status::Error(label + " needs one activation input and one output to be split");
-  }
-  if (!IsBatchOneNhwc(graph.value(node.inputs[0])) ||
-      !IsBatchOneNhwc(graph.value(node.outputs[0]))) {
-    return Status::Error(label + " is not on rank-4 batch-1 NHWC tensors");
-  }
-  for (size_t k = 1; k < node.inputs.size(); ++k) {
-    if (node.inputs[k] != kNoValue && !graph.value(node.inputs[k]).is_constant()) {
-      return Status::Error(label + " input " + std::to_string(k) + " is not a constant");
-    }
-  }
-  return Status::Ok();
-}
-
-// The value between chain positions `position` and `position + 1` must be private to the chain.
-Status CheckLink(const Graph& graph, const std::vector<std::vector<NodeId>>& consumers,
-                 int32_t position) {
-  const NodeId id = graph.schedule[static_cast<size_t>(position)];
-  const NodeId next = graph.schedule[static_cast<size_t>(position) + 1];
-  const ValueId link = graph.node(id).outputs[0];
-  const bool output =
-      std::find(graph.outputs.begin(), graph.outputs.end(), link) != graph.outputs.end();
-  const auto& readers = consumers[static_cast<size_t>(link)];
-  if (output || readers.size() != 1 || readers[0] != next || graph.node(next).inputs[0] != link) {
-    return Status::Error(NodeLabel(graph, position) +
-                         " output is read by more than the next operator of the chain");
-  }
-  return Status::Ok();
-}
-
-// Rows of every chain op's output and input for one band, worked backwards from the chain's
-// last output rows [begin, end).
-struct BandRows {
-  int64_t in_begin = 0, in_end = 0;  // rows of the op's input the band reads
-  int64_t pad_top = 0, pad_bottom = 0;
+// What one op of a tile reads of its input (the box, clipped to the input) and the padding that
+// makes up the rest, per side: {top, bottom, left, right}.
+struct TileRead {
+  Box box;
+  std::array<int64_t, 4> pads{};
 };
 
-Result<std::vector<BandRows>> RowsOfBand(const Graph& graph, const std::vector<const Node*>& chain,
-                                         const std::vector<RowMap>& maps, int64_t begin,
-                                         int64_t end) {
-  std::vector<BandRows> rows(chain.size());
-  for (size_t i = chain.size(); i-- > 0;) {
-    const RowMap& map = maps[i];
-    const int64_t in_h = graph.value(chain[i]->inputs[0]).shape[kAxisH];
-    const int64_t lo = begin * map.stride - map.pad_top;
-    const int64_t hi = (end - 1) * map.stride - map.pad_top + map.extent;
-    BandRows& r = rows[i];
-    r.in_begin = std::max<int64_t>(lo, 0);
-    r.in_end = std::min(hi, in_h);
-    r.pad_top = r.in_begin - lo;
-    r.pad_bottom = hi - r.in_end;
-    if (r.in_end <= r.in_begin) {
-      return Status::Error("'" + chain[i]->name + "': a band of " + std::to_string(end - begin) +
-                           " output rows reads no input row; use fewer tiles");
-    }
-    begin = r.in_begin;
-    end = r.in_end;
-  }
-  return rows;
+TileRead ReadOf(const RegionOp& op, const Box& out, const Value& input) {
+  const auto [h_lo, h_hi] = Reads(op.h, out.h0, out.h1);
+  const auto [w_lo, w_hi] = Reads(op.w, out.w0, out.w1);
+  TileRead read;
+  read.box = {std::max<int64_t>(h_lo, 0), std::min(h_hi, input.shape[kAxisH]),
+              std::max<int64_t>(w_lo, 0), std::min(w_hi, input.shape[kAxisW])};
+  read.pads = {read.box.h0 - h_lo, h_hi - read.box.h1, read.box.w0 - w_lo, w_hi - read.box.w1};
+  return read;
 }
 
 // Copies every value (producers are set again as nodes are added) and the graph's interface.
@@ -161,147 +201,373 @@ Result<ValueId> AddLike(Graph* out, const Node& original, ValueId like, std::vec
   return outputs[0];
 }
 
-Result<ValueId> AddRowSlice(Graph* out, ValueId source, const BandRows& rows,
-                            const std::string& name) {
+// A slice of `source` (which holds `held` of the original value `original`) holding `want`, a
+// view where liveness allows; it records the box of `original` it holds.
+Result<ValueId> AddBoxSlice(Graph* out, ValueId source, const Box& held, ValueId original,
+                            const Box& want, const std::string& name) {
   const Shape& shape = out->value(source).shape;
   Attrs attrs;
-  attrs.Set("begin", std::vector<int64_t>{0, rows.in_begin, 0, 0});
-  attrs.Set("size", std::vector<int64_t>{1, rows.in_end - rows.in_begin, shape[2], shape[3]});
+  attrs.Set("begin", std::vector<int64_t>{0, want.h0 - held.h0, want.w0 - held.w0, 0});
+  attrs.Set("size", std::vector<int64_t>{1, want.h1 - want.h0, want.w1 - want.w0, shape[3]});
   attrs.Set("view", int64_t{1});
   MF_ASSIGN_OR_RETURN(std::vector<ValueId> outputs,
                       AddOp(out, "slice", {source}, std::move(attrs), name));
   out->value(outputs[0]).quant = out->value(source).quant;
-  out->SetOriginWithin(outputs[0], source, {0, rows.in_begin, 0, 0});
+  out->SetOriginWithin(outputs[0], original, {0, want.h0, want.w0, 0});
   return outputs[0];
 }
 
-struct ChainView {
-  std::vector<const Node*> nodes;
-  std::vector<RowMap> maps;
+// A region and, for one tile, the box every value must hold and the value holding it.
+struct Region {
+  std::vector<RegionOp> ops;
+  std::vector<char> inside;  // per value: produced by the region
 };
 
-// Emits one band: the slice of the chain's input, then a copy of every op on the band, each
-// band value recorded as the rows of the unsplit value it holds (`first_row`: the band's first
-// row of the chain's output).
-Result<ValueId> EmitBand(Graph* out, const ChainView& chain, const std::vector<BandRows>& rows,
-                         int32_t band, int64_t first_row, SplitStats* stats) {
-  const Node& head = *chain.nodes.front();
-  const std::string suffix = "/band" + std::to_string(band);
-  MF_ASSIGN_OR_RETURN(ValueId x, AddRowSlice(out, head.inputs[0], rows.front(),
-                                             head.name + "/rows" + std::to_string(band)));
-  for (size_t i = 0; i < chain.nodes.size(); ++i) {
-    const Node& original = *chain.nodes[i];
-    Attrs attrs = original.attrs;
-    if (chain.maps[i].window) {
-      attrs.Set("padding", std::string("explicit"));
-      attrs.Set("pads", std::vector<int64_t>{rows[i].pad_top, rows[i].pad_bottom,
-                                             chain.maps[i].pad_left, chain.maps[i].pad_right});
-    }
-    std::vector<ValueId> inputs = original.inputs;
-    inputs[0] = x;
-    MF_ASSIGN_OR_RETURN(x, AddLike(out, original, original.outputs[0], std::move(inputs),
-                                   std::move(attrs), original.name + suffix));
-    const int64_t row = i + 1 < chain.nodes.size() ? rows[i + 1].in_begin : first_row;
-    out->SetOriginWithin(x, original.outputs[0], {0, row, 0, 0});
-    const Node& copy = out->node(out->num_nodes() - 1);
-    stats->extra_flops += NodeCost(*out, copy).flops;
-    stats->duplicated_elements += out->value(x).elements();
-    if (i + 1 < chain.nodes.size())
-      stats->max_tile_bytes = std::max(stats->max_tile_bytes, out->value(x).bytes());
-  }
-  return x;
+struct Tile {
+  int32_t index = 0;
+  std::vector<Box> box;         // per value of the region: the hull of its readers' needs
+  std::vector<Box> computed;    // per value: what the tile computes of it (less the cached rows)
+  std::vector<ValueId> holder;  // per value of the region: the tile's value holding its box
+  std::vector<ValueId> cache;   // per value: the rows kept from the band before, or kNoValue
+};
+
+// The rows of `held` a band must compute when the band before held `before`: those past it,
+// when the bands advance monotonically and overlap (the rest is cached); all of them otherwise.
+Box NewRows(const Box& held, const Box& before) {
+  if (held.empty() || before.empty() || held.h0 < before.h0 || held.h0 >= before.h1) return held;
+  Box rows = held;
+  rows.h0 = std::min(held.h1, before.h1);
+  return rows;
 }
 
-// The concat of the bands, writing the chain's original output value.
-Status EmitConcat(Graph* out, const std::vector<ValueId>& bands, ValueId target,
-                  const std::string& name, bool copy_free) {
-  Node node;
-  node.op = "concat";
-  node.name = name;
-  node.inputs = bands;
-  node.outputs = {target};
-  node.attrs.Set("axis", kAxisH);
-  node.attrs.Set("view", int64_t{copy_free ? 1 : 0});
-  MF_RETURN_IF_ERROR(CheckAndFillAttrs(*FindOp("concat"), &node));
-  MF_ASSIGN_OR_RETURN(std::vector<TensorType> types, InferNode(*out, node));
-  const Value& expected = out->value(target);
-  if (types[0].shape != expected.shape) {
-    return Status::Error("split: the bands of '" + name + "' concatenate to " +
-                         ShapeString(types[0].shape) + ", not " + ShapeString(expected.shape) +
-                         " (internal error)");
+// Works the tile's boxes backwards from the region output's box `out`. With `before` (the band
+// before, halos cached), each op computes only the rows past what that band held.
+Status BoxesOfTile(const Graph& graph, const Region& region, const Box& out, const Tile* before,
+                   Tile* tile) {
+  for (const RegionOp& op : region.ops) tile->box[static_cast<size_t>(op.node->outputs[0])] = {};
+  tile->box[static_cast<size_t>(region.ops.back().node->outputs[0])] = out;
+  for (size_t i = region.ops.size(); i-- > 0;) {
+    const RegionOp& op = region.ops[i];
+    const auto v = static_cast<size_t>(op.node->outputs[0]);
+    tile->computed[v] = before != nullptr ? NewRows(tile->box[v], before->box[v]) : tile->box[v];
+    const Box& produced = tile->computed[v];
+    if (produced.empty()) continue;  // no reader needs it in this tile, or it is all cached
+    for (size_t k = 0; k < (op.kind == TileKind::kWindow ? 1 : op.node->inputs.size()); ++k) {
+      const ValueId in = op.node->inputs[k];
+      const TileRead read = ReadOf(op, produced, graph.value(in));
+      if (read.box.empty()) {
+        return Status::Error("'" + op.node->name + "': a tile of " +
+                             std::to_string(out.h1 - out.h0) + "x" +
+                             std::to_string(out.w1 - out.w0) +
+                             " output pixels reads nothing but padding; use fewer tiles");
+      }
+      if (region.inside[static_cast<size_t>(in)]) {
+        Box& box = tile->box[static_cast<size_t>(in)];
+        box = box.Hull(read.box);
+      }
+    }
   }
-  out->AddNode(std::move(node));
   return Status::Ok();
 }
 
-Status EmitSplitStage(const Graph& graph, const ChainView& chain, const ChainSplit& split,
-                      Graph* out, SplitStats* stats) {
-  const int32_t tiles = split.tiles;
-  const Node& tail = *chain.nodes.back();
-  const ValueId target = tail.outputs[0];
-  const int64_t rows = graph.value(target).shape[kAxisH];
-  std::vector<ValueId> bands;
-  for (int32_t t = 0; t < tiles; ++t) {
-    const int64_t begin = rows * t / tiles;
-    const int64_t end = rows * (t + 1) / tiles;
-    MF_ASSIGN_OR_RETURN(std::vector<BandRows> band_rows,
-                        RowsOfBand(graph, chain.nodes, chain.maps, begin, end));
-    MF_ASSIGN_OR_RETURN(ValueId band, EmitBand(out, chain, band_rows, t, begin, stats));
-    if (out->value(band).shape[kAxisH] != end - begin) {
-      return Status::Error("split: band " + std::to_string(t) + " of '" + tail.name +
-                           "' has the wrong height (internal error)");
+// The value a tile's op reads for input `in` needing `want`: the tile's holder (sliced when it
+// holds more), or a slice of a value from outside the region (the whole value when it is all
+// needed, unless `fresh`).
+Result<ValueId> TileInput(Graph* out, const Graph& graph, const Region& region, const Tile& tile,
+                          ValueId in, const Box& want, bool fresh, const std::string& name) {
+  if (region.inside[static_cast<size_t>(in)]) {
+    const Box& held = tile.box[static_cast<size_t>(in)];
+    const ValueId holder = tile.holder[static_cast<size_t>(in)];
+    if (want == held && !fresh) return holder;
+    return AddBoxSlice(out, holder, held, in, want, name);
+  }
+  const Box whole = WholeBox(graph.value(in));
+  if (want == whole && !fresh && graph.value(in).role != Role::kStreamed) return in;
+  return AddBoxSlice(out, in, whole, in, want, name);
+}
+
+// Emits the tile's copy of one region op computing `box` of its output.
+Result<ValueId> EmitTileOp(Graph* out, const Graph& graph, const Region& region, const Tile& tile,
+                           const RegionOp& op, SplitStats* stats) {
+  const Node& original = *op.node;
+  const ValueId target = original.outputs[0];
+  const Box& box = tile.computed[static_cast<size_t>(target)];
+  const std::string suffix = "/tile" + std::to_string(tile.index);
+  const TileRead read = ReadOf(op, box, graph.value(original.inputs[0]));
+  if (op.kind == TileKind::kSlice) {
+    return TileInput(out, graph, region, tile, original.inputs[0], read.box, true,
+                     original.name + suffix);
+  }
+  Attrs attrs = original.attrs;
+  std::vector<ValueId> inputs = original.inputs;
+  const size_t activations = op.kind == TileKind::kWindow ? 1 : inputs.size();
+  for (size_t k = 0; k < activations; ++k) {
+    MF_ASSIGN_OR_RETURN(inputs[k],
+                        TileInput(out, graph, region, tile, inputs[k], read.box, false,
+                                  original.name + "/in" + std::to_string(k) + suffix));
+  }
+  if (op.kind == TileKind::kWindow) {
+    attrs.Set("padding", std::string("explicit"));
+    attrs.Set("pads", std::vector<int64_t>{read.pads.begin(), read.pads.end()});
+  } else if (op.kind == TileKind::kPad) {
+    attrs.Set("paddings",
+              std::vector<int64_t>{0, 0, read.pads[0], read.pads[1], read.pads[2], read.pads[3], 0, 0});
+  }
+  MF_ASSIGN_OR_RETURN(ValueId x, AddLike(out, original, target, std::move(inputs),
+                                         std::move(attrs), original.name + suffix));
+  out->SetOriginWithin(x, target, {0, box.h0, box.w0, 0});
+  if (out->value(x).shape[kAxisH] != box.h1 - box.h0 ||
+      out->value(x).shape[kAxisW] != box.w1 - box.w0) {
+    return Status::Error("split: tile " + std::to_string(tile.index) + " of '" + original.name +
+                         "' has the wrong size (internal error)");
+  }
+  stats->extra_flops += NodeCost(*out, out->node(out->num_nodes() - 1)).flops;
+  stats->duplicated_elements += out->value(x).elements();
+  if (&op != &region.ops.back())
+    stats->max_tile_bytes = std::max(stats->max_tile_bytes, out->value(x).bytes());
+  return x;
+}
+
+// A concat of `parts` along `axis` into `target` (a new value when kNoValue), holding `box` of
+// the region output `whole`.
+Result<ValueId> EmitConcat(Graph* out, const std::vector<ValueId>& parts, int64_t axis,
+                           ValueId target, ValueId whole, const Box& box, const std::string& name,
+                           bool copy_free) {
+  Node node;
+  node.op = "concat";
+  node.name = name;
+  node.inputs = parts;
+  node.attrs.Set("axis", axis);
+  node.attrs.Set("view", int64_t{copy_free ? 1 : 0});
+  MF_RETURN_IF_ERROR(CheckAndFillAttrs(*FindOp("concat"), &node));
+  MF_ASSIGN_OR_RETURN(std::vector<TensorType> types, InferNode(*out, node));
+  if (target == kNoValue) {
+    Value value = out->value(whole);
+    value.name = name;
+    value.shape = types[0].shape;
+    value.role = Role::kActivation;
+    value.origin.reset();
+    target = out->AddValue(std::move(value));
+    out->SetOriginWithin(target, whole, {0, box.h0, box.w0, 0});
+  }
+  if (types[0].shape != out->value(target).shape) {
+    return Status::Error("split: the tiles of '" + name + "' concatenate to " +
+                         ShapeString(types[0].shape) + ", not " +
+                         ShapeString(out->value(target).shape) + " (internal error)");
+  }
+  node.outputs = {target};
+  out->AddNode(std::move(node));
+  return target;
+}
+
+// The band [begin, end) of `size` cut into `parts` near-equal pieces: piece `i`.
+std::pair<int64_t, int64_t> Piece(int64_t size, int32_t parts, int32_t i) {
+  return {size * i / parts, size * (i + 1) / parts};
+}
+
+// Between two bands with cached halos: the rows of each value the next band needs that the
+// band before holds, copied out of the band before's value (so that it can die) unless they
+// are all of it.
+Status EmitCaches(Graph* out, const Region& region, const Tile& before, Tile* tile,
+                  SplitStats* stats) {
+  int64_t cached_bytes = 0;
+  for (const RegionOp& op : region.ops) {
+    const auto v = static_cast<size_t>(op.node->outputs[0]);
+    tile->cache[v] = kNoValue;
+    const Box& held = tile->box[v];
+    if (held.empty() || tile->computed[v] == held) continue;
+    Box rows = held;
+    rows.h1 = tile->computed[v].empty() ? held.h1 : tile->computed[v].h0;
+    if (rows == before.box[v]) {
+      tile->cache[v] = before.holder[v];
+    } else {
+      MF_ASSIGN_OR_RETURN(tile->cache[v],
+                          AddBoxSlice(out, before.holder[v], before.box[v], op.node->outputs[0],
+                                      rows, op.node->name + "/cache" + std::to_string(tile->index)));
+      out->node(out->num_nodes() - 1).attrs.Set("view", int64_t{0});
     }
+    cached_bytes += out->value(tile->cache[v]).bytes();
+  }
+  stats->cache_bytes = std::max(stats->cache_bytes, cached_bytes);
+  return Status::Ok();
+}
+
+// The value holding a tile's box of `op`'s output: what the tile computed, after the rows
+// cached from the band before (a copying concat, which the diagonal planner may overlap with
+// the computed rows).
+Result<ValueId> EmitHolder(Graph* out, const Graph& graph, const Region& region, const Tile& tile,
+                           const RegionOp& op, SplitStats* stats) {
+  const ValueId v = op.node->outputs[0];
+  const ValueId cache = tile.cache.empty() ? kNoValue : tile.cache[static_cast<size_t>(v)];
+  if (tile.computed[static_cast<size_t>(v)].empty()) return cache;
+  MF_ASSIGN_OR_RETURN(ValueId computed, EmitTileOp(out, graph, region, tile, op, stats));
+  if (cache == kNoValue) return computed;
+  const Box& held = tile.box[static_cast<size_t>(v)];
+  return EmitConcat(out, {cache, computed}, kAxisH, kNoValue, v, held,
+                    op.node->name + "/joined" + std::to_string(tile.index), false);
+}
+
+Status EmitSplitStage(const Graph& graph, const Region& region, const RegionSplit& split,
+                      Graph* out, SplitStats* stats) {
+  const Node& tail = *region.ops.back().node;
+  const ValueId target = tail.outputs[0];
+  const Value& whole = graph.value(target);
+  const auto values = static_cast<size_t>(graph.num_values());
+  Tile tile, before;
+  tile.box.assign(values, {});
+  tile.computed.assign(values, {});
+  tile.holder.assign(values, kNoValue);
+  if (split.cache_halos) tile.cache.assign(values, kNoValue);
+  std::vector<ValueId> bands;
+  for (int32_t r = 0; r < split.rows; ++r) {
+    const auto [h0, h1] = Piece(whole.shape[kAxisH], split.rows, r);
+    std::vector<ValueId> pieces;
+    for (int32_t c = 0; c < split.cols; ++c) {
+      const auto [w0, w1] = Piece(whole.shape[kAxisW], split.cols, c);
+      if (split.cache_halos) before = tile;
+      tile.index = r * split.cols + c;
+      MF_RETURN_IF_ERROR(BoxesOfTile(graph, region, {h0, h1, w0, w1},
+                                     split.cache_halos && r > 0 ? &before : nullptr, &tile));
+      if (split.cache_halos && r > 0) MF_RETURN_IF_ERROR(EmitCaches(out, region, before, &tile, stats));
+      for (const RegionOp& op : region.ops) {
+        if (tile.box[static_cast<size_t>(op.node->outputs[0])].empty()) continue;
+        MF_ASSIGN_OR_RETURN(tile.holder[static_cast<size_t>(op.node->outputs[0])],
+                            EmitHolder(out, graph, region, tile, op, stats));
+      }
+      pieces.push_back(tile.holder[static_cast<size_t>(target)]);
+    }
+    if (pieces.size() == 1) {
+      bands.push_back(pieces[0]);
+      continue;
+    }
+    MF_ASSIGN_OR_RETURN(ValueId band,
+                        EmitConcat(out, pieces, kAxisW, kNoValue, target,
+                                   {h0, h1, 0, whole.shape[kAxisW]},
+                                   tail.name + "/row" + std::to_string(r), split.copy_free_concat));
     bands.push_back(band);
   }
-  return EmitConcat(out, bands, target, tail.name + "/concat", split.copy_free_concat);
+  return EmitConcat(out, bands, kAxisH, target, target, WholeBox(whole), tail.name + "/concat",
+                    split.copy_free_concat)
+      .status();
+}
+
+// Node id -> schedule position.
+std::vector<int32_t> PositionsOf(const Graph& graph) {
+  std::vector<int32_t> position(static_cast<size_t>(graph.num_nodes()), -1);
+  for (size_t pos = 0; pos < graph.schedule.size(); ++pos)
+    position[static_cast<size_t>(graph.schedule[pos])] = static_cast<int32_t>(pos);
+  return position;
+}
+
+// Every value an op of first..last-1 produces is read only inside the region and is no graph
+// output.
+Status CheckPrivate(const Graph& graph, const std::vector<std::vector<NodeId>>& consumers,
+                    const std::vector<int32_t>& position, int32_t first, int32_t last) {
+  for (int32_t pos = first; pos < last; ++pos) {
+    const ValueId v = graph.node(graph.schedule[static_cast<size_t>(pos)]).outputs[0];
+    bool private_value =
+        std::find(graph.outputs.begin(), graph.outputs.end(), v) == graph.outputs.end();
+    for (NodeId reader : consumers[static_cast<size_t>(v)]) {
+      const int32_t at = position[static_cast<size_t>(reader)];
+      private_value = private_value && at > pos && at <= last;
+    }
+    if (!private_value) {
+      return Status::Error(NodeLabel(graph, pos) +
+                           " output is read outside the region (only the last operator's may be)");
+    }
+  }
+  return Status::Ok();
+}
+
+Status CheckRegionAt(const Graph& graph, const std::vector<std::vector<NodeId>>& consumers,
+                     const std::vector<int32_t>& position, int32_t first, int32_t last) {
+  const auto size = static_cast<int32_t>(graph.schedule.size());
+  if (first < 0 || last < first || last >= size) {
+    return Status::Error("split: region " + std::to_string(first) + ".." + std::to_string(last) +
+                         " is not inside the schedule of " + std::to_string(size) + " operators");
+  }
+  for (int32_t pos = first; pos <= last; ++pos) MF_RETURN_IF_ERROR(CheckRegionOp(graph, pos));
+  if (graph.node(graph.schedule[static_cast<size_t>(last)]).op == "slice")
+    return Status::Error(NodeLabel(graph, last) + ": a region cannot end with a slice");
+  return CheckPrivate(graph, consumers, position, first, last);
 }
 
 }  // namespace
 
-Status CheckChain(const Graph& graph, int32_t first, int32_t last) {
-  const auto size = static_cast<int32_t>(graph.schedule.size());
-  if (first < 0 || last < first || last >= size) {
-    return Status::Error("split: chain " + std::to_string(first) + ".." + std::to_string(last) +
-                         " is not inside the schedule of " + std::to_string(size) + " operators");
+int StreamInputs(Graph* graph) {
+  int streamed = 0;
+  for (const ValueId input : std::vector<ValueId>(graph->inputs)) {
+    Value& value = graph->value(input);
+    if (!IsBatchOneNhwc(value) || value.role == Role::kStreamed || value.bytes() == 0) continue;
+    std::vector<std::pair<NodeId, size_t>> readers;
+    for (NodeId id = 0; id < graph->num_nodes(); ++id) {
+      const Node& node = graph->node(id);
+      for (size_t k = 0; k < node.inputs.size(); ++k)
+        if (node.inputs[k] == input) readers.emplace_back(id, k);
+    }
+    if (std::find(graph->outputs.begin(), graph->outputs.end(), input) != graph->outputs.end())
+      continue;
+    value.role = Role::kStreamed;
+    const Shape shape = value.shape;
+    Attrs attrs{{"begin", std::vector<int64_t>(shape.size(), 0)}, {"size", shape},
+                {"view", int64_t{1}}};
+    Result<std::vector<ValueId>> fetched =
+        AddOp(graph, "slice", {input}, std::move(attrs), value.name + "/fetched");
+    if (!fetched.ok()) continue;  // a rank-4 slice of its own shape is always valid
+    const ValueId whole = (*fetched)[0];
+    graph->value(whole).quant = graph->value(input).quant;
+    graph->SetOriginWithin(whole, input, Shape(shape.size(), 0));
+    std::rotate(graph->schedule.begin(), graph->schedule.end() - 1, graph->schedule.end());
+    for (const auto& [id, k] : readers) graph->node(id).inputs[k] = whole;
+    ++streamed;
   }
-  for (int32_t pos = first; pos <= last; ++pos) MF_RETURN_IF_ERROR(CheckChainOp(graph, pos));
-  if (first == last) return Status::Ok();
-  const std::vector<std::vector<NodeId>> consumers = graph.Consumers();
-  for (int32_t pos = first; pos < last; ++pos) MF_RETURN_IF_ERROR(CheckLink(graph, consumers, pos));
-  return Status::Ok();
+  return streamed;
 }
 
-Result<Graph> SplitChain(const Graph& graph, const ChainSplit& split, SplitStats* stats) {
-  MF_RETURN_IF_ERROR(CheckChain(graph, split.first, split.last));
-  ChainView chain;
+Status CheckRegion(const Graph& graph, int32_t first, int32_t last) {
+  return CheckRegionAt(graph, graph.Consumers(), PositionsOf(graph), first, last);
+}
+
+Result<Graph> SplitRegion(const Graph& graph, const RegionSplit& split, SplitStats* stats) {
+  MF_RETURN_IF_ERROR(CheckRegion(graph, split.first, split.last));
+  Region region;
+  region.inside.assign(static_cast<size_t>(graph.num_values()), 0);
   double original_flops = 0;
   int64_t original_elements = 0;
   for (int32_t pos = split.first; pos <= split.last; ++pos) {
     const Node& node = graph.node(graph.schedule[static_cast<size_t>(pos)]);
-    chain.nodes.push_back(&node);
-    MF_ASSIGN_OR_RETURN(RowMap map, RowMapOf(graph, node));
-    chain.maps.push_back(map);
+    MF_ASSIGN_OR_RETURN(RegionOp op, RegionOpOf(graph, node));
+    region.ops.push_back(op);
+    region.inside[static_cast<size_t>(node.outputs[0])] = 1;
+    if (op.kind == TileKind::kSlice) continue;  // tiles read their boxes; no extra work
     original_flops += NodeCost(graph, node).flops;
     original_elements += graph.value(node.outputs[0]).elements();
   }
-  const int64_t rows = graph.value(chain.nodes.back()->outputs[0]).shape[kAxisH];
-  if (split.tiles < 1 || split.tiles > rows) {
-    return Status::Error("split: " + std::to_string(split.tiles) + " tiles for '" +
-                         chain.nodes.back()->name + "', which has " + std::to_string(rows) +
-                         " rows; use 1.." + std::to_string(rows));
+  const Node& tail = *region.ops.back().node;
+  const Shape& out_shape = graph.value(tail.outputs[0]).shape;
+  if (split.cache_halos && split.cols != 1)
+    return Status::Error("split: cached halos need row bands (one column of tiles)");
+  if (split.rows < 1 || split.rows > out_shape[kAxisH] || split.cols < 1 ||
+      split.cols > out_shape[kAxisW]) {
+    return Status::Error("split: " + std::to_string(split.rows) + "x" +
+                         std::to_string(split.cols) + " tiles for '" + tail.name + "', which is " +
+                         std::to_string(out_shape[kAxisH]) + "x" +
+                         std::to_string(out_shape[kAxisW]) + "; use 1.." +
+                         std::to_string(out_shape[kAxisH]) + " x 1.." +
+                         std::to_string(out_shape[kAxisW]));
   }
   SplitStats local;
   Graph out = CopyValues(graph);
   for (int32_t pos = 0; pos < static_cast<int32_t>(graph.schedule.size()); ++pos) {
     if (pos == split.first) {
       local.first_position = static_cast<int32_t>(out.schedule.size());
-      MF_RETURN_IF_ERROR(EmitSplitStage(graph, chain, split, &out, &local));
+      MF_RETURN_IF_ERROR(EmitSplitStage(graph, region, split, &out, &local));
       local.last_position = static_cast<int32_t>(out.schedule.size()) - 1;
     }
     if (pos < split.first || pos > split.last)
       out.AddNode(graph.node(graph.schedule[static_cast<size_t>(pos)]));
   }
-  local.output = chain.nodes.back()->outputs[0];
+  local.output = tail.outputs[0];
   local.extra_flops -= original_flops;
   local.duplicated_elements -= original_elements;
   if (stats != nullptr) *stats = local;
@@ -318,21 +584,77 @@ double TotalFlops(const Graph& graph) {
   return total;
 }
 
-// Chains of up to `max_ops` operators that contain a position next to the peak operator.
-std::vector<std::pair<int32_t, int32_t>> ChainsNearPeak(const Graph& graph, int32_t peak_position,
-                                                        int32_t max_ops) {
-  std::vector<std::pair<int32_t, int32_t>> chains;
-  const auto size = static_cast<int32_t>(graph.schedule.size());
-  const int32_t lo = std::max(0, peak_position - max_ops),
-                hi = std::min(size - 1, peak_position + max_ops);
-  for (int32_t first = lo; first <= hi; ++first) {
-    for (int32_t last = first; last <= hi && last - first < max_ops; ++last) {
-      if (last < peak_position - 1 || first > peak_position + 1) continue;
-      if (!CheckChain(graph, first, last).ok()) break;  // longer chains from `first` fail too
-      chains.emplace_back(first, last);
+// Regions up to `max_ops` operators long that contain a position next to the peak operator:
+// every short one (up to kShortRegion operators: chains around the peak), and long ones that
+// run from a low point of the activations before the peak to a low point after it, where a
+// tiled stage saves the most: the ends are the outputs that are smaller than every output
+// between the peak and them (the nearest kLowPoints), the starts likewise for the first
+// operator's input going backwards (a streamed input counts as nothing).
+constexpr int32_t kShortRegion = 4;
+constexpr size_t kLowPoints = 4;
+
+// Positions from `from` walking by `step` (within [0, size) and `reach` steps) whose bytes are
+// below every earlier one's: the nearest `count` of them.
+std::vector<int32_t> LowPoints(int32_t from, int32_t step, int32_t reach, int32_t size,
+                               const std::function<int64_t(int32_t)>& bytes) {
+  std::vector<int32_t> lows;
+  int64_t lowest = std::numeric_limits<int64_t>::max();
+  for (int32_t pos = from, k = 0; pos >= 0 && pos < size && k < reach && lows.size() < kLowPoints;
+       pos += step, ++k) {
+    if (bytes(pos) < lowest) {
+      lowest = bytes(pos);
+      lows.push_back(pos);
     }
   }
-  return chains;
+  return lows;
+}
+
+std::vector<std::pair<int32_t, int32_t>> RegionsNearPeak(const Graph& graph,
+                                                         int32_t peak_position, int32_t max_ops) {
+  const auto size = static_cast<int32_t>(graph.schedule.size());
+  const std::vector<std::vector<NodeId>> consumers = graph.Consumers();
+  const std::vector<int32_t> position = PositionsOf(graph);
+  auto node_at = [&](int32_t pos) -> const Node& {
+    return graph.node(graph.schedule[static_cast<size_t>(pos)]);
+  };
+  std::vector<char> op_ok(static_cast<size_t>(size), 0);
+  for (int32_t pos = std::max(0, peak_position - max_ops);
+       pos <= std::min(size - 1, peak_position + max_ops); ++pos)
+    op_ok[static_cast<size_t>(pos)] = CheckRegionOp(graph, pos).ok();
+  auto valid = [&](int32_t first, int32_t last) {
+    return first >= 0 && last < size && first <= last &&
+           std::all_of(op_ok.begin() + first, op_ok.begin() + last + 1,
+                       [](char ok) { return ok; }) &&
+           node_at(last).op != "slice" && CheckPrivate(graph, consumers, position, first, last).ok();
+  };
+  std::vector<std::pair<int32_t, int32_t>> regions;
+  for (int32_t first = std::max(0, peak_position - kShortRegion); first <= peak_position + 1;
+       ++first) {
+    for (int32_t last = std::max(first, peak_position - 1);
+         last - first < kShortRegion && last < size; ++last) {
+      if (valid(first, last)) regions.emplace_back(first, last);
+    }
+  }
+  const int32_t peak = std::min(peak_position, size - 1);
+  const std::vector<int32_t> ends = LowPoints(peak, 1, max_ops, size, [&](int32_t pos) {
+    return op_ok[static_cast<size_t>(pos)] ? graph.value(node_at(pos).outputs[0]).bytes()
+                                           : std::numeric_limits<int64_t>::max();
+  });
+  const std::vector<int32_t> starts = LowPoints(peak, -1, max_ops, size, [&](int32_t pos) {
+    const Value& in = graph.value(node_at(pos).inputs[0]);
+    return !op_ok[static_cast<size_t>(pos)] ? std::numeric_limits<int64_t>::max()
+           : in.role == Role::kStreamed     ? int64_t{0}
+                                            : in.bytes();
+  });
+  if (getenv("MF_DEBUG")) { fprintf(stderr, "peak %d starts", peak); for (int32_t f : starts) fprintf(stderr, " %d", f); fprintf(stderr, " ends"); for (int32_t l : ends) fprintf(stderr, " %d", l); fprintf(stderr, "\n"); }
+  for (int32_t first : starts) {
+    for (int32_t last : ends) {
+      if (getenv("MF_DEBUG") && !valid(first, last)) fprintf(stderr, "invalid %d..%d\n", first, last);
+      if (last - first >= kShortRegion && last - first < max_ops && valid(first, last))
+        regions.emplace_back(first, last);
+    }
+  }
+  return regions;
 }
 
 struct Candidate {
@@ -352,8 +674,8 @@ int64_t StagePeak(const GraphPlan& plan, const SplitStats& stats) {
   return peak;
 }
 
-// Tile counts past the best one for a chain that may still improve on it before the chain is
-// abandoned (the arena falls with the band size, then flattens or grows with the halo).
+// Row counts past the best one for a grid width that may still improve on it before the width
+// is abandoned (the arena falls with the tile size, then flattens or grows with the halo).
 constexpr int32_t kTilePatience = 3;
 
 // Candidates of one round kept for re-planning with exact overlaps: the search ranks by the
@@ -391,38 +713,83 @@ void Offer(Candidate candidate, std::vector<Candidate>* best) {
   best->insert(at, std::move(candidate));
 }
 
-// The best splits of one round by the search's arenas, best first: those below `bar`.
+// Plans one candidate split and offers it when it ranks below `bar`; returns its search key,
+// or nothing when the split is refused or over the recompute budget.
+Result<std::optional<int64_t>> TryRegionSplit(const Graph& graph, const RegionSplit& split,
+                                              int64_t bar, double flops_left,
+                                              const SplitOptions& options, SplitRanking ranking,
+                                              int32_t* planned, std::vector<Candidate>* best) {
+  SplitStats stats;
+  Result<Graph> graph_split = SplitRegion(graph, split, &stats);
+  if (getenv("MF_DEBUG") && !graph_split.ok()) fprintf(stderr, "refused %d..%d %dx%d: %s\n", split.first, split.last, split.rows, split.cols, graph_split.status().message().c_str());
+  if (getenv("MF_DEBUG") && graph_split.ok() && stats.extra_flops > flops_left) fprintf(stderr, "budget %d..%d %dx%d: %.3f > %.3f\n", split.first, split.last, split.rows, split.cols, stats.extra_flops/1e6, flops_left/1e6);
+  if (!graph_split.ok() || stats.extra_flops > flops_left) return std::optional<int64_t>{};
+  MF_ASSIGN_OR_RETURN(GraphPlan plan, PlanGraph(*graph_split, options.planner,
+                                                {.overlaps = options.search_overlaps}));
+  ++*planned;
+  const int64_t arena = SearchKey(plan, ranking);
+  if (getenv("MF_DEBUG")) fprintf(stderr, "cand %d..%d %dx%d c%d cf%d arena %lld extra %.3f bar %lld\n", split.first, split.last, split.rows, split.cols, split.cache_halos, split.copy_free_concat, (long long)arena, stats.extra_flops/1e6, (long long)bar);
+  if (arena < bar) {
+    SplitStage stage{.split = split, .stats = stats};
+    for (int32_t pos = split.first; pos <= split.last; ++pos)
+      stage.ops.push_back(graph.node(graph.schedule[static_cast<size_t>(pos)]).name);
+    const int64_t stage_peak = StagePeak(plan, stats);
+    Offer(Candidate{std::move(*graph_split), std::move(stage), arena, stage_peak}, best);
+  }
+  return std::optional<int64_t>{arena};
+}
+
+// Row counts a grid tries, in increasing order: every count up to max_tiles when halos are
+// recomputed (the recompute grows with the count); with cached halos, which cost no
+// recomputation, counts growing by about half up to the output's height.
+std::vector<int32_t> RowCounts(const SplitOptions& options, bool cache_halos, int64_t height) {
+  std::vector<int32_t> counts;
+  if (!cache_halos) {
+    for (int32_t rows = options.min_tiles; rows <= options.max_tiles; ++rows) counts.push_back(rows);
+    return counts;
+  }
+  for (int64_t rows = options.min_tiles; rows <= height; rows = std::max(rows + 1, rows * 3 / 2))
+    counts.push_back(static_cast<int32_t>(rows));
+  return counts;
+}
+
+// The best splits of one round by the search's arenas, best first: those below `bar`. For each
+// region: row bands with cached halos, and grids with 1..max_cols columns recomputing them; for
+// each, row counts in increasing order (with a copy-free and a copying concat) until the budget
+// is exceeded or kTilePatience counts in a row fail to improve on that grid's best; wider grids
+// while they improve.
 Result<std::vector<Candidate>> BestSplits(const Graph& graph, int32_t peak_position, int64_t bar,
                                           double flops_left, const SplitOptions& options,
                                           SplitRanking ranking, int32_t* planned) {
+  constexpr int64_t kNone = std::numeric_limits<int64_t>::max();
   std::vector<Candidate> best;
-  for (const auto& [first, last] : ChainsNearPeak(graph, peak_position, options.max_chain_ops)) {
-    int64_t chain_best = std::numeric_limits<int64_t>::max();
-    int32_t since_chain_best = 0;
-    for (int32_t tiles = options.min_tiles;
-         tiles <= options.max_tiles && since_chain_best < kTilePatience; ++tiles) {
-      int64_t tiles_best = std::numeric_limits<int64_t>::max();
-      for (const bool copy_free : {true, false}) {
-        const ChainSplit split{first, last, tiles, copy_free};
-        SplitStats stats;
-        Result<Graph> graph_split = SplitChain(graph, split, &stats);
-        if (!graph_split.ok() || stats.extra_flops > flops_left) break;
-        MF_ASSIGN_OR_RETURN(GraphPlan plan, PlanGraph(*graph_split, options.planner,
-                                                      {.overlaps = options.search_overlaps}));
-        ++*planned;
-        const int64_t arena = SearchKey(plan, ranking);
-        tiles_best = std::min(tiles_best, arena);
-        if (arena >= bar) continue;
-        SplitStage stage{.split = split, .stats = stats};
-        for (int32_t pos = first; pos <= last; ++pos) {
-          stage.ops.push_back(graph.node(graph.schedule[static_cast<size_t>(pos)]).name);
+  for (const auto& [first, last] :
+       RegionsNearPeak(graph, peak_position, options.max_region_ops)) {
+    const int64_t height =
+        graph.value(graph.node(graph.schedule[static_cast<size_t>(last)]).outputs[0]).shape[kAxisH];
+    int64_t region_best = kNone;
+    for (int32_t cols = 0; cols <= options.max_cols; ++cols) {  // 0: cached halos
+      const bool cache = cols == 0;
+      int64_t cols_best = kNone;
+      int32_t since_best = 0;
+      for (int32_t rows : RowCounts(options, cache, height)) {
+        if (since_best >= kTilePatience) break;
+        int64_t rows_best = kNone;
+        for (const bool copy_free : {true, false}) {
+          const RegionSplit split{first, last, rows, copy_free, std::max(cols, 1), cache};
+          MF_ASSIGN_OR_RETURN(std::optional<int64_t> arena,
+                              TryRegionSplit(graph, split, bar, flops_left, options, ranking,
+                                             planned, &best));
+          if (!arena) break;
+          rows_best = std::min(rows_best, *arena);
         }
-        const int64_t stage_peak = StagePeak(plan, stats);
-        Offer(Candidate{std::move(*graph_split), std::move(stage), arena, stage_peak}, &best);
+        if (rows_best == kNone) break;  // over budget: more rows too
+        since_best = rows_best < cols_best ? 0 : since_best + 1;
+        cols_best = std::min(cols_best, rows_best);
       }
-      if (tiles_best == std::numeric_limits<int64_t>::max()) break;  // over budget: more tiles too
-      since_chain_best = tiles_best < chain_best ? 0 : since_chain_best + 1;
-      chain_best = std::min(chain_best, tiles_best);
+      if (cache) continue;
+      if (cols_best >= region_best) break;  // wider patches stopped helping
+      region_best = cols_best;
     }
   }
   return best;

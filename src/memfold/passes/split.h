@@ -1,32 +1,37 @@
-// Operation splitting (patch-based execution, DMO paper "operation splitting"): a chain of
-// consecutive spatial ops runs band by band along H, so that only one band of each
-// intermediate tensor is live at a time, at the price of recomputing the rows that
-// neighbouring bands share (the halo).
+// Operation splitting (patch-based execution: the DMO paper's "operation splitting", MCUNetV2's
+// patch-based inference): a region of consecutive spatial ops runs tile by tile, so that only
+// one tile of each intermediate tensor is live at a time, at the price of recomputing what
+// neighbouring tiles share (the halo).
 //
-// SplitChain rewrites one chain: for each of `tiles` row bands of the chain's last output it
-// slices the rows of the chain's input that band needs (exact halo, computed backwards through
-// every op's window: filter, stride, dilation, padding), runs copies of the chain's ops on the
-// band with explicit padding (the original padding where the band touches the image border,
-// none inside), and concatenates the bands along H into the chain's original output value.
-// Kernels skip out-of-bounds taps in the same way whether the padding is "same" or explicit,
-// so every band computes exactly the bytes the unsplit op computes (float and int8, pools
-// included). The slices and the concat are copy-free views (attribute view = 1,
-// plan/liveness.h): a band reads its rows inside the input's buffer and writes its rows
-// inside the output's buffer.
+// A region is schedule positions first..last whose values stay inside it except the last op's
+// output: a chain, or a whole network stage with residual adds and explicit pads. Its output is
+// cut into a grid of rows x cols tiles (rows only: bands; both: 2-D patches). For each tile the
+// box (rows and columns) every value of the region must hold is worked backwards through every
+// op exactly (window: filter, stride, dilation, padding; pad and slice: a shift; elementwise:
+// the same box), as the hull over the value's readers. The tile's copy of each op computes that
+// box, with explicit padding where the box reaches past the image border and none inside, so it
+// computes exactly the bytes the unsplit op computes (kernels skip out-of-bounds taps whether
+// the padding is "same" or explicit; float and int8, pools included). A reader needing less
+// than its input's box reads a slice of it. The tiles' outputs are concatenated (along W, then
+// H) into the region's original output value. Slices and concats are views where liveness
+// allows (attribute view = 1, plan/liveness.h): rows of a tile are contiguous, so row bands of
+// a value are read in place and the tiles written in place into the output; a column crop is
+// copied.
 //
-// SplitForMemory searches chains around the planned arena's peak and tile counts, plans every
+// Streamed input: when the region reads a graph input whose role is kStreamed (the runtime
+// fetches boxes of it from the caller, exec/executor.h), each tile's slice of it is a fetch of
+// that box, and the whole image is never resident.
+//
+// SplitForMemory searches regions around the planned arena's peak and tile grids, plans every
 // candidate (PlanGraph, default the diagonal planner, verified) and keeps the smallest arena
 // whose extra work stays within the recompute budget; it repeats around the new peak while
-// that helps. It never returns a graph with a larger arena than its input. For each chain the
-// tile counts are tried in increasing order, each with a copy-free and a copying concat, until
-// the budget is exceeded or three counts in a row fail to improve on that chain's best.
+// that helps. It never returns a graph with a larger arena than its input.
 //
-// Preconditions: a chain is 1..n consecutive nodes in schedule order, each reading the
-// previous node's only output (read by nothing else and not a graph output) as its input 0;
-// every op is conv2d, depthwise_conv2d, max/avg_pool2d or a unary elementwise op, on rank-4
-// NHWC batch-1 tensors, with constant other inputs.
-// Complexity: SplitChain O(V + E + tiles * chain); SplitForMemory plans
-// O(rounds * chains * tiles) candidate graphs.
+// Preconditions: every op of a region is conv2d, depthwise_conv2d, max/avg_pool2d, an
+// elementwise op (unary, or binary on two same-shaped activations), a constant pad or a slice
+// along H and W, on rank-4 NHWC batch-1 tensors, with constant other inputs.
+// Complexity: SplitRegion O(V + tiles * (region + values)); SplitForMemory plans
+// O(rounds * regions * grids) candidate graphs.
 #pragma once
 
 #include <cstdint>
@@ -39,38 +44,55 @@
 
 namespace memfold {
 
-// One chain to split: schedule positions first..last (inclusive) and the number of row bands.
-struct ChainSplit {
+// One region to split: schedule positions first..last (inclusive) and the tile grid over its
+// output (rows x cols).
+struct RegionSplit {
   int32_t first = 0;
   int32_t last = 0;
-  int32_t tiles = 2;
-  // The bands are written straight into the output (a view concat) or copied into it at the
+  int32_t rows = 2;
+  // The tiles are written straight into the output (view concats) or copied into it at the
   // end. Copy-free saves the copy and the concat's double footprint; copying allocates the
-  // output only when the concat runs, so the output does not live beside the chain's input.
+  // output only when the concat runs, so the output does not live beside the region's input.
   bool copy_free_concat = true;
+  int32_t cols = 1;
+  // Row bands only: the rows a band shares with the band before are kept (copied out of it
+  // into a small buffer, a line buffer) instead of recomputed.
+  bool cache_halos = false;
+  int32_t tiles() const { return rows * cols; }
 };
 
 struct SplitStats {
-  int64_t duplicated_elements = 0;  // output elements computed more than once, all chain ops
-  double extra_flops = 0;           // band ops' FLOPs minus the chain's
-  int64_t max_tile_bytes = 0;       // largest band of an intermediate (not the chain's output)
-  ValueId output = kNoValue;        // the chain's output: the same value id in both graphs
+  int64_t duplicated_elements = 0;  // output elements computed more than once, all region ops
+  double extra_flops = 0;           // tile ops' FLOPs minus the region's
+  int64_t max_tile_bytes = 0;       // largest tile of an intermediate (not the region's output)
+  int64_t cache_bytes = 0;          // most bytes of cached halo rows kept between two bands
+  ValueId output = kNoValue;        // the region's output: the same value id in both graphs
   int32_t first_position = 0;       // the split stage in the new schedule (inclusive)
   int32_t last_position = 0;
 };
 
-// Whether positions first..last form a splittable chain (see preconditions); the error says why
-// not.
-Status CheckChain(const Graph& graph, int32_t first, int32_t last);
+// Whether positions first..last form a splittable region (see preconditions); the error says
+// why not.
+Status CheckRegion(const Graph& graph, int32_t first, int32_t last);
 
-// Rewrites one chain. Errors: not a chain, or tiles outside 1..rows of the chain's output.
-Result<Graph> SplitChain(const Graph& graph, const ChainSplit& split, SplitStats* stats = nullptr);
+// Rewrites one region. Errors: not a region, a grid outside 1..rows x 1..cols of the region's
+// output, or tiles so small that one reads nothing but padding.
+Result<Graph> SplitRegion(const Graph& graph, const RegionSplit& split,
+                          SplitStats* stats = nullptr);
+
+// Streams every rank-4 batch-1 graph input (--stream-input): the input becomes role kStreamed,
+// outside the arena, and one slice fetching all of it, first in the schedule, feeds its
+// readers. Unsplit, that slice holds the whole input in the arena as before; a split region
+// that starts with it fetches each tile's box instead. Returns how many inputs it streamed.
+// O(V + E).
+int StreamInputs(Graph* graph);
 
 struct SplitOptions {
   double max_recompute = 0.10;  // extra FLOPs allowed, as a fraction of the model's
   int32_t min_tiles = 2;
-  int32_t max_tiles = 16;
-  int32_t max_chain_ops = 4;
+  int32_t max_tiles = 16;  // rows (and columns) of the grid
+  int32_t max_cols = 4;    // 1: row bands only
+  int32_t max_region_ops = 64;
   int32_t max_rounds = 4;  // splits applied one after another around the moving peak
   std::string planner = "diagonal";
   // Safe overlaps used while ranking candidates (the closed form is much cheaper than replaying
@@ -80,8 +102,8 @@ struct SplitOptions {
 };
 
 struct SplitStage {
-  std::vector<std::string> ops;  // names of the chain's nodes, in order
-  ChainSplit split;              // positions in the graph this round started from
+  std::vector<std::string> ops;  // names of the region's nodes, in order
+  RegionSplit split;             // positions in the graph this round started from
   SplitStats stats;
   int64_t arena_bytes = 0;  // arena after this round
 };
