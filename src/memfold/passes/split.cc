@@ -4,6 +4,7 @@
 #include <chrono>
 #include <functional>
 #include <limits>
+#include <map>
 #include <optional>
 #include <string_view>
 #include <utility>
@@ -713,28 +714,61 @@ void Offer(Candidate candidate, std::vector<Candidate>* best) {
   best->insert(at, std::move(candidate));
 }
 
-// Plans one candidate split and offers it when it ranks below `bar`; returns its search key,
-// or nothing when the split is refused or over the recompute budget.
-Result<std::optional<int64_t>> TryRegionSplit(const Graph& graph, const RegionSplit& split,
-                                              int64_t bar, double flops_left,
-                                              const SplitOptions& options, SplitRanking ranking,
+// What planning one candidate found, kept so that the search's strategies, which often walk
+// the same rounds, plan each candidate once. Keyed by the splits applied before and this one.
+struct Planned {
+  bool ok = false;  // SplitRegion accepted it
+  double extra_flops = 0;
+  int64_t arena = 0, lower_bound = 0, stage_peak = 0;
+};
+using PlanMemo = std::map<std::string, Planned>;
+
+std::string SplitKey(const RegionSplit& split) {
+  return std::to_string(split.first) + "-" + std::to_string(split.last) + ":" +
+         std::to_string(split.rows) + "x" + std::to_string(split.cols) +
+         (split.cache_halos ? "c" : "") + (split.copy_free_concat ? "v;" : ";");
+}
+
+// Plans one candidate split (or recalls it) and offers it when it ranks below `bar`; returns
+// its search key, or nothing when the split is refused or over the recompute budget.
+Result<std::optional<int64_t>> TryRegionSplit(const Graph& graph, const std::string& history,
+                                              const RegionSplit& split, int64_t bar,
+                                              double flops_left, const SplitOptions& options,
+                                              SplitRanking ranking, PlanMemo* memo,
                                               int32_t* planned, std::vector<Candidate>* best) {
+  const std::string key = history + SplitKey(split);
+  auto known = memo->find(key);
+  std::optional<Graph> graph_split;
   SplitStats stats;
-  Result<Graph> graph_split = SplitRegion(graph, split, &stats);
-  if (getenv("MF_DEBUG") && !graph_split.ok()) fprintf(stderr, "refused %d..%d %dx%d: %s\n", split.first, split.last, split.rows, split.cols, graph_split.status().message().c_str());
-  if (getenv("MF_DEBUG") && graph_split.ok() && stats.extra_flops > flops_left) fprintf(stderr, "budget %d..%d %dx%d: %.3f > %.3f\n", split.first, split.last, split.rows, split.cols, stats.extra_flops/1e6, flops_left/1e6);
-  if (!graph_split.ok() || stats.extra_flops > flops_left) return std::optional<int64_t>{};
-  MF_ASSIGN_OR_RETURN(GraphPlan plan, PlanGraph(*graph_split, options.planner,
-                                                {.overlaps = options.search_overlaps}));
-  ++*planned;
-  const int64_t arena = SearchKey(plan, ranking);
-  if (getenv("MF_DEBUG")) fprintf(stderr, "cand %d..%d %dx%d c%d cf%d arena %lld extra %.3f bar %lld\n", split.first, split.last, split.rows, split.cols, split.cache_halos, split.copy_free_concat, (long long)arena, stats.extra_flops/1e6, (long long)bar);
+  if (known == memo->end()) {
+    // The same splits before leave the same budget: over it is remembered as refused.
+    Planned found;
+    Result<Graph> rewritten = SplitRegion(graph, split, &stats);
+    found.ok = rewritten.ok() && stats.extra_flops <= flops_left;
+    found.extra_flops = stats.extra_flops;
+    if (found.ok) {
+      MF_ASSIGN_OR_RETURN(GraphPlan plan, PlanGraph(*rewritten, options.planner,
+                                                    {.overlaps = options.search_overlaps}));
+      ++*planned;
+      found.arena = plan.plan.arena_bytes;
+      found.lower_bound = plan.lower_bound;
+      found.stage_peak = StagePeak(plan, stats);
+      graph_split = std::move(*rewritten);
+    }
+    known = memo->emplace(key, found).first;
+  }
+  const Planned& found = known->second;
+  if (!found.ok || found.extra_flops > flops_left) return std::optional<int64_t>{};
+  const int64_t arena = ranking == SplitRanking::kArena ? found.arena : found.lower_bound;
   if (arena < bar) {
+    if (!graph_split) {
+      MF_ASSIGN_OR_RETURN(Graph rewritten, SplitRegion(graph, split, &stats));
+      graph_split = std::move(rewritten);
+    }
     SplitStage stage{.split = split, .stats = stats};
     for (int32_t pos = split.first; pos <= split.last; ++pos)
       stage.ops.push_back(graph.node(graph.schedule[static_cast<size_t>(pos)]).name);
-    const int64_t stage_peak = StagePeak(plan, stats);
-    Offer(Candidate{std::move(*graph_split), std::move(stage), arena, stage_peak}, best);
+    Offer(Candidate{std::move(*graph_split), std::move(stage), arena, found.stage_peak}, best);
   }
   return std::optional<int64_t>{arena};
 }
@@ -758,9 +792,10 @@ std::vector<int32_t> RowCounts(const SplitOptions& options, bool cache_halos, in
 // each, row counts in increasing order (with a copy-free and a copying concat) until the budget
 // is exceeded or kTilePatience counts in a row fail to improve on that grid's best; wider grids
 // while they improve.
-Result<std::vector<Candidate>> BestSplits(const Graph& graph, int32_t peak_position, int64_t bar,
-                                          double flops_left, const SplitOptions& options,
-                                          SplitRanking ranking, int32_t* planned) {
+Result<std::vector<Candidate>> BestSplits(const Graph& graph, const std::string& history,
+                                          int32_t peak_position, int64_t bar, double flops_left,
+                                          const SplitOptions& options, SplitRanking ranking,
+                                          PlanMemo* memo, int32_t* planned) {
   constexpr int64_t kNone = std::numeric_limits<int64_t>::max();
   std::vector<Candidate> best;
   for (const auto& [first, last] :
@@ -778,8 +813,8 @@ Result<std::vector<Candidate>> BestSplits(const Graph& graph, int32_t peak_posit
         for (const bool copy_free : {true, false}) {
           const RegionSplit split{first, last, rows, copy_free, std::max(cols, 1), cache};
           MF_ASSIGN_OR_RETURN(std::optional<int64_t> arena,
-                              TryRegionSplit(graph, split, bar, flops_left, options, ranking,
-                                             planned, &best));
+                              TryRegionSplit(graph, history, split, bar, flops_left, options,
+                                             ranking, memo, planned, &best));
           if (!arena) break;
           rows_best = std::min(rows_best, *arena);
         }
@@ -799,7 +834,7 @@ Result<std::vector<Candidate>> BestSplits(const Graph& graph, int32_t peak_posit
 // input graph's refined plan.
 Result<SplitResult> SplitRounds(const Graph& graph, const GraphPlan& plan,
                                 const SplitOptions& options, SplitRanking ranking,
-                                PeakSource peaks) {
+                                PeakSource peaks, PlanMemo* memo) {
   MF_ASSIGN_OR_RETURN(GraphPlan search_plan,
                       PlanGraph(graph, options.planner, {.overlaps = options.search_overlaps}));
   SplitResult result;
@@ -810,19 +845,29 @@ Result<SplitResult> SplitRounds(const Graph& graph, const GraphPlan& plan,
   int64_t bar = SearchKey(search_plan, ranking);
   const bool refined_peaks = peaks == PeakSource::kRefined;
   int32_t peak_position = std::max(0, (refined_peaks ? plan : search_plan).peak_time - 1);
+  std::string history;
   for (int32_t round = 0; round < options.max_rounds; ++round) {
     MF_ASSIGN_OR_RETURN(std::vector<Candidate> finalists,
-                        BestSplits(result.graph, peak_position, bar, budget - result.extra_flops,
-                                   options, ranking, &result.candidates_planned));
+                        BestSplits(result.graph, history, peak_position, bar,
+                                   budget - result.extra_flops, options, ranking, memo,
+                                   &result.candidates_planned));
     // The first finalist whose refined plan with exact overlaps is smaller too wins the round.
     std::optional<Candidate> best;
     int32_t best_peak_time = 0;
     for (Candidate& candidate : finalists) {
-      MF_ASSIGN_OR_RETURN(GraphPlan exact,
-                          PlanGraph(candidate.graph, options.planner, {.refine = true}));
-      if (exact.plan.arena_bytes < result.arena_after) {
-        candidate.stage.arena_bytes = exact.plan.arena_bytes;
-        best_peak_time = exact.peak_time;
+      const std::string key = history + SplitKey(candidate.stage.split) + "exact";
+      auto exact = memo->find(key);
+      if (exact == memo->end()) {
+        MF_ASSIGN_OR_RETURN(GraphPlan refined,
+                            PlanGraph(candidate.graph, options.planner, {.refine = true}));
+        exact = memo->emplace(key, Planned{.ok = true,
+                                           .arena = refined.plan.arena_bytes,
+                                           .stage_peak = refined.peak_time})
+                    .first;
+      }
+      if (exact->second.arena < result.arena_after) {
+        candidate.stage.arena_bytes = exact->second.arena;
+        best_peak_time = static_cast<int32_t>(exact->second.stage_peak);  // the peak's time
         best = std::move(candidate);
         break;
       }
@@ -835,6 +880,7 @@ Result<SplitResult> SplitRounds(const Graph& graph, const GraphPlan& plan,
     peak_position = std::max(0, (refined_peaks ? best_peak_time : searched.peak_time) - 1);
     result.extra_flops += best->stage.stats.extra_flops;
     result.duplicated_elements += best->stage.stats.duplicated_elements;
+    history += SplitKey(best->stage.split);
     result.stages.push_back(std::move(best->stage));
     result.graph = std::move(best->graph);
   }
@@ -850,11 +896,12 @@ Result<SplitResult> SplitForMemory(const Graph& graph, const SplitOptions& optio
   // time, the smallest result (then the fewest extra FLOPs) is kept.
   std::optional<SplitResult> best;
   int32_t planned = 0;
+  PlanMemo memo;
   for (const auto& [ranking, peaks] :
        {std::pair{SplitRanking::kArena, PeakSource::kHeuristic},
         std::pair{SplitRanking::kLowerBound, PeakSource::kHeuristic},
         std::pair{SplitRanking::kLowerBound, PeakSource::kRefined}}) {
-    MF_ASSIGN_OR_RETURN(SplitResult tried, SplitRounds(graph, plan, options, ranking, peaks));
+    MF_ASSIGN_OR_RETURN(SplitResult tried, SplitRounds(graph, plan, options, ranking, peaks, &memo));
     planned += tried.candidates_planned;
     if (!best || tried.arena_after < best->arena_after ||
         (tried.arena_after == best->arena_after && tried.extra_flops < best->extra_flops))
