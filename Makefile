@@ -16,7 +16,7 @@ FUZZ_FLAGS := -DCMAKE_CXX_COMPILER=clang++ -DMEMFOLD_FUZZ=ON -DMEMFOLD_WERROR=OF
   -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only"
 SANITIZE_ENV := ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
-.PHONY: deps build test test-release test-sanitize fuzz fuzz-build fuzz-merge demo bench torch-bench device-table clean format format-check
+.PHONY: deps build test test-release test-sanitize fuzz fuzz-build fuzz-merge demo bench torch-bench device-table patch-table clean format format-check
 
 deps:
 	@scripts/install-deps.sh
@@ -83,6 +83,10 @@ torch-bench: build
 # MobileNets under greedy, diagonal and best, beside TFLM's minimum arena (docs/device.md).
 device-table: build
 	/usr/bin/python3 scripts/device_table.py $(BUILD)/memfold $(BUILD)/device/table
+
+# The README's patch-based inference table (issue 17): every figure from `memfold plan --json`.
+patch-table: build
+	/usr/bin/python3 scripts/patch_table.py $(BUILD)/memfold
 
 format:
 	clang-format -i $$(git ls-files '*.h' '*.cc')

@@ -13,6 +13,7 @@
 #include "memfold/io/model_loader.h"
 #include "memfold/ir/verify.h"
 #include "memfold/passes/best_plan.h"
+#include "memfold/passes/fold_pad.h"
 #include "memfold/passes/split.h"
 #include "memfold/plan/plan_graph.h"
 
@@ -44,8 +45,8 @@ void ExpectSplitRunsLike(const Graph& graph, const Graph& original, const Region
   ASSERT_TRUE(VerifyGraph(*rewritten).ok());
   Result<GraphPlan> plan = PlanGraph(*rewritten, "smallest");
   ASSERT_TRUE(plan.ok()) << plan.status().message();
-  EXPECT_TRUE(RunsIdentically(original, *rewritten, plan->liveness, plan->plan,
-                              DefaultInputs(original)))
+  EXPECT_TRUE(
+      RunsIdentically(original, *rewritten, plan->liveness, plan->plan, DefaultInputs(original)))
       << split.first << ".." << split.last << " " << split.rows << "x" << split.cols
       << (split.cache_halos ? " cached" : "");
 }
@@ -85,11 +86,33 @@ TEST(PatchSplit, RealConverterOutputWithQuantizeAndPads) {
   ASSERT_EQ(model->node(model->schedule[1]).op, "pad");
   for (const Graph& graph : {*model, Streamed(*model)}) {
     const int32_t last = PositionNamed(graph, "input.19_te_transform_1");  // after the 2nd pad
-    for (const RegionSplit& split : {RegionSplit{0, last, 3, true, 2},
-                                     RegionSplit{0, last, 5, true, 1, true}}) {
+    for (const RegionSplit& split :
+         {RegionSplit{0, last, 3, true, 2}, RegionSplit{0, last, 5, true, 1, true}}) {
       ExpectSplitRunsLike(graph, *model, split);
     }
   }
+}
+
+// vww.tflite's four explicit pads all feed convolutions with their input's zero point: folded
+// into the convolutions' padding, the graph runs bit-identically and never stores a padded copy.
+TEST(FoldPads, ExplicitPadsBecomeConvolutionPaddingBitIdentically) {
+  Result<Graph> model = LoadModel(kVww);
+  ASSERT_TRUE(model.ok());
+  Graph folded = *model;
+  EXPECT_EQ(FoldPads(&folded), 4);
+  ASSERT_TRUE(VerifyGraph(folded).ok());
+  for (NodeId id : folded.schedule) EXPECT_NE(folded.node(id).op, "pad");
+  Result<GraphPlan> plan = PlanGraph(folded, "smallest");
+  Result<GraphPlan> unfolded = PlanGraph(*model, "smallest");
+  ASSERT_TRUE(plan.ok() && unfolded.ok());
+  EXPECT_LT(plan->plan.arena_bytes, unfolded->plan.arena_bytes);
+  EXPECT_TRUE(RunsIdentically(*model, folded, plan->liveness, plan->plan, DefaultInputs(*model)));
+  // A pad of anything but the zero point is data, not padding: kept.
+  Graph valued = *model;
+  for (NodeId id : valued.schedule) {
+    if (valued.node(id).op == "pad") valued.node(id).attrs.Set("value", 5.0);
+  }
+  EXPECT_EQ(FoldPads(&valued), 0);
 }
 
 // The runtime asks the caller for boxes: none is the whole image, together they cover it, and
@@ -131,8 +154,8 @@ TEST(StreamedInput, FetchesBoxesNeverTheWholeImage) {
   // The arena holds no byte of the input beyond the boxes: smaller than resident by more than
   // half the image.
   Result<GraphPlan> resident = PlanGraph(
-      std::move(SplitRegion(model, {0, PositionNamed(model, "expanded_conv_3/project"), 3, true,
-                                    2}))
+      std::move(
+          SplitRegion(model, {0, PositionNamed(model, "expanded_conv_3/project"), 3, true, 2}))
           .value(),
       "smallest");
   ASSERT_TRUE(resident.ok());
@@ -155,7 +178,7 @@ TEST(PatchSplit, RefusesWhatItCannotSplit) {
   ASSERT_FALSE(escapes.ok());
   EXPECT_NE(escapes.message().find("read outside the region"), std::string::npos);
   const int32_t last = PositionNamed(model, "expanded_conv_3/project");
-  EXPECT_FALSE(SplitRegion(model, {0, last, 2, true, 2, true}).ok());  // cached: bands only
+  EXPECT_FALSE(SplitRegion(model, {0, last, 2, true, 2, true}).ok());    // cached: bands only
   const Result<Graph> tiny = SplitRegion(model, {0, last, 9, true, 1});  // 8 rows
   ASSERT_FALSE(tiny.ok());
   EXPECT_NE(tiny.status().message().find("use 1..8"), std::string::npos);

@@ -195,7 +195,8 @@ TEST(SplitGolden, DISABLED_ReportTable) {
       std::string chains;
       for (const SplitStage& stage : result->stages) {
         chains += "[" + stage.ops.front() + (stage.ops.size() > 1 ? ".." + stage.ops.back() : "") +
-                  " x" + std::to_string(stage.split.rows) + (stage.split.cols > 1 ? "x" + std::to_string(stage.split.cols) : "") +
+                  " x" + std::to_string(stage.split.rows) +
+                  (stage.split.cols > 1 ? "x" + std::to_string(stage.split.cols) : "") +
                   (stage.split.copy_free_concat ? "" : " copying") + "] ";
       }
       std::printf(

@@ -78,7 +78,7 @@ TEST(RefinePlan, ReachesTheBoundTheHeuristicsMiss) {
   const Graph model = std::move(LoadModel("zoo:mobilenet_v2,alpha=0.35,res=96,dtype=i8")).value();
   auto split_block = [](const Graph& g, const std::string& block, int32_t tiles) {
     return std::move(SplitRegion(g, {PositionNamed(g, block + "/expand"),
-                                    PositionNamed(g, block + "/project"), tiles, true}))
+                                     PositionNamed(g, block + "/project"), tiles, true}))
         .value();
   };
   const Graph graph = split_block(split_block(model, "expanded_conv_1", 8), "expanded_conv_2", 4);

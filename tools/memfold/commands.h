@@ -146,6 +146,7 @@ struct ChosenPlan {
   bool rewritten = false;       // re-ordered, with view concats, or split
   bool concat = false;
   bool split = false;
+  double recompute_fraction = 0;  // `best`: extra FLOPs of splitting over the model's
 };
 // With options.stream_input the graph's inputs are streamed for every planner (passes/split.h).
 Result<ChosenPlan> MakePlan(const Graph& g, const std::string& planner, const BestOptions& options);

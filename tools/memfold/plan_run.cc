@@ -92,10 +92,9 @@ Result<ChosenPlan> MakePlan(const Graph& g, const std::string& planner,
     return ChosenPlan{std::move(graph), std::move(gp), {}, options.stream_input};
   }
   MF_ASSIGN_OR_RETURN(BestPlan best, PlanBest(g, options));
-  const bool rewritten = best.reordered || best.concat || best.split;
-  return ChosenPlan{std::move(best.graph), std::move(best.plan),
-                    std::move(best.steps), rewritten,
-                    best.concat,           best.split};
+  const bool rewritten = best.reordered || best.concat || best.split || options.stream_input;
+  return ChosenPlan{std::move(best.graph), std::move(best.plan), std::move(best.steps),  rewritten,
+                    best.concat,           best.split,           best.recompute_fraction};
 }
 
 Json FirstValues(const Value& v, const Bytes& bytes, int64_t count) {
@@ -282,6 +281,8 @@ int PlanCommand(const PlanOptions& options) {
     if (!planned->steps.empty()) {
       out["steps"] = StepsJson(planned->steps);
       out["rewritten"] = planned->rewritten;
+      out["recompute_fraction"] = planned->recompute_fraction;
+      out["stream_input"] = options.best.stream_input;
     }
     if (options.budget) {
       out["budget_bytes"] = budget;

@@ -71,8 +71,7 @@ struct ExecOptions {
   // Streamed graph inputs (role kStreamed): the runtime asks for the box [begin, begin + size)
   // of graph input `input` to be written, packed, at `dst`, as a camera or a decoder delivers
   // rows or patches. Unset: the boxes are read from the input given to Run.
-  std::function<Status(size_t input, const Shape& begin, const Shape& size, std::byte* dst)>
-      fetch;
+  std::function<Status(size_t input, const Shape& begin, const Shape& size, std::byte* dst)> fetch;
 };
 
 struct RunOutputs {

@@ -145,8 +145,8 @@ Status CheckStreamed(const Graph& g) {
     for (size_t k = 0; k < node.inputs.size(); ++k) {
       const ValueId in = node.inputs[k];
       if (in == kNoValue || g.value(in).role != Role::kStreamed) continue;
-      if (node.op != "slice" || k != 0 || std::find(g.outputs.begin(), g.outputs.end(), in) !=
-                                              g.outputs.end())
+      if (node.op != "slice" || k != 0 ||
+          std::find(g.outputs.begin(), g.outputs.end(), in) != g.outputs.end())
         return Status::Error(NodeLabel(g, n) + " reads the streamed input " + ValueLabel(g, in) +
                              " directly; only slices may (they fetch boxes of it)");
     }

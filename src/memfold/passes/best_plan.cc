@@ -3,6 +3,7 @@
 #include <chrono>
 #include <sstream>
 
+#include "memfold/passes/fold_pad.h"
 #include "memfold/passes/schedule.h"
 #include "memfold/passes/split.h"
 
@@ -85,9 +86,10 @@ Result<BestPlan> PlanBest(const Graph& file_graph, const BestOptions& options) {
   MF_ASSIGN_OR_RETURN(GraphPlan greedy, PlanGraph(file_graph, "greedy"));
   best.steps.push_back(
       {"greedy", greedy.plan.arena_bytes, MsSince(start), "TFLM's greedy planner"});
-  Graph streamed = file_graph;
-  if (options.stream_input) StreamInputs(&streamed);
-  const Graph& graph = options.stream_input ? streamed : file_graph;
+  Graph rewritten = file_graph;
+  const int folded = FoldPads(&rewritten);
+  if (options.stream_input) StreamInputs(&rewritten);
+  const Graph& graph = rewritten;
 
   // Every plan below is refined (PlanGraph's `refine`, RefinePlan), so steps compare the
   // plans the command ends with.
@@ -95,8 +97,10 @@ Result<BestPlan> PlanBest(const Graph& file_graph, const BestOptions& options) {
   MF_ASSIGN_OR_RETURN(GraphPlan plain, PlanGraph(graph, "smallest", {.refine = true}));
   best.steps.push_back(
       {"diagonal", plain.plan.arena_bytes, MsSince(start),
-       "the smallest of greedy, greedy_stable, diagonal, the file's offline plan and a search "
-       "over placement orders: " +
+       (folded > 0 ? std::to_string(folded) + " pads folded into the convolutions after them; "
+                   : std::string()) +
+           "the smallest of greedy, greedy_stable, diagonal, the file's offline plan and a "
+           "search over placement orders: " +
            plain.plan.planner});
 
   start = std::chrono::steady_clock::now();

@@ -2,13 +2,15 @@
 // each kept only when its verified arena is smaller than what came before:
 //
 //   greedy     TFLM's greedy planner on the file's own graph (the reference point)
+//              (then explicit pads are folded into the convolutions after them, passes/
+//              fold_pad.h, and with stream_input the graph inputs are streamed)
 //   diagonal   the best plain or overlapping plan (the strategy "smallest": greedy, greedy_stable,
 //              diagonal, the file's offline plan)
 //   reorder    a peak-minimising operator order (passes/schedule), planned the same way
 //   concat     every concatenation a copy-free view: its inputs written in place into its
 //              output, in rows along an inner axis (plan/liveness.h says which qualify)
-//   split      operation splitting into row bands with copy-free band views (passes/split),
-//              within a recompute budget
+//   split      operation splitting (passes/split): regions up to whole stages in row bands
+//              (halos recomputed or cached) or 2-D tiles, within a recompute budget
 //
 // The result's graph is the input graph, possibly re-ordered, with view concats, and split: same
 // inputs and outputs (value ids and order), outputs bit-identical by construction (the tests

@@ -24,8 +24,8 @@ bool IsWindowOp(std::string_view op) {
 
 bool IsUnaryElementwise(std::string_view op) {
   for (std::string_view name :
-       {"relu", "relu6", "tanh", "sigmoid", "exp", "neg", "hard_swish", "leaky_relu", "abs",
-        "silu", "gelu", "elu", "square", "quantize", "dequantize"}) {
+       {"relu", "relu6", "tanh", "sigmoid", "exp", "neg", "hard_swish", "leaky_relu", "abs", "silu",
+        "gelu", "elu", "square", "quantize", "dequantize"}) {
     if (op == name) return true;
   }
   return false;
@@ -303,19 +303,18 @@ Result<ValueId> EmitTileOp(Graph* out, const Graph& graph, const Region& region,
   std::vector<ValueId> inputs = original.inputs;
   const size_t activations = op.kind == TileKind::kWindow ? 1 : inputs.size();
   for (size_t k = 0; k < activations; ++k) {
-    MF_ASSIGN_OR_RETURN(inputs[k],
-                        TileInput(out, graph, region, tile, inputs[k], read.box, false,
-                                  original.name + "/in" + std::to_string(k) + suffix));
+    MF_ASSIGN_OR_RETURN(inputs[k], TileInput(out, graph, region, tile, inputs[k], read.box, false,
+                                             original.name + "/in" + std::to_string(k) + suffix));
   }
   if (op.kind == TileKind::kWindow) {
     attrs.Set("padding", std::string("explicit"));
     attrs.Set("pads", std::vector<int64_t>{read.pads.begin(), read.pads.end()});
   } else if (op.kind == TileKind::kPad) {
-    attrs.Set("paddings",
-              std::vector<int64_t>{0, 0, read.pads[0], read.pads[1], read.pads[2], read.pads[3], 0, 0});
+    attrs.Set("paddings", std::vector<int64_t>{0, 0, read.pads[0], read.pads[1], read.pads[2],
+                                               read.pads[3], 0, 0});
   }
-  MF_ASSIGN_OR_RETURN(ValueId x, AddLike(out, original, target, std::move(inputs),
-                                         std::move(attrs), original.name + suffix));
+  MF_ASSIGN_OR_RETURN(ValueId x, AddLike(out, original, target, std::move(inputs), std::move(attrs),
+                                         original.name + suffix));
   out->SetOriginWithin(x, target, {0, box.h0, box.w0, 0});
   if (out->value(x).shape[kAxisH] != box.h1 - box.h0 ||
       out->value(x).shape[kAxisW] != box.w1 - box.w0) {
@@ -382,9 +381,10 @@ Status EmitCaches(Graph* out, const Region& region, const Tile& before, Tile* ti
     if (rows == before.box[v]) {
       tile->cache[v] = before.holder[v];
     } else {
-      MF_ASSIGN_OR_RETURN(tile->cache[v],
-                          AddBoxSlice(out, before.holder[v], before.box[v], op.node->outputs[0],
-                                      rows, op.node->name + "/cache" + std::to_string(tile->index)));
+      MF_ASSIGN_OR_RETURN(
+          tile->cache[v],
+          AddBoxSlice(out, before.holder[v], before.box[v], op.node->outputs[0], rows,
+                      op.node->name + "/cache" + std::to_string(tile->index)));
       out->node(out->num_nodes() - 1).attrs.Set("view", int64_t{0});
     }
     cached_bytes += out->value(tile->cache[v]).bytes();
@@ -429,7 +429,8 @@ Status EmitSplitStage(const Graph& graph, const Region& region, const RegionSpli
       tile.index = r * split.cols + c;
       MF_RETURN_IF_ERROR(BoxesOfTile(graph, region, {h0, h1, w0, w1},
                                      split.cache_halos && r > 0 ? &before : nullptr, &tile));
-      if (split.cache_halos && r > 0) MF_RETURN_IF_ERROR(EmitCaches(out, region, before, &tile, stats));
+      if (split.cache_halos && r > 0)
+        MF_RETURN_IF_ERROR(EmitCaches(out, region, before, &tile, stats));
       for (const RegionOp& op : region.ops) {
         if (tile.box[static_cast<size_t>(op.node->outputs[0])].empty()) continue;
         MF_ASSIGN_OR_RETURN(tile.holder[static_cast<size_t>(op.node->outputs[0])],
@@ -441,10 +442,10 @@ Status EmitSplitStage(const Graph& graph, const Region& region, const RegionSpli
       bands.push_back(pieces[0]);
       continue;
     }
-    MF_ASSIGN_OR_RETURN(ValueId band,
-                        EmitConcat(out, pieces, kAxisW, kNoValue, target,
-                                   {h0, h1, 0, whole.shape[kAxisW]},
-                                   tail.name + "/row" + std::to_string(r), split.copy_free_concat));
+    MF_ASSIGN_OR_RETURN(
+        ValueId band,
+        EmitConcat(out, pieces, kAxisW, kNoValue, target, {h0, h1, 0, whole.shape[kAxisW]},
+                   tail.name + "/row" + std::to_string(r), split.copy_free_concat));
     bands.push_back(band);
   }
   return EmitConcat(out, bands, kAxisH, target, target, WholeBox(whole), tail.name + "/concat",
@@ -510,8 +511,8 @@ int StreamInputs(Graph* graph) {
       continue;
     value.role = Role::kStreamed;
     const Shape shape = value.shape;
-    Attrs attrs{{"begin", std::vector<int64_t>(shape.size(), 0)}, {"size", shape},
-                {"view", int64_t{1}}};
+    Attrs attrs{
+        {"begin", std::vector<int64_t>(shape.size(), 0)}, {"size", shape}, {"view", int64_t{1}}};
     Result<std::vector<ValueId>> fetched =
         AddOp(graph, "slice", {input}, std::move(attrs), value.name + "/fetched");
     if (!fetched.ok()) continue;  // a rank-4 slice of its own shape is always valid
@@ -550,12 +551,11 @@ Result<Graph> SplitRegion(const Graph& graph, const RegionSplit& split, SplitSta
     return Status::Error("split: cached halos need row bands (one column of tiles)");
   if (split.rows < 1 || split.rows > out_shape[kAxisH] || split.cols < 1 ||
       split.cols > out_shape[kAxisW]) {
-    return Status::Error("split: " + std::to_string(split.rows) + "x" +
-                         std::to_string(split.cols) + " tiles for '" + tail.name + "', which is " +
-                         std::to_string(out_shape[kAxisH]) + "x" +
-                         std::to_string(out_shape[kAxisW]) + "; use 1.." +
-                         std::to_string(out_shape[kAxisH]) + " x 1.." +
-                         std::to_string(out_shape[kAxisW]));
+    return Status::Error(
+        "split: " + std::to_string(split.rows) + "x" + std::to_string(split.cols) + " tiles for '" +
+        tail.name + "', which is " + std::to_string(out_shape[kAxisH]) + "x" +
+        std::to_string(out_shape[kAxisW]) + "; use 1.." + std::to_string(out_shape[kAxisH]) +
+        " x 1.." + std::to_string(out_shape[kAxisW]));
   }
   SplitStats local;
   Graph out = CopyValues(graph);
@@ -610,8 +610,8 @@ std::vector<int32_t> LowPoints(int32_t from, int32_t step, int32_t reach, int32_
   return lows;
 }
 
-std::vector<std::pair<int32_t, int32_t>> RegionsNearPeak(const Graph& graph,
-                                                         int32_t peak_position, int32_t max_ops) {
+std::vector<std::pair<int32_t, int32_t>> RegionsNearPeak(const Graph& graph, int32_t peak_position,
+                                                         int32_t max_ops) {
   const auto size = static_cast<int32_t>(graph.schedule.size());
   const std::vector<std::vector<NodeId>> consumers = graph.Consumers();
   const std::vector<int32_t> position = PositionsOf(graph);
@@ -626,7 +626,8 @@ std::vector<std::pair<int32_t, int32_t>> RegionsNearPeak(const Graph& graph,
     return first >= 0 && last < size && first <= last &&
            std::all_of(op_ok.begin() + first, op_ok.begin() + last + 1,
                        [](char ok) { return ok; }) &&
-           node_at(last).op != "slice" && CheckPrivate(graph, consumers, position, first, last).ok();
+           node_at(last).op != "slice" &&
+           CheckPrivate(graph, consumers, position, first, last).ok();
   };
   std::vector<std::pair<int32_t, int32_t>> regions;
   for (int32_t first = std::max(0, peak_position - kShortRegion); first <= peak_position + 1;
@@ -647,10 +648,17 @@ std::vector<std::pair<int32_t, int32_t>> RegionsNearPeak(const Graph& graph,
            : in.role == Role::kStreamed     ? int64_t{0}
                                             : in.bytes();
   });
-  if (getenv("MF_DEBUG")) { fprintf(stderr, "peak %d starts", peak); for (int32_t f : starts) fprintf(stderr, " %d", f); fprintf(stderr, " ends"); for (int32_t l : ends) fprintf(stderr, " %d", l); fprintf(stderr, "\n"); }
+  if (getenv("MF_DEBUG")) {
+    fprintf(stderr, "peak %d starts", peak);
+    for (int32_t f : starts) fprintf(stderr, " %d", f);
+    fprintf(stderr, " ends");
+    for (int32_t l : ends) fprintf(stderr, " %d", l);
+    fprintf(stderr, "\n");
+  }
   for (int32_t first : starts) {
     for (int32_t last : ends) {
-      if (getenv("MF_DEBUG") && !valid(first, last)) fprintf(stderr, "invalid %d..%d\n", first, last);
+      if (getenv("MF_DEBUG") && !valid(first, last))
+        fprintf(stderr, "invalid %d..%d\n", first, last);
       if (last - first >= kShortRegion && last - first < max_ops && valid(first, last))
         regions.emplace_back(first, last);
     }
@@ -779,7 +787,8 @@ Result<std::optional<int64_t>> TryRegionSplit(const Graph& graph, const std::str
 std::vector<int32_t> RowCounts(const SplitOptions& options, bool cache_halos, int64_t height) {
   std::vector<int32_t> counts;
   if (!cache_halos) {
-    for (int32_t rows = options.min_tiles; rows <= options.max_tiles; ++rows) counts.push_back(rows);
+    for (int32_t rows = options.min_tiles; rows <= options.max_tiles; ++rows)
+      counts.push_back(rows);
     return counts;
   }
   for (int64_t rows = options.min_tiles; rows <= height; rows = std::max(rows + 1, rows * 3 / 2))
@@ -798,8 +807,7 @@ Result<std::vector<Candidate>> BestSplits(const Graph& graph, const std::string&
                                           PlanMemo* memo, int32_t* planned) {
   constexpr int64_t kNone = std::numeric_limits<int64_t>::max();
   std::vector<Candidate> best;
-  for (const auto& [first, last] :
-       RegionsNearPeak(graph, peak_position, options.max_region_ops)) {
+  for (const auto& [first, last] : RegionsNearPeak(graph, peak_position, options.max_region_ops)) {
     const int64_t height =
         graph.value(graph.node(graph.schedule[static_cast<size_t>(last)]).outputs[0]).shape[kAxisH];
     int64_t region_best = kNone;
@@ -833,8 +841,8 @@ Result<std::vector<Candidate>> BestSplits(const Graph& graph, const std::string&
 // Rounds of splitting around the moving peak, candidates ranked by `ranking`; `plan` is the
 // input graph's refined plan.
 Result<SplitResult> SplitRounds(const Graph& graph, const GraphPlan& plan,
-                                const SplitOptions& options, SplitRanking ranking,
-                                PeakSource peaks, PlanMemo* memo) {
+                                const SplitOptions& options, SplitRanking ranking, PeakSource peaks,
+                                PlanMemo* memo) {
   MF_ASSIGN_OR_RETURN(GraphPlan search_plan,
                       PlanGraph(graph, options.planner, {.overlaps = options.search_overlaps}));
   SplitResult result;
@@ -847,10 +855,10 @@ Result<SplitResult> SplitRounds(const Graph& graph, const GraphPlan& plan,
   int32_t peak_position = std::max(0, (refined_peaks ? plan : search_plan).peak_time - 1);
   std::string history;
   for (int32_t round = 0; round < options.max_rounds; ++round) {
-    MF_ASSIGN_OR_RETURN(std::vector<Candidate> finalists,
-                        BestSplits(result.graph, history, peak_position, bar,
-                                   budget - result.extra_flops, options, ranking, memo,
-                                   &result.candidates_planned));
+    MF_ASSIGN_OR_RETURN(
+        std::vector<Candidate> finalists,
+        BestSplits(result.graph, history, peak_position, bar, budget - result.extra_flops, options,
+                   ranking, memo, &result.candidates_planned));
     // The first finalist whose refined plan with exact overlaps is smaller too wins the round.
     std::optional<Candidate> best;
     int32_t best_peak_time = 0;
@@ -901,7 +909,8 @@ Result<SplitResult> SplitForMemory(const Graph& graph, const SplitOptions& optio
        {std::pair{SplitRanking::kArena, PeakSource::kHeuristic},
         std::pair{SplitRanking::kLowerBound, PeakSource::kHeuristic},
         std::pair{SplitRanking::kLowerBound, PeakSource::kRefined}}) {
-    MF_ASSIGN_OR_RETURN(SplitResult tried, SplitRounds(graph, plan, options, ranking, peaks, &memo));
+    MF_ASSIGN_OR_RETURN(SplitResult tried,
+                        SplitRounds(graph, plan, options, ranking, peaks, &memo));
     planned += tried.candidates_planned;
     if (!best || tried.arena_after < best->arena_after ||
         (tried.arena_after == best->arena_after && tried.extra_flops < best->extra_flops))

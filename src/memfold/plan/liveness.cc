@@ -11,8 +11,7 @@ namespace {
 
 bool NeedsArena(const Value& value) {
   return !value.is_constant() && value.role != Role::kWeight && value.role != Role::kState &&
-         value.role != Role::kStreamed &&
-         value.role != Role::kOptimizerState && value.bytes() > 0;
+         value.role != Role::kStreamed && value.role != Role::kOptimizerState && value.bytes() > 0;
 }
 
 bool WantsView(const Node& node) {
