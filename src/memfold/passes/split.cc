@@ -648,17 +648,8 @@ std::vector<std::pair<int32_t, int32_t>> RegionsNearPeak(const Graph& graph, int
            : in.role == Role::kStreamed     ? int64_t{0}
                                             : in.bytes();
   });
-  if (getenv("MF_DEBUG")) {
-    fprintf(stderr, "peak %d starts", peak);
-    for (int32_t f : starts) fprintf(stderr, " %d", f);
-    fprintf(stderr, " ends");
-    for (int32_t l : ends) fprintf(stderr, " %d", l);
-    fprintf(stderr, "\n");
-  }
   for (int32_t first : starts) {
     for (int32_t last : ends) {
-      if (getenv("MF_DEBUG") && !valid(first, last))
-        fprintf(stderr, "invalid %d..%d\n", first, last);
       if (last - first >= kShortRegion && last - first < max_ops && valid(first, last))
         regions.emplace_back(first, last);
     }
