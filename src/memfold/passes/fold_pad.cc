@@ -33,7 +33,8 @@ std::vector<int64_t> FoldablePads(const Graph& graph, const Node& pad) {
   const Value& in = graph.value(pad.inputs[0]);
   if (in.dtype != out.dtype || !SameQuantization(in, out)) return {};
   if (p.size() != 8 || p[0] != 0 || p[1] != 0 || p[6] != 0 || p[7] != 0 ||
-      *std::min_element(p.begin(), p.end()) < 0 || (out.dtype != DType::kF32 && out.dtype != DType::kI8))
+      *std::min_element(p.begin(), p.end()) < 0 ||
+      (out.dtype != DType::kF32 && out.dtype != DType::kI8))
     return {};
   if (pad.attrs.Float("value") != ZeroOf(out)) return {};
   return {p[2], p[3], p[4], p[5]};
