@@ -282,6 +282,10 @@ int CompileCommand(const CompileOptions& options) {
   if (Status runnable = CheckRunnable(*loaded, c.inputs); !runnable.ok())
     return Fail(options.common.model + ": " + runnable.message());
   c.original = std::move(*loaded);
+  if (options.best.stream_input) {
+    return Fail("--stream-input: compiled code does not fetch input boxes from a callback yet; "
+                "compile without it (the input is then resident in the arena)");
+  }
   Phase planning("plan " + options.planner);
   Result<ChosenPlan> chosen = MakePlan(c.original, options.planner, options.best);
   if (!chosen.ok()) return Fail(chosen.status().message(), kExitFailed);
