@@ -283,8 +283,9 @@ int CompileCommand(const CompileOptions& options) {
     return Fail(options.common.model + ": " + runnable.message());
   c.original = std::move(*loaded);
   if (options.best.stream_input) {
-    return Fail("--stream-input: compiled code does not fetch input boxes from a callback yet; "
-                "compile without it (the input is then resident in the arena)");
+    return Fail(
+        "--stream-input: compiled code does not fetch input boxes from a callback yet; "
+        "compile without it (the input is then resident in the arena)");
   }
   Phase planning("plan " + options.planner);
   Result<ChosenPlan> chosen = MakePlan(c.original, options.planner, options.best);
