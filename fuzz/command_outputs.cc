@@ -101,7 +101,7 @@ Status CheckCommandOutputs(std::span<const uint8_t> bytes, bool executable) {
     auto check = [&](const std::string& what, const std::function<int()>& command) {
       if (status.ok()) status = CheckCommand(what + mode, json, command);
     };
-    check("inspect", [&] { return cli::InspectCommand(common); });
+    check("inspect", [&] { return cli::InspectCommand(common, std::nullopt); });
     check("plan", [&] { return cli::PlanCommand({.common = common, .svg = svg.path()}); });
     if (!executable) continue;
     check("plan --planner diagonal", [&] {

@@ -11,6 +11,7 @@
 #include "memfold/exec/checked_run_test_util.h"
 #include "memfold/exec/executor.h"
 #include "memfold/io/model_loader.h"
+#include "memfold/io/tflite_graph_writer.h"
 #include "memfold/ir/verify.h"
 #include "memfold/passes/best_plan.h"
 #include "memfold/passes/fold_pad.h"
@@ -113,6 +114,27 @@ TEST(FoldPads, ExplicitPadsBecomeConvolutionPaddingBitIdentically) {
     if (valued.node(id).op == "pad") valued.node(id).attrs.Set("value", 5.0);
   }
   EXPECT_EQ(FoldPads(&valued), 0);
+}
+
+// MobileNet v2 as PyTorch's converters emit it (a PAD before every stride-2 window), written
+// with memfold's TFLite writer and read back: TFLM's planner peaks at a padded expansion; the
+// pads fold, the first stage streams in tiles, and the plan runs bit-identically.
+TEST(PatchBest, PytorchLayoutWrittenAsTfliteFoldsAndStreams) {
+  const Graph model = Load("zoo:mobilenet_v2,alpha=0.35,res=96,dtype=i8,pads=explicit");
+  Result<Bytes> file = GraphToTflite(model);
+  ASSERT_TRUE(file.ok()) << file.status().message();
+  Result<Graph> read = LoadTflite(*file, "mobilenet_v2_pytorch.tflite");
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  Graph folded = *read;
+  EXPECT_EQ(FoldPads(&folded), 5);
+  Result<BestPlan> best = PlanBest(*read, {.max_recompute = 0.10, .stream_input = true});
+  ASSERT_TRUE(best.ok()) << best.status().message();
+  Result<GraphPlan> greedy = PlanGraph(*read, "greedy");
+  ASSERT_TRUE(greedy.ok());
+  EXPECT_LT(best->plan.plan.arena_bytes * 4, greedy->plan.arena_bytes);
+  EXPECT_TRUE(best->split);
+  EXPECT_TRUE(RunsIdentically(*read, best->graph, best->plan.liveness, best->plan.plan,
+                              DefaultInputs(*read)));
 }
 
 // The runtime asks the caller for boxes: none is the whole image, together they cover it, and

@@ -86,7 +86,9 @@ struct FitOptions {
 int ZooCommand(bool json);
 int FitCommand(const FitOptions& options);
 int TrainCommand(const TrainOptions& options);
-int InspectCommand(const CommonOptions& options);
+// With `write_tflite`, also writes the model (a zoo model too) as a .tflite file with memfold's
+// TFLite writer (io/tflite_graph_writer.h).
+int InspectCommand(const CommonOptions& options, const std::optional<std::string>& write_tflite);
 int PlanCommand(const PlanOptions& options);
 int RunCommand(const RunOptions& options);
 int CompileCommand(const CompileOptions& options);

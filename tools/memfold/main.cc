@@ -78,8 +78,13 @@ int main(int argc, char** argv) {
   zoo->add_flag("--json", zoo_json, "print JSON");
 
   memfold::cli::CommonOptions inspect_options;
-  AddModelArgs(app.add_subcommand("inspect", "summarise a model: ops, values, inputs, outputs"),
-               &inspect_options);
+  std::optional<std::string> inspect_write;
+  CLI::App* inspect =
+      app.add_subcommand("inspect", "summarise a model: ops, values, inputs, outputs");
+  AddModelArgs(inspect, &inspect_options);
+  inspect->add_option("--write-tflite", inspect_write,
+                      "also write the model (a zoo model too) as a .tflite file with memfold's "
+                      "TFLite writer");
 
   memfold::cli::PlanOptions plan_options;
   CLI::App* plan = app.add_subcommand("plan", "plan the tensor arena and verify the plan");
@@ -224,7 +229,7 @@ int main(int argc, char** argv) {
     if (compare->parsed()) return memfold::cli::CompareCommand(compare_models, compare_json);
     if (train->parsed()) return memfold::cli::TrainCommand(train_options);
     if (fit->parsed()) return memfold::cli::FitCommand(fit_options);
-    return memfold::cli::InspectCommand(inspect_options);
+    return memfold::cli::InspectCommand(inspect_options, inspect_write);
   } catch (const std::bad_alloc&) {
     return memfold::cli::Fail(
         "out of memory: the model needs more than this machine has; choose a smaller configuration "

@@ -5,7 +5,9 @@
 
 #include "commands.h"
 #include "memfold/exec/executor.h"
+#include "memfold/io/file.h"
 #include "memfold/io/text.h"
+#include "memfold/io/tflite_graph_writer.h"
 #include "memfold/zoo/zoo.h"
 
 namespace memfold::cli {
@@ -50,10 +52,17 @@ int ZooCommand(bool json) {
   return kExitOk;
 }
 
-int InspectCommand(const CommonOptions& options) {
+int InspectCommand(const CommonOptions& options, const std::optional<std::string>& write_tflite) {
   Result<Graph> loaded = LoadModel(options.model);
   if (!loaded.ok()) return Fail(loaded.status().message());
   const Graph& g = *loaded;
+  if (write_tflite) {
+    Result<Bytes> file = GraphToTflite(g);
+    if (!file.ok()) return Fail(options.model + ": " + file.status().message());
+    const Status written = WriteFile(
+        *write_tflite, std::string(reinterpret_cast<const char*>(file->data()), file->size()));
+    if (!written.ok()) return Fail(written.message());
+  }
   std::map<std::string, int> histogram;
   for (NodeId id : g.schedule) ++histogram[g.node(id).op];
   if (options.json) {

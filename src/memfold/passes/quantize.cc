@@ -22,12 +22,13 @@ namespace {
 
 // Ops with an int8 form, and the subsets with quantisation rules of their own.
 const std::set<std::string, std::less<>> kInt8Ops = {
-    "add",        "avg_pool2d", "concat", "conv2d",  "depthwise_conv2d", "fully_connected",
-    "max_pool2d", "mean",       "mul",    "reshape", "softmax",          "sub"};
+    "add",        "avg_pool2d", "concat", "conv2d", "depthwise_conv2d", "fully_connected",
+    "max_pool2d", "mean",       "mul",    "pad",    "reshape",          "softmax",
+    "sub"};
 // Output shares the (first) input's quantisation: the int8 kernel moves or averages stored
 // bytes without requantising (TFLite: restrict_same_input_output_scale).
 const std::set<std::string, std::less<>> kSameScaleOps = {"avg_pool2d", "concat", "max_pool2d",
-                                                          "reshape"};
+                                                          "pad", "reshape"};
 constexpr int32_t kMaxSymmetric = 127;  // weights use [-127, 127] (TFLite kMaxQuantizedValue)
 // Ranges narrower than this are widened around zero so the scale is never 0 (as the TFLite
 // MLIR quantiser's ExpandVerySmallRange does).
@@ -370,7 +371,7 @@ class Int8Builder {
       inputs.push_back(q_.AddValue(std::move(constant)));
     }
     MF_ASSIGN_OR_RETURN(std::vector<ValueId> outputs,
-                        AddOp(&q_, node.op, inputs, node.attrs, node.name));
+                        AddOp(&q_, node.op, inputs, QuantizedAttrs(node), node.name));
     q_.node(q_.num_nodes() - 1).layer = node.layer;
     for (size_t k = 0; k < outputs.size(); ++k) {
       const auto old = static_cast<size_t>(node.outputs[k]);
@@ -380,6 +381,18 @@ class Int8Builder {
       mapped_[old] = outputs[k];
     }
     return Status::Ok();
+  }
+
+  // A pad's fill value in the stored int8 of its output (0.0 becomes the zero point, as
+  // TFLite's converter writes PAD); other nodes' attributes unchanged.
+  Attrs QuantizedAttrs(const Node& node) const {
+    Attrs attrs = node.attrs;
+    if (node.op != "pad") return attrs;
+    const Quantization& q = quant_[static_cast<size_t>(node.outputs[0])];
+    const double stored = std::nearbyint(node.attrs.Float("value") / q.scale[0]) +
+                          static_cast<double>(q.zero_point[0]);
+    attrs.Set("value", std::clamp(stored, -128.0, 127.0));
+    return attrs;
   }
 
   // The int8 / int32 form of constant operand `k` of `node`; a filter's quantisation is kept

@@ -1,6 +1,8 @@
 // MobileNet v1 and v2 with the layer shapes of the published networks, laid out as TFLite's
-// hosted float models are: NHWC, SAME padding, ReLU6 fused into the convolutions, residual
-// adds as ADD ops, a final average pool, a 1x1 convolution to 1001 classes, reshape, softmax.
+// hosted float models are (or, MobileNet v2 with pads=explicit, as PyTorch's converters emit
+// it: a PAD op before every stride-2 window): NHWC, SAME padding, ReLU6 fused into the
+// convolutions, residual adds as ADD ops, a final average pool, a 1x1 convolution to 1001 classes,
+// reshape, softmax.
 #include <algorithm>
 #include <string>
 
@@ -12,21 +14,38 @@ namespace {
 
 constexpr int64_t kClasses = 1001;
 
+// How a 3x3 window of stride 2 pads: TFLite's SAME, or PyTorch's symmetric one pixel as an
+// explicit PAD op before a VALID window (what converters emit for PyTorch models).
+enum class Pads { kSame, kExplicit };
+
+// `x` padded for a window of `k` and `stride`, and the window's padding attribute.
+std::pair<ValueId, std::string> PadFor(GraphBuilder& b, ValueId x, int64_t k, int64_t stride,
+                                       Pads pads, const std::string& name) {
+  if (pads == Pads::kSame || k == 1 || stride == 1) return {x, "same"};
+  const int64_t p = k / 2;
+  Attrs attrs{{"paddings", std::vector<int64_t>{0, 0, p, p, p, p, 0, 0}}, {"value", 0.0}};
+  return {b.Op("pad", {x}, std::move(attrs), name + "/pad", "conv"), "valid"};
+}
+
 // Convolution with bias: filter [out_c, k, k, in_c].
 ValueId Conv(GraphBuilder& b, ValueId x, int64_t out_c, int64_t k, int64_t stride,
-             const std::string& activation, const std::string& name) {
+             const std::string& activation, const std::string& name, Pads pads = Pads::kSame) {
   const int64_t in_c = b.shape(x)[3];
   const ValueId w = b.LayerWeight(name + "/weights", {out_c, k, k, in_c}, k * k * in_c);
   const ValueId bias = b.Weight(name + "/bias", {out_c}, 0.01f);
-  return b.Op("conv2d", {x, w, bias}, ConvAttrs(stride, activation), name, "conv");
+  const auto [padded, padding] = PadFor(b, x, k, stride, pads, name);
+  return b.Op("conv2d", {padded, w, bias}, ConvAttrs(stride, activation, padding), name, "conv");
 }
 
 // Depthwise 3x3 convolution with bias and ReLU6: filter [1, 3, 3, channels].
-ValueId Depthwise(GraphBuilder& b, ValueId x, int64_t stride, const std::string& name) {
+ValueId Depthwise(GraphBuilder& b, ValueId x, int64_t stride, const std::string& name,
+                  Pads pads = Pads::kSame) {
   const int64_t c = b.shape(x)[3];
   const ValueId w = b.LayerWeight(name + "/depthwise_weights", {1, 3, 3, c}, 9);
   const ValueId bias = b.Weight(name + "/bias", {c}, 0.01f);
-  return b.Op("depthwise_conv2d", {x, w, bias}, ConvAttrs(stride, "relu6"), name, "conv");
+  const auto [padded, padding] = PadFor(b, x, 3, stride, pads, name);
+  return b.Op("depthwise_conv2d", {padded, w, bias}, ConvAttrs(stride, "relu6", padding), name,
+              "conv");
 }
 
 // Global average pool, 1x1 convolution to the classes, reshape to [batch, classes], softmax.
@@ -81,9 +100,10 @@ Result<Graph> BuildMobileNetV1(const ZooArgs& args) {
 Result<Graph> BuildMobileNetV2(const ZooArgs& args) {
   const double alpha = args.Float("alpha");
   const int64_t res = args.Int("res");
+  const Pads pads = args.Choice("pads") == "explicit" ? Pads::kExplicit : Pads::kSame;
   GraphBuilder b("mobilenet_v2");
   ValueId x = b.Input("input", {args.Int("batch"), res, res, 3});
-  x = Conv(b, x, MakeDivisible(32 * alpha), 3, 2, "relu6", "Conv");
+  x = Conv(b, x, MakeDivisible(32 * alpha), 3, 2, "relu6", "Conv", pads);
   // Inverted residual settings: expansion t, channels c, repeats n, first stride s.
   struct Stage {
     int64_t t, c, n, s;
@@ -101,7 +121,7 @@ Result<Graph> BuildMobileNetV2(const ZooArgs& args) {
       const int64_t in_c = b.shape(x)[3];
       ValueId y = x;
       if (stage.t != 1) y = Conv(b, y, in_c * stage.t, 1, 1, "relu6", name + "/expand");
-      y = Depthwise(b, y, stride, name + "/depthwise");
+      y = Depthwise(b, y, stride, name + "/depthwise", pads);
       y = Conv(b, y, out_c, 1, 1, "none", name + "/project");
       if (stride == 1 && in_c == out_c) y = b.Op("add", {x, y}, {}, name + "/add", "conv");
       x = y;

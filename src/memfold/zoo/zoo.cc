@@ -85,7 +85,11 @@ const std::vector<ZooModel>& Models() {
         {"alpha", "1.0", KeyKind::kFloat, 0.05, 4.0, "width multiplier"},
         {"res", "224", KeyKind::kInt, 32, 1024, "input resolution"},
         kDType,
-        kHead},
+        kHead,
+        {"pads", "same", KeyKind::kChoice, 0, 0,
+         "same: TFLite's SAME padding; explicit: PyTorch's layout as converters emit it, a PAD "
+         "op (one pixel each side) before every stride-2 window, which is then VALID",
+         "same,explicit"}},
        WithDType<BuildMobileNetV2>},
       {"mlp",
        "a small multi-layer perceptron: fully-connected + relu layers, softmax",
