@@ -141,7 +141,7 @@ Result<BestPlan> PlanBest(const Graph& file_graph, const BestOptions& options) {
   for (size_t k = 0, unsplit = candidates.size(); k < unsplit; ++k) {
     MF_ASSIGN_OR_RETURN(SplitResult split, SplitForMemory(candidates[k].graph, split_options));
     if (split.stages.empty()) continue;
-    MF_ASSIGN_OR_RETURN(GraphPlan plan, PlanGraph(split.graph, "smallest", {.refine = true}));
+    GraphPlan plan = *split.plan;  // refined with "smallest" by the split's last round
     candidates.push_back({std::move(split.graph), std::move(plan), candidates[k].concat, true,
                           split.recompute_fraction(), SplitDetail(split)});
   }

@@ -5,6 +5,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string_view>
 #include <utility>
@@ -232,10 +233,13 @@ struct Tile {
   std::vector<ValueId> cache;   // per value: the rows kept from the band before, or kNoValue
 };
 
-// The rows of `held` a band must compute when the band before held `before`: those past it,
-// when the bands advance monotonically and overlap (the rest is cached); all of them otherwise.
+// The rows of `held` a tile must compute when the tile above it held `before`: those past it,
+// when the tiles advance monotonically down the same columns and overlap (the rest is cached);
+// all of them otherwise.
 Box NewRows(const Box& held, const Box& before) {
-  if (held.empty() || before.empty() || held.h0 < before.h0 || held.h0 >= before.h1) return held;
+  if (held.empty() || before.empty() || held.h0 < before.h0 || held.h0 >= before.h1 ||
+      held.w0 != before.w0 || held.w1 != before.w1)
+    return held;
   Box rows = held;
   rows.h0 = std::min(held.h1, before.h1);
   return rows;
@@ -408,29 +412,37 @@ Result<ValueId> EmitHolder(Graph* out, const Graph& graph, const Region& region,
                     op.node->name + "/joined" + std::to_string(tile.index), false);
 }
 
+// Tiles in raster order (each row of tiles concatenated along W, then the rows along H) or,
+// with cached halos, strip by strip (each column of tiles along H, then the strips along W), so
+// that every tile follows the one above it, whose halo rows it keeps.
 Status EmitSplitStage(const Graph& graph, const Region& region, const RegionSplit& split,
                       Graph* out, SplitStats* stats) {
   const Node& tail = *region.ops.back().node;
   const ValueId target = tail.outputs[0];
   const Value& whole = graph.value(target);
+  const int64_t height = whole.shape[kAxisH], width = whole.shape[kAxisW];
   const auto values = static_cast<size_t>(graph.num_values());
+  const bool strips = split.cache_halos;
+  const int32_t lines = strips ? split.cols : split.rows;
+  const int32_t steps = strips ? split.rows : split.cols;
   Tile tile, before;
   tile.box.assign(values, {});
   tile.computed.assign(values, {});
   tile.holder.assign(values, kNoValue);
-  if (split.cache_halos) tile.cache.assign(values, kNoValue);
-  std::vector<ValueId> bands;
-  for (int32_t r = 0; r < split.rows; ++r) {
-    const auto [h0, h1] = Piece(whole.shape[kAxisH], split.rows, r);
+  std::vector<ValueId> line_values;
+  for (int32_t line = 0; line < lines; ++line) {
     std::vector<ValueId> pieces;
-    for (int32_t c = 0; c < split.cols; ++c) {
-      const auto [w0, w1] = Piece(whole.shape[kAxisW], split.cols, c);
-      if (split.cache_halos) before = tile;
+    if (strips) tile.cache.assign(values, kNoValue);
+    for (int32_t step = 0; step < steps; ++step) {
+      const int32_t r = strips ? step : line, c = strips ? line : step;
+      const auto [h0, h1] = Piece(height, split.rows, r);
+      const auto [w0, w1] = Piece(width, split.cols, c);
+      if (strips) before = tile;
       tile.index = r * split.cols + c;
-      MF_RETURN_IF_ERROR(BoxesOfTile(graph, region, {h0, h1, w0, w1},
-                                     split.cache_halos && r > 0 ? &before : nullptr, &tile));
-      if (split.cache_halos && r > 0)
-        MF_RETURN_IF_ERROR(EmitCaches(out, region, before, &tile, stats));
+      const bool cached = strips && step > 0;
+      MF_RETURN_IF_ERROR(
+          BoxesOfTile(graph, region, {h0, h1, w0, w1}, cached ? &before : nullptr, &tile));
+      if (cached) MF_RETURN_IF_ERROR(EmitCaches(out, region, before, &tile, stats));
       for (const RegionOp& op : region.ops) {
         if (tile.box[static_cast<size_t>(op.node->outputs[0])].empty()) continue;
         MF_ASSIGN_OR_RETURN(tile.holder[static_cast<size_t>(op.node->outputs[0])],
@@ -439,17 +451,18 @@ Status EmitSplitStage(const Graph& graph, const Region& region, const RegionSpli
       pieces.push_back(tile.holder[static_cast<size_t>(target)]);
     }
     if (pieces.size() == 1) {
-      bands.push_back(pieces[0]);
+      line_values.push_back(pieces[0]);
       continue;
     }
-    MF_ASSIGN_OR_RETURN(
-        ValueId band,
-        EmitConcat(out, pieces, kAxisW, kNoValue, target, {h0, h1, 0, whole.shape[kAxisW]},
-                   tail.name + "/row" + std::to_string(r), split.copy_free_concat));
-    bands.push_back(band);
+    const auto [a0, a1] = Piece(strips ? width : height, lines, line);
+    const Box box = strips ? Box{0, height, a0, a1} : Box{a0, a1, 0, width};
+    const std::string name = tail.name + (strips ? "/strip" : "/row") + std::to_string(line);
+    MF_ASSIGN_OR_RETURN(ValueId joined, EmitConcat(out, pieces, strips ? kAxisH : kAxisW, kNoValue,
+                                                   target, box, name, split.copy_free_concat));
+    line_values.push_back(joined);
   }
-  return EmitConcat(out, bands, kAxisH, target, target, WholeBox(whole), tail.name + "/concat",
-                    split.copy_free_concat)
+  return EmitConcat(out, line_values, strips ? kAxisW : kAxisH, target, target, WholeBox(whole),
+                    tail.name + "/concat", split.copy_free_concat)
       .status();
 }
 
@@ -547,8 +560,6 @@ Result<Graph> SplitRegion(const Graph& graph, const RegionSplit& split, SplitSta
   }
   const Node& tail = *region.ops.back().node;
   const Shape& out_shape = graph.value(tail.outputs[0]).shape;
-  if (split.cache_halos && split.cols != 1)
-    return Status::Error("split: cached halos need row bands (one column of tiles)");
   if (split.rows < 1 || split.rows > out_shape[kAxisH] || split.cols < 1 ||
       split.cols > out_shape[kAxisW]) {
     return Status::Error(
@@ -676,7 +687,7 @@ int64_t StagePeak(const GraphPlan& plan, const SplitStats& stats) {
 
 // Row counts past the best one for a grid width that may still improve on it before the width
 // is abandoned (the arena falls with the tile size, then flattens or grows with the halo).
-constexpr int32_t kTilePatience = 3;
+constexpr int32_t kTilePatience = 2;
 
 // Candidates of one round kept for re-planning with exact overlaps: the search ranks by the
 // cheaper closed-form overlaps, which may order close candidates differently.
@@ -716,9 +727,11 @@ void Offer(Candidate candidate, std::vector<Candidate>* best) {
 // What planning one candidate found, kept so that the search's strategies, which often walk
 // the same rounds, plan each candidate once. Keyed by the splits applied before and this one.
 struct Planned {
-  bool ok = false;  // SplitRegion accepted it
+  bool ok = false;  // SplitRegion accepted it, within the budget
   double extra_flops = 0;
   int64_t arena = 0, lower_bound = 0, stage_peak = 0;
+  int32_t peak_time = 0;
+  std::shared_ptr<const GraphPlan> exact;  // a finalist's refined plan
 };
 using PlanMemo = std::map<std::string, Planned>;
 
@@ -746,12 +759,13 @@ Result<std::optional<int64_t>> TryRegionSplit(const Graph& graph, const std::str
     found.ok = rewritten.ok() && stats.extra_flops <= flops_left;
     found.extra_flops = stats.extra_flops;
     if (found.ok) {
-      MF_ASSIGN_OR_RETURN(GraphPlan plan, PlanGraph(*rewritten, options.planner,
+      MF_ASSIGN_OR_RETURN(GraphPlan plan, PlanGraph(*rewritten, options.search_planner,
                                                     {.overlaps = options.search_overlaps}));
       ++*planned;
       found.arena = plan.plan.arena_bytes;
       found.lower_bound = plan.lower_bound;
       found.stage_peak = StagePeak(plan, stats);
+      found.peak_time = plan.peak_time;
       graph_split = std::move(*rewritten);
     }
     known = memo->emplace(key, found).first;
@@ -772,26 +786,32 @@ Result<std::optional<int64_t>> TryRegionSplit(const Graph& graph, const std::str
   return std::optional<int64_t>{arena};
 }
 
-// Row counts a grid tries, in increasing order: every count up to max_tiles when halos are
-// recomputed (the recompute grows with the count); with cached halos, which cost no
-// recomputation, counts growing by about half up to the output's height.
+// Row counts a grid tries, in the order tried: counts growing by about half up to max_tiles
+// when halos are recomputed (2, 3, 4, 6, 8, 12, 16: the recompute grows with the count); with
+// cached halos, which cost
+// no recomputation and shrink with thinner tiles, one output row per tile first, then 2, 3
+// and 4.
 std::vector<int32_t> RowCounts(const SplitOptions& options, bool cache_halos, int64_t height) {
   std::vector<int32_t> counts;
   if (!cache_halos) {
-    for (int32_t rows = options.min_tiles; rows <= options.max_tiles; ++rows)
+    for (int32_t rows = options.min_tiles; rows <= options.max_tiles;
+         rows = std::max(rows + 1, rows * 3 / 2))
       counts.push_back(rows);
     return counts;
   }
-  for (int64_t rows = options.min_tiles; rows <= height; rows = std::max(rows + 1, rows * 3 / 2))
-    counts.push_back(static_cast<int32_t>(rows));
+  for (int64_t per_tile = 1; per_tile <= 4; ++per_tile) {
+    const auto rows = static_cast<int32_t>((height + per_tile - 1) / per_tile);
+    if (rows >= options.min_tiles && (counts.empty() || rows < counts.back()))
+      counts.push_back(rows);
+  }
   return counts;
 }
 
 // The best splits of one round by the search's arenas, best first: those below `bar`. For each
-// region: row bands with cached halos, and grids with 1..max_cols columns recomputing them; for
-// each, row counts in increasing order (with a copy-free and a copying concat) until the budget
-// is exceeded or kTilePatience counts in a row fail to improve on that grid's best; wider grids
-// while they improve.
+// region, with halo rows cached and with halos recomputed: grids of 1..max_cols columns while
+// wider grids improve; for each, row counts in increasing order (with a copy-free and a copying
+// concat) until the budget is exceeded or kTilePatience counts in a row fail to improve on
+// that grid's best.
 Result<std::vector<Candidate>> BestSplits(const Graph& graph, const std::string& history,
                                           int32_t peak_position, int64_t bar, double flops_left,
                                           const SplitOptions& options, SplitRanking ranking,
@@ -801,29 +821,34 @@ Result<std::vector<Candidate>> BestSplits(const Graph& graph, const std::string&
   for (const auto& [first, last] : RegionsNearPeak(graph, peak_position, options.max_region_ops)) {
     const int64_t height =
         graph.value(graph.node(graph.schedule[static_cast<size_t>(last)]).outputs[0]).shape[kAxisH];
-    int64_t region_best = kNone;
-    for (int32_t cols = 0; cols <= options.max_cols; ++cols) {  // 0: cached halos
-      const bool cache = cols == 0;
-      int64_t cols_best = kNone;
-      int32_t since_best = 0;
-      for (int32_t rows : RowCounts(options, cache, height)) {
-        if (since_best >= kTilePatience) break;
-        int64_t rows_best = kNone;
-        for (const bool copy_free : {true, false}) {
-          const RegionSplit split{first, last, rows, copy_free, std::max(cols, 1), cache};
-          MF_ASSIGN_OR_RETURN(std::optional<int64_t> arena,
-                              TryRegionSplit(graph, history, split, bar, flops_left, options,
-                                             ranking, memo, planned, &best));
-          if (!arena) break;
-          rows_best = std::min(rows_best, *arena);
+    for (const bool cache : {true, false}) {
+      // Short regions keep little in line buffers; whole stages are where caching pays.
+      if (cache && last - first < kShortRegion) continue;
+      int64_t mode_best = kNone;
+      for (int32_t cols = 1; cols <= options.max_cols; ++cols) {
+        int64_t cols_best = kNone;
+        int32_t since_best = 0;
+        for (int32_t rows : RowCounts(options, cache, height)) {
+          if (since_best >= (cache ? 1 : kTilePatience)) break;
+          int64_t rows_best = kNone;
+          for (const bool copy_free : {true, false}) {
+            // A copying concat matters where the region's output is large next to its input:
+            // short chains in bands; whole stages end small.
+            if (!copy_free && (last - first >= kShortRegion || cols > 1)) break;
+            const RegionSplit split{first, last, rows, copy_free, cols, cache};
+            MF_ASSIGN_OR_RETURN(std::optional<int64_t> arena,
+                                TryRegionSplit(graph, history, split, bar, flops_left, options,
+                                               ranking, memo, planned, &best));
+            if (!arena) break;
+            rows_best = std::min(rows_best, *arena);
+          }
+          if (rows_best == kNone) break;  // over budget: more rows too
+          since_best = rows_best < cols_best ? 0 : since_best + 1;
+          cols_best = std::min(cols_best, rows_best);
         }
-        if (rows_best == kNone) break;  // over budget: more rows too
-        since_best = rows_best < cols_best ? 0 : since_best + 1;
-        cols_best = std::min(cols_best, rows_best);
+        if (cols_best >= mode_best) break;  // wider grids stopped helping
+        mode_best = cols_best;
       }
-      if (cache) continue;
-      if (cols_best >= region_best) break;  // wider patches stopped helping
-      region_best = cols_best;
     }
   }
   return best;
@@ -834,8 +859,8 @@ Result<std::vector<Candidate>> BestSplits(const Graph& graph, const std::string&
 Result<SplitResult> SplitRounds(const Graph& graph, const GraphPlan& plan,
                                 const SplitOptions& options, SplitRanking ranking, PeakSource peaks,
                                 PlanMemo* memo) {
-  MF_ASSIGN_OR_RETURN(GraphPlan search_plan,
-                      PlanGraph(graph, options.planner, {.overlaps = options.search_overlaps}));
+  MF_ASSIGN_OR_RETURN(GraphPlan search_plan, PlanGraph(graph, options.search_planner,
+                                                       {.overlaps = options.search_overlaps}));
   SplitResult result;
   result.graph = graph;
   result.arena_before = result.arena_after = plan.plan.arena_bytes;
@@ -852,31 +877,28 @@ Result<SplitResult> SplitRounds(const Graph& graph, const GraphPlan& plan,
                    ranking, memo, &result.candidates_planned));
     // The first finalist whose refined plan with exact overlaps is smaller too wins the round.
     std::optional<Candidate> best;
-    int32_t best_peak_time = 0;
     for (Candidate& candidate : finalists) {
       const std::string key = history + SplitKey(candidate.stage.split) + "exact";
       auto exact = memo->find(key);
       if (exact == memo->end()) {
         MF_ASSIGN_OR_RETURN(GraphPlan refined,
                             PlanGraph(candidate.graph, options.planner, {.refine = true}));
-        exact = memo->emplace(key, Planned{.ok = true,
-                                           .arena = refined.plan.arena_bytes,
-                                           .stage_peak = refined.peak_time})
-                    .first;
+        Planned planned{.ok = true, .arena = refined.plan.arena_bytes};
+        planned.exact = std::make_shared<const GraphPlan>(std::move(refined));
+        exact = memo->emplace(key, std::move(planned)).first;
       }
       if (exact->second.arena < result.arena_after) {
         candidate.stage.arena_bytes = exact->second.arena;
-        best_peak_time = static_cast<int32_t>(exact->second.stage_peak);  // the peak's time
+        result.plan = exact->second.exact;
         best = std::move(candidate);
         break;
       }
     }
     if (!best) break;
-    MF_ASSIGN_OR_RETURN(GraphPlan searched, PlanGraph(best->graph, options.planner,
-                                                      {.overlaps = options.search_overlaps}));
+    const Planned& searched = memo->at(history + SplitKey(best->stage.split));
     result.arena_after = best->stage.arena_bytes;
-    bar = SearchKey(searched, ranking);
-    peak_position = std::max(0, (refined_peaks ? best_peak_time : searched.peak_time) - 1);
+    bar = ranking == SplitRanking::kArena ? searched.arena : searched.lower_bound;
+    peak_position = std::max(0, (refined_peaks ? result.plan->peak_time : searched.peak_time) - 1);
     result.extra_flops += best->stage.stats.extra_flops;
     result.duplicated_elements += best->stage.stats.duplicated_elements;
     history += SplitKey(best->stage.split);

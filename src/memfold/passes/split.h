@@ -35,6 +35,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -55,8 +56,9 @@ struct RegionSplit {
   // output only when the concat runs, so the output does not live beside the region's input.
   bool copy_free_concat = true;
   int32_t cols = 1;
-  // Row bands only: the rows a band shares with the band before are kept (copied out of it
-  // into a small buffer, a line buffer) instead of recomputed.
+  // The rows a tile shares with the tile above it are kept (copied out of it into a small
+  // buffer, a line buffer) instead of recomputed; tiles then run strip by strip (column by
+  // column of the grid), and only column halos are recomputed.
   bool cache_halos = false;
   int32_t tiles() const { return rows * cols; }
 };
@@ -93,8 +95,11 @@ struct SplitOptions {
   int32_t max_tiles = 16;  // rows (and columns) of the grid
   int32_t max_cols = 4;    // 1: row bands only
   int32_t max_region_ops = 64;
-  int32_t max_rounds = 4;  // splits applied one after another around the moving peak
-  std::string planner = "diagonal";
+  int32_t max_rounds = 4;            // splits applied one after another around the moving peak
+  std::string planner = "diagonal";  // each round's finalists, refined
+  // Candidates are ranked by this planner's arenas (or bounds): one placement heuristic, as a
+  // candidate graph of a tiled stage has thousands of buffers and each placement costs O(n^2).
+  std::string search_planner = "diagonal";
   // Safe overlaps used while ranking candidates (the closed form is much cheaper than replaying
   // loop nests); each round's winner is re-planned with exact (algorithmic) overlaps and kept
   // only if that plan is smaller too.
@@ -109,7 +114,9 @@ struct SplitStage {
 };
 
 struct SplitResult {
-  Graph graph;                     // the input graph when no split helps
+  Graph graph;  // the input graph when no split helps
+  // The split graph's refined plan with options.planner (verified); null when nothing helped.
+  std::shared_ptr<const GraphPlan> plan;
   std::vector<SplitStage> stages;  // empty when nothing helped
   int64_t arena_before = 0;
   int64_t arena_after = 0;
