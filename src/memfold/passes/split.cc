@@ -596,12 +596,13 @@ double TotalFlops(const Graph& graph) {
   return total;
 }
 
-// Regions up to `max_ops` operators long that contain a position next to the peak operator:
-// every short one (up to kShortRegion operators: chains around the peak), and long ones that
-// run from a low point of the activations before the peak to a low point after it, where a
-// tiled stage saves the most: the ends are the outputs that are smaller than every output
-// between the peak and them (the nearest kLowPoints), the starts likewise for the first
-// operator's input going backwards (a streamed input counts as nothing).
+// Regions up to `max_ops` operators long that contain a position next to the peak operator, in
+// the order the search tries them (its work is bounded): long ones that run from a low point of
+// the activations before the peak to a low point after it, where a tiled stage saves the most,
+// then every short one (up to kShortRegion operators: chains around the peak). Long ones: the ends
+// are the outputs that are smaller than every output between the peak and them (the nearest
+// kLowPoints), the starts likewise for the first operator's input going backwards (a streamed input
+// counts as nothing).
 constexpr int32_t kShortRegion = 4;
 constexpr size_t kLowPoints = 4;
 
@@ -641,13 +642,6 @@ std::vector<std::pair<int32_t, int32_t>> RegionsNearPeak(const Graph& graph, int
            CheckPrivate(graph, consumers, position, first, last).ok();
   };
   std::vector<std::pair<int32_t, int32_t>> regions;
-  for (int32_t first = std::max(0, peak_position - kShortRegion); first <= peak_position + 1;
-       ++first) {
-    for (int32_t last = std::max(first, peak_position - 1);
-         last - first < kShortRegion && last < size; ++last) {
-      if (valid(first, last)) regions.emplace_back(first, last);
-    }
-  }
   const int32_t peak = std::min(peak_position, size - 1);
   const std::vector<int32_t> ends = LowPoints(peak, 1, max_ops, size, [&](int32_t pos) {
     return op_ok[static_cast<size_t>(pos)] ? graph.value(node_at(pos).outputs[0]).bytes()
@@ -663,6 +657,13 @@ std::vector<std::pair<int32_t, int32_t>> RegionsNearPeak(const Graph& graph, int
     for (int32_t last : ends) {
       if (last - first >= kShortRegion && last - first < max_ops && valid(first, last))
         regions.emplace_back(first, last);
+    }
+  }
+  for (int32_t first = std::max(0, peak_position - kShortRegion); first <= peak_position + 1;
+       ++first) {
+    for (int32_t last = std::max(first, peak_position - 1);
+         last - first < kShortRegion && last < size; ++last) {
+      if (valid(first, last)) regions.emplace_back(first, last);
     }
   }
   return regions;
@@ -733,7 +734,9 @@ struct Planned {
   int32_t peak_time = 0;
   std::shared_ptr<const GraphPlan> exact;  // a finalist's refined plan
 };
-using PlanMemo = std::map<std::string, Planned>;
+struct PlanMemo : std::map<std::string, Planned> {
+  double work = 0;  // placement work spent on candidates: the sum of their buffers squared
+};
 
 std::string SplitKey(const RegionSplit& split) {
   return std::to_string(split.first) + "-" + std::to_string(split.last) + ":" +
@@ -753,6 +756,7 @@ Result<std::optional<int64_t>> TryRegionSplit(const Graph& graph, const std::str
   std::optional<Graph> graph_split;
   SplitStats stats;
   if (known == memo->end()) {
+    if (memo->work >= options.max_search_work) return std::optional<int64_t>{};
     // The same splits before leave the same budget: over it is remembered as refused.
     Planned found;
     Result<Graph> rewritten = SplitRegion(graph, split, &stats);
@@ -762,6 +766,8 @@ Result<std::optional<int64_t>> TryRegionSplit(const Graph& graph, const std::str
       MF_ASSIGN_OR_RETURN(GraphPlan plan, PlanGraph(*rewritten, options.search_planner,
                                                     {.overlaps = options.search_overlaps}));
       ++*planned;
+      const auto buffers = static_cast<double>(plan.liveness.requests.size());
+      memo->work += buffers * buffers;
       found.arena = plan.plan.arena_bytes;
       found.lower_bound = plan.lower_bound;
       found.stage_peak = StagePeak(plan, stats);

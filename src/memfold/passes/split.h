@@ -100,6 +100,11 @@ struct SplitOptions {
   // Candidates are ranked by this planner's arenas (or bounds): one placement heuristic, as a
   // candidate graph of a tiled stage has thousands of buffers and each placement costs O(n^2).
   std::string search_planner = "diagonal";
+  // Placement work one round may spend ranking candidates, as the sum over the candidates it
+  // plans of their buffer count squared (a placement's cost); candidates past it are not
+  // planned. Deterministic, unlike a time limit; the default keeps `best` within about 10 s on
+  // the zoo's MobileNets on a 2-core machine.
+  double max_search_work = 6e8;
   // Safe overlaps used while ranking candidates (the closed form is much cheaper than replaying
   // loop nests); each round's winner is re-planned with exact (algorithmic) overlaps and kept
   // only if that plan is smaller too.
