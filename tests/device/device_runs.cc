@@ -113,8 +113,8 @@ TEST(DeviceRuns, PersonDetectBestRunsInItsPlannedTwentyKilobytes) {
                            TreeDir("person_detect_best_plain") + " --run --json --cache " + kCache);
   ASSERT_EQ(out.code, 0) << out.err;
   const nlohmann::json run = out.Json();
-  EXPECT_EQ(run["arena_bytes"], 20064);
-  EXPECT_EQ(run["sections"][".arena"], 20064);
+  EXPECT_EQ(run["arena_bytes"], 20160);
+  EXPECT_EQ(run["sections"][".arena"], 20160);
   EXPECT_EQ(run["outputs"][0]["sha256"], TflmSha256("person_detect.tflite")[0]);
   EXPECT_FALSE(run["poisoned"].get<bool>());
 }

@@ -688,7 +688,7 @@ int64_t StagePeak(const GraphPlan& plan, const SplitStats& stats) {
 
 // Row counts past the best one for a grid width that may still improve on it before the width
 // is abandoned (the arena falls with the tile size, then flattens or grows with the halo).
-constexpr int32_t kTilePatience = 2;
+constexpr int32_t kTilePatience = 3;
 
 // Candidates of one round kept for re-planning with exact overlaps: the search ranks by the
 // cheaper closed-form overlaps, which may order close candidates differently.
@@ -792,16 +792,14 @@ Result<std::optional<int64_t>> TryRegionSplit(const Graph& graph, const std::str
   return std::optional<int64_t>{arena};
 }
 
-// Row counts a grid tries, in the order tried: counts growing by about half up to max_tiles
-// when halos are recomputed (2, 3, 4, 6, 8, 12, 16: the recompute grows with the count); with
-// cached halos, which cost
+// Row counts a grid tries, in the order tried: every count up to max_tiles in increasing order
+// when halos are recomputed (the recompute grows with the count); with cached halos, which cost
 // no recomputation and shrink with thinner tiles, one output row per tile first, then 2, 3
 // and 4.
 std::vector<int32_t> RowCounts(const SplitOptions& options, bool cache_halos, int64_t height) {
   std::vector<int32_t> counts;
   if (!cache_halos) {
-    for (int32_t rows = options.min_tiles; rows <= options.max_tiles;
-         rows = std::max(rows + 1, rows * 3 / 2))
+    for (int32_t rows = options.min_tiles; rows <= options.max_tiles; ++rows)
       counts.push_back(rows);
     return counts;
   }

@@ -99,7 +99,7 @@ struct SplitOptions {
   std::string planner = "diagonal";  // each round's finalists, refined
   // Candidates are ranked by this planner's arenas (or bounds): one placement heuristic, as a
   // candidate graph of a tiled stage has thousands of buffers and each placement costs O(n^2).
-  std::string search_planner = "diagonal";
+  std::string search_planner = "smallest";
   // Placement work one round may spend ranking candidates, as the sum over the candidates it
   // plans of their buffer count squared (a placement's cost); candidates past it are not
   // planned. Deterministic, unlike a time limit; the default keeps `best` within about 10 s on
