@@ -114,6 +114,43 @@ TEST(Cli, HumanOutputShowsSizesAndVerification) {
   EXPECT_NE(r.out.find("verified     yes"), std::string::npos);
 }
 
+// --stream-input: the input is fetched box by box; the arena is smaller than resident, the
+// split plan runs identically, and plan --json says so.
+TEST(Cli, StreamInputPlansSmallerAndRunsIdentically) {
+  const std::string model = "zoo:mobilenet_v2,alpha=0.35,res=64,dtype=i8";
+  const Outcome resident = Memfold("plan " + model + " --planner best --json");
+  const Outcome streamed = Memfold("plan " + model + " --planner best --stream-input --json");
+  ASSERT_EQ(resident.code, 0) << resident.err;
+  ASSERT_EQ(streamed.code, 0) << streamed.err;
+  EXPECT_EQ(streamed.Json()["stream_input"], true);
+  EXPECT_EQ(resident.Json()["stream_input"], false);
+  EXPECT_LT(streamed.Json()["arena_bytes"].get<int64_t>(),
+            resident.Json()["arena_bytes"].get<int64_t>());
+  EXPECT_LE(streamed.Json()["recompute_fraction"].get<double>(), 0.10);
+  const Outcome run = Memfold("run " + model + " --planner best --stream-input --json");
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_EQ(run.Json()["identical_to_unplanned"], true);
+  EXPECT_EQ(run.Json()["arena_bytes"], streamed.Json()["arena_bytes"]);
+  const Outcome compile = Memfold("compile " + model + " --stream-input -o " +
+                                  (std::filesystem::temp_directory_path() / "mf_stream").string());
+  EXPECT_NE(compile.code, 0);
+  EXPECT_NE(compile.err.find("--stream-input"), std::string::npos) << compile.err;
+}
+
+// inspect --write-tflite writes a zoo model with memfold's writer; the file reads back the same.
+TEST(Cli, InspectWritesTflite) {
+  const auto path = std::filesystem::temp_directory_path() / "memfold_cli_written.tflite";
+  const std::string model = "zoo:mobilenet_v2,alpha=0.35,res=64,dtype=i8,pads=explicit";
+  const Outcome wrote = Memfold("inspect " + model + " --write-tflite " + path.string());
+  ASSERT_EQ(wrote.code, 0) << wrote.err;
+  const Outcome read = Memfold("inspect " + path.string() + " --json");
+  ASSERT_EQ(read.code, 0) << read.err;
+  EXPECT_EQ(read.Json()["op_histogram"]["pad"], 5);
+  EXPECT_EQ(read.Json()["op_histogram"],
+            Memfold("inspect " + model + " --json").Json()["op_histogram"]);
+  std::filesystem::remove(path);
+}
+
 TEST(Cli, InputFileIsUsedAndChecked) {
   const auto path = std::filesystem::temp_directory_path() / "memfold_cli_input.bin";
   {

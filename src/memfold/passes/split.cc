@@ -735,7 +735,8 @@ struct Planned {
   std::shared_ptr<const GraphPlan> exact;  // a finalist's refined plan
 };
 struct PlanMemo : std::map<std::string, Planned> {
-  double work = 0;  // placement work spent on candidates: the sum of their buffers squared
+  double work = 0;      // placement work spent on candidates: the sum of their buffers squared
+  int32_t planned = 0;  // candidates planned
 };
 
 std::string SplitKey(const RegionSplit& split) {
@@ -756,7 +757,8 @@ Result<std::optional<int64_t>> TryRegionSplit(const Graph& graph, const std::str
   std::optional<Graph> graph_split;
   SplitStats stats;
   if (known == memo->end()) {
-    if (memo->work >= options.max_search_work) return std::optional<int64_t>{};
+    if (memo->work >= options.max_search_work || memo->planned >= options.max_candidates)
+      return std::optional<int64_t>{};
     // The same splits before leave the same budget: over it is remembered as refused.
     Planned found;
     Result<Graph> rewritten = SplitRegion(graph, split, &stats);
@@ -768,6 +770,7 @@ Result<std::optional<int64_t>> TryRegionSplit(const Graph& graph, const std::str
       ++*planned;
       const auto buffers = static_cast<double>(plan.liveness.requests.size());
       memo->work += buffers * buffers;
+      ++memo->planned;
       found.arena = plan.plan.arena_bytes;
       found.lower_bound = plan.lower_bound;
       found.stage_peak = StagePeak(plan, stats);

@@ -100,11 +100,12 @@ struct SplitOptions {
   // Candidates are ranked by this planner's arenas (or bounds): one placement heuristic, as a
   // candidate graph of a tiled stage has thousands of buffers and each placement costs O(n^2).
   std::string search_planner = "smallest";
-  // Placement work one round may spend ranking candidates, as the sum over the candidates it
-  // plans of their buffer count squared (a placement's cost); candidates past it are not
-  // planned. Deterministic, unlike a time limit; the default keeps `best` within about 10 s on
-  // the zoo's MobileNets on a 2-core machine.
+  // Work the whole search may spend ranking candidates: placement work, as the sum over the
+  // candidates it plans of their buffer count squared (a placement's cost), and a number of
+  // candidates; candidates past either are not planned. Deterministic, unlike a time limit;
+  // the defaults keep `best` within about 10 s on the zoo's MobileNets on a 2-core machine.
   double max_search_work = 6e8;
+  int32_t max_candidates = 1500;
   // Safe overlaps used while ranking candidates (the closed form is much cheaper than replaying
   // loop nests); each round's winner is re-planned with exact (algorithmic) overlaps and kept
   // only if that plan is smaller too.
