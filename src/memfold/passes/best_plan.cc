@@ -25,6 +25,7 @@ std::string SplitDetail(const SplitResult& split) {
       out << " in " << stage.split.rows << " bands";
     else
       out << " in " << stage.split.rows << "x" << stage.split.cols << " tiles";
+    if (stage.split.cache_halos) out << " (halo rows cached)";
   }
   out.precision(2);
   out << std::fixed << " (+" << 100 * split.recompute_fraction() << " % FLOPs)";
