@@ -18,6 +18,11 @@
 // a value are read in place and the tiles written in place into the output; a column crop is
 // copied.
 //
+// Cached halos (RegionSplit::cache_halos): the tiles run strip by strip (column by column of
+// the grid); the rows a tile shares with the tile above it are copied into a line buffer when
+// that tile ends and joined with the rows the next tile computes (a copying concat, which the
+// diagonal planner overlaps with the computed rows), so only column halos are recomputed.
+//
 // Streamed input: when the region reads a graph input whose role is kStreamed (the runtime
 // fetches boxes of it from the caller, exec/executor.h), each tile's slice of it is a fetch of
 // that box, and the whole image is never resident.
@@ -25,7 +30,8 @@
 // SplitForMemory searches regions around the planned arena's peak and tile grids, plans every
 // candidate (PlanGraph, default the diagonal planner, verified) and keeps the smallest arena
 // whose extra work stays within the recompute budget; it repeats around the new peak while
-// that helps. It never returns a graph with a larger arena than its input.
+// that helps, within a deterministic bound on the placement work it spends. It never returns a
+// graph with a larger arena than its input.
 //
 // Preconditions: every op of a region is conv2d, depthwise_conv2d, max/avg_pool2d, an
 // elementwise op (unary, or binary on two same-shaped activations), a constant pad or a slice
