@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <set>
 #include <string>
 
 #include "memfold/exec/checked_run_test_util.h"
@@ -177,6 +178,9 @@ TEST(StreamedInput, FetchesBoxesNeverTheWholeImage) {
   Result<RunOutputs> reference = RunUnplanned(model, inputs);
   ASSERT_TRUE(streamed.ok() && reference.ok()) << streamed.status().message();
   EXPECT_EQ(streamed->outputs, reference->outputs);
+  // Logits, not a saturated softmax: equal outputs say something.
+  const Bytes& logits = reference->outputs[0];
+  EXPECT_GT(std::set<std::byte>(logits.begin(), logits.end()).size(), 8u);
   EXPECT_EQ(fetches, 6);
   EXPECT_LT(largest, image[1] * image[2] / 2);
   EXPECT_TRUE(std::all_of(covered.begin(), covered.end(), [](char c) { return c != 0; }));
@@ -212,27 +216,26 @@ TEST(PatchSplit, RefusesWhatItCannotSplit) {
   EXPECT_NE(tiny.status().message().find("use 1..8"), std::string::npos);
 }
 
-// The target: MobileNet v2 1.0/224 int8 with streamed input within MCUNetV2's 172 kB at
-// most 10 % extra FLOPs; the plan runs bit-identically.
-TEST(PatchBest, MobileNetV2StreamedWithinMcunetV2sPeak) {
+// PlanBest on MobileNet v2 1.0/224 int8 with the input streamed, within `max_recompute`: within
+// MCUNetV2's 172 kB, and the plan runs bit-identically, every read compared.
+void ExpectMobileNetV2StreamedWithinMcunetV2(double max_recompute) {
   const Graph model = Load("zoo:mobilenet_v2,dtype=i8");
-  Result<BestPlan> best = PlanBest(model, {.max_recompute = 0.10, .stream_input = true});
+  Result<BestPlan> best = PlanBest(model, {.max_recompute = max_recompute, .stream_input = true});
   ASSERT_TRUE(best.ok()) << best.status().message();
   EXPECT_LE(best->plan.plan.arena_bytes, 176'128);
-  EXPECT_LE(best->recompute_fraction, 0.10);
+  EXPECT_LE(best->recompute_fraction, max_recompute);
   EXPECT_TRUE(RunsIdentically(model, best->graph, best->plan.liveness, best->plan.plan,
                               DefaultInputs(model)));
 }
 
-// The same within 2 % extra FLOPs: cached halos carry the first stage.
+// The targets: at most 10 % extra FLOPs (MCUNetV2's own overhead), and at most 2 %,
+// where cached halos carry the first stage.
+TEST(PatchBest, MobileNetV2StreamedWithinMcunetV2sPeak) {
+  ExpectMobileNetV2StreamedWithinMcunetV2(0.10);
+}
+
 TEST(PatchBest, MobileNetV2StreamedWithCachedHalosWithinTwoPercent) {
-  const Graph model = Load("zoo:mobilenet_v2,dtype=i8");
-  Result<BestPlan> best = PlanBest(model, {.max_recompute = 0.02, .stream_input = true});
-  ASSERT_TRUE(best.ok()) << best.status().message();
-  EXPECT_LE(best->plan.plan.arena_bytes, 176'128);
-  EXPECT_LE(best->recompute_fraction, 0.02);
-  EXPECT_TRUE(RunsIdentically(model, best->graph, best->plan.liveness, best->plan.plan,
-                              DefaultInputs(model)));
+  ExpectMobileNetV2StreamedWithinMcunetV2(0.02);
 }
 
 }  // namespace

@@ -114,9 +114,8 @@ Status Fetch(const Graph& graph, const Node& node, size_t input, const KernelCon
              const ExecOptions& options) {
   const Value& out = graph.value(node.outputs[0]);
   const auto& begin = node.attrs.Ints("begin");
-  MF_RETURN_IF_ERROR(
-      options.fetch(input, Shape(begin.begin(), begin.end()), out.shape, context.outputs[0].data));
-  return Status::Ok();
+  return options.fetch(input, Shape(begin.begin(), begin.end()), out.shape,
+                       context.outputs[0].data);
 }
 
 struct AlignedFree {
