@@ -39,7 +39,7 @@ enum class Role : uint8_t {
   kActivation,      // produced and consumed during a run
   kOutput,          // read by the caller after a run
   kGradient,        // backward-pass gradient
-  kOptimizerState,  // e.g. momentum
+  kOptimizerState,  // e.g. momentum; without data it starts at zero, like kState
   kWorkspace,       // scratch memory of one operation
   kState,           // persistent state across runs (TFLite variable tensors), outside the arena
   kStreamed,        // a graph input the runtime fetches box by box from the caller (a camera,

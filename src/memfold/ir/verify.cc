@@ -70,10 +70,11 @@ Status CheckEdges(const Graph& g) {
 }
 
 // Whether a value holds data without being fed: produced, constant, or memory the runtime
-// provides (weights, state, workspace).
+// provides (weights, state, optimizer state, workspace).
 bool HasContents(const Value& value) {
   return value.producer != kNoNode || value.is_constant() || value.role == Role::kWeight ||
-         value.role == Role::kState || value.role == Role::kWorkspace;
+         value.role == Role::kState || value.role == Role::kOptimizerState ||
+         value.role == Role::kWorkspace;
 }
 
 // Node `n` reads `in` before anything produced it: its own output, a cycle, or an order to fix.

@@ -20,20 +20,21 @@ int EliminateDeadNodes(Graph* graph) {
       if (in != kNoValue) needed[static_cast<size_t>(in)] = 1;
     }
   }
+  // The kept values and nodes move into the compacted graph: nothing is copied.
   Graph compact;
-  compact.name = graph->name;
-  compact.inputs = graph->inputs;
-  compact.outputs = graph->outputs;
-  compact.offline_offsets = graph->offline_offsets;
+  compact.name = std::move(graph->name);
+  compact.inputs = std::move(graph->inputs);
+  compact.outputs = std::move(graph->outputs);
+  compact.offline_offsets = std::move(graph->offline_offsets);
   for (ValueId v = 0; v < graph->num_values(); ++v) {
-    Value value = graph->value(v);
+    Value& value = graph->value(v);
     value.producer = kNoNode;
     compact.AddValue(std::move(value));
   }
   int removed = 0;
   for (NodeId id : graph->schedule) {
     if (keep[static_cast<size_t>(id)]) {
-      compact.AddNode(graph->node(id));
+      compact.AddNode(std::move(graph->node(id)));
     } else {
       ++removed;
     }

@@ -22,6 +22,16 @@ ValueId AddConstant(Graph* g, const std::string& name, Shape shape, Role role, f
   return g->AddValue(std::move(v));
 }
 
+// Optimizer state carries no contents in the graph: the runtime starts it at zero (as it does
+// every state tensor), so planning never touches the gigabytes a large model's state needs.
+ValueId AddOptimizerState(Graph* g, const std::string& name, Shape shape) {
+  Value v;
+  v.name = name;
+  v.shape = std::move(shape);
+  v.role = Role::kOptimizerState;
+  return g->AddValue(std::move(v));
+}
+
 // Values that depend on a trainable parameter (and the parameters themselves).
 std::vector<char> RequiresGrad(const Graph& g, const std::vector<ValueId>& params) {
   std::vector<char> needs_grad(static_cast<size_t>(g.num_values()), 0);
@@ -98,8 +108,7 @@ Status AppendUpdates(Graph* g, const TrainingConfig& config, TrainingGraph* t) {
     attrs.Set("lr", config.learning_rate);
     const int states = config.optimizer == "adam" ? 2 : 1;
     for (int s = 0; s < states; ++s) {
-      inputs.push_back(AddConstant(g, param.name + (s == 0 ? "/m" : "/v"), param.shape,
-                                   Role::kOptimizerState, 0.0f));
+      inputs.push_back(AddOptimizerState(g, param.name + (s == 0 ? "/m" : "/v"), param.shape));
     }
     Result<std::vector<ValueId>> out =
         AddOp(g, config.optimizer, inputs, attrs, param.name + "/update");

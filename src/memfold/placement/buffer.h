@@ -41,7 +41,10 @@ struct Plan {
 };
 
 // Smallest multiple of `alignment` that is >= `value`. Requires value >= 0, alignment > 0.
+// Powers of two (every alignment memfold asks for) take a mask instead of a 64-bit division,
+// which dominated the greedy planner's gap search.
 inline int64_t AlignUp(int64_t value, int64_t alignment) {
+  if ((alignment & (alignment - 1)) == 0) return (value + alignment - 1) & -alignment;
   return (value + alignment - 1) / alignment * alignment;
 }
 

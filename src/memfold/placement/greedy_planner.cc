@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <limits>
 #include <numeric>
 
 namespace memfold {
@@ -48,16 +49,20 @@ class TimeAxis {
 // Placed buffers indexed by lifetime (dense steps). A buffer live during [first, last] is
 // either live at `first` (found by a stabbing query on a segment tree that stores each
 // lifetime in O(log T) nodes) or starts within (first, last] (found in per-step lists).
-// The two sets are disjoint, so each placed buffer is reported at most once.
+// The two sets are disjoint, so each placed buffer is reported at most once. A Fenwick tree
+// over the per-step start counts makes counting O(log T).
 class LifetimeIndex {
  public:
   explicit LifetimeIndex(int32_t steps)
       : leaves_(static_cast<int32_t>(std::bit_ceil(static_cast<uint32_t>(std::max(steps, 1))))),
         nodes_(2 * static_cast<size_t>(leaves_)),
-        starts_(steps) {}
+        starts_(steps),
+        started_by_(static_cast<size_t>(steps) + 1, 0) {}
 
   void Add(int32_t slot, int32_t first, int32_t last) {
     starts_[first].push_back(slot);
+    for (size_t k = static_cast<size_t>(first) + 1; k < started_by_.size(); k += k & (~k + 1))
+      ++started_by_[k];
     for (int32_t lo = first + leaves_, hi = last + leaves_ + 1; lo < hi; lo >>= 1, hi >>= 1) {
       if (lo & 1) nodes_[lo++].push_back(slot);
       if (hi & 1) nodes_[--hi].push_back(slot);
@@ -68,8 +73,7 @@ class LifetimeIndex {
   size_t Count(int32_t first, int32_t last) const {
     size_t count = 0;
     for (int32_t node = first + leaves_; node > 0; node >>= 1) count += nodes_[node].size();
-    for (int32_t step = first + 1; step <= last; ++step) count += starts_[step].size();
-    return count;
+    return count + StartedBy(last) - StartedBy(first);
   }
 
   // Appends to `slots` every added slot whose lifetime intersects [first, last].
@@ -85,7 +89,15 @@ class LifetimeIndex {
  private:
   int32_t leaves_;
   std::vector<std::vector<int32_t>> nodes_;
+  // Slots added with a first step <= `step`.
+  size_t StartedBy(int32_t step) const {
+    size_t count = 0;
+    for (auto k = static_cast<size_t>(step) + 1; k > 0; k -= k & (~k + 1)) count += started_by_[k];
+    return count;
+  }
+
   std::vector<std::vector<int32_t>> starts_;
+  std::vector<size_t> started_by_;  // Fenwick tree: started_by_[k] sums a range ending at step k-1
 };
 
 // A placed buffer with its dense lifetime. `slot` is its position in placement order, TFLM's
@@ -108,6 +120,7 @@ struct ByOffsetThenSlot {
 
 // TFLM's gap search. Fed the placed buffers live at the same time in (offset, slot) order, it
 // raises the candidate to the highest end seen so far until the gap before the next buffer fits.
+// Requires size > 0 (a buffer of no bytes always lands at 0).
 class GapSearch {
  public:
   GapSearch(int64_t size, int64_t alignment) : size_(size), alignment_(alignment) {}
@@ -115,10 +128,14 @@ class GapSearch {
   // Returns false once the gap before `entry` fits: the candidate is then final.
   bool Continue(const Placed& entry) {
     if (entry.offset - candidate_ >= size_) return false;
-    candidate_ = AlignUp(std::max(candidate_, entry.end), alignment_);
+    Raise(entry.end);
     return true;
   }
 
+  // What Continue does for a run of buffers none of which can end the search.
+  void Raise(int64_t end) { candidate_ = AlignUp(std::max(candidate_, end), alignment_); }
+
+  int64_t size() const { return size_; }
   int64_t candidate() const { return candidate_; }
 
  private:
@@ -127,26 +144,93 @@ class GapSearch {
   int64_t candidate_ = 0;
 };
 
-// All placed buffers in (offset, slot) order: a sorted flat vector plus the buffers placed
-// since the last call to Sorted, which merges them in, O(n + r log r) for r new buffers.
+// All placed buffers in (offset, slot) order, in blocks of up to 2 * kBlock consecutive
+// buffers. Each block keeps a summary that lets the gap search pass over it in O(1) when
+// walking it could not change the result: every buffer of the block ends at or below the
+// candidate (none can raise it or fit a gap), or every buffer is live during the query and no
+// gap before one of them can fit. Long-lived buffers of a training step are all live together,
+// so the walk that costs TFLM O(p) per buffer costs O(p / kBlock + kBlock) here. Inserting is
+// O(log p + kBlock).
 class OffsetOrder {
  public:
-  void Add(const Placed& entry) { recent_.push_back(entry); }
+  void Insert(const Placed& entry) {
+    if (blocks_.empty()) {
+      blocks_.emplace_back().entries.push_back(entry);
+      blocks_.back().Summarize();
+      return;
+    }
+    // The first block whose last buffer lies above the new one (equal offsets: after them).
+    auto block = std::upper_bound(
+        blocks_.begin(), blocks_.end(), entry.offset,
+        [](int64_t offset, const Block& b) { return offset < b.entries.back().offset; });
+    if (block == blocks_.end()) --block;
+    auto at = std::upper_bound(block->entries.begin(), block->entries.end(), entry.offset,
+                               [](int64_t offset, const Placed& e) { return offset < e.offset; });
+    block->entries.insert(at, entry);
+    if (block->entries.size() > 2 * kBlock) {
+      Block upper;
+      upper.entries.assign(block->entries.begin() + kBlock, block->entries.end());
+      block->entries.resize(kBlock);
+      block->Summarize();
+      upper.Summarize();
+      blocks_.insert(block + 1, std::move(upper));
+    } else {
+      block->Summarize();
+    }
+  }
 
-  std::span<const Placed> Sorted() {
-    std::sort(recent_.begin(), recent_.end(), ByOffsetThenSlot());
-    merged_.resize(sorted_.size() + recent_.size());
-    std::merge(sorted_.begin(), sorted_.end(), recent_.begin(), recent_.end(), merged_.begin(),
-               ByOffsetThenSlot());
-    sorted_.swap(merged_);
-    recent_.clear();
-    return sorted_;
+  // Feeds `search` the buffers live during [first, last] in (offset, slot) order, skipping
+  // blocks that cannot matter, until it stops.
+  void Search(int32_t first, int32_t last, GapSearch& search) const {
+    for (const Block& block : blocks_) {
+      if (block.max_end <= search.candidate()) continue;
+      if (block.AllLiveDuring(first, last) && !block.MayFit(search)) {
+        search.Raise(block.max_end);
+        continue;
+      }
+      for (const Placed& entry : block.entries) {
+        if (entry.LiveDuring(first, last) && !search.Continue(entry)) return;
+      }
+    }
   }
 
  private:
-  std::vector<Placed> sorted_;
-  std::vector<Placed> recent_;
-  std::vector<Placed> merged_;  // scratch, keeps its capacity between merges
+  static constexpr size_t kBlock = 32;
+
+  struct Block {
+    std::vector<Placed> entries;  // never empty once summarized
+    int64_t max_end = 0;
+    int32_t max_first = 0;
+    int32_t min_last = 0;
+    // The largest gap between a buffer (after the first) and the highest end before it
+    // within the block: a gap search cannot stop inside the block at a smaller one.
+    int64_t inner_gap = 0;
+
+    void Summarize() {
+      max_end = entries[0].end;
+      max_first = entries[0].first;
+      min_last = entries[0].last;
+      inner_gap = std::numeric_limits<int64_t>::min();
+      for (size_t k = 1; k < entries.size(); ++k) {
+        inner_gap = std::max(inner_gap, entries[k].offset - max_end);
+        max_end = std::max(max_end, entries[k].end);
+        max_first = std::max(max_first, entries[k].first);
+        min_last = std::min(min_last, entries[k].last);
+      }
+    }
+
+    bool AllLiveDuring(int32_t from, int32_t to) const { return max_first <= to && from <= min_last; }
+
+    // False only if no buffer of the block can end the search: the candidate when it reaches
+    // a buffer is at least the incoming candidate and at least the ends before it in the block.
+    bool MayFit(const GapSearch& search) const {
+      const int64_t c = search.candidate();
+      return entries.front().offset - c >= search.size() ||
+             (inner_gap >= search.size() && entries.back().offset - c >= search.size());
+    }
+  };
+
+  std::vector<Block> blocks_;
 };
 
 // Places buffers one at a time. A buffer that meets few placed buffers collects them from the
@@ -163,13 +247,14 @@ class GreedyPlacer {
   int64_t Place(int32_t id, int64_t size) {
     const int32_t first = time_.Index(requests_[id].first);
     const int32_t last = time_.Index(requests_[id].last);
+    if (size == 0) return Record(0, size, first, last);  // TFLM's walk stops at once
     GapSearch search(size, requests_[id].alignment);
-    // Sorting the k buffers met costs about k log k; walking all p placed ones costs about p.
+    // Sorting the k buffers met costs about k log k; walking all p placed ones at most p.
     const size_t met = index_.Count(first, last);
     if (met * std::bit_width(met) <= placed_.size()) {
       SearchNeighbours(first, last, search);
     } else {
-      SearchAll(first, last, search);
+      by_offset_.Search(first, last, search);
     }
     return Record(search.candidate(), size, first, last);
   }
@@ -187,7 +272,7 @@ class GreedyPlacer {
                           .first = first,
                           .last = last};
     placed_.push_back(entry);
-    by_offset_.Add(entry);
+    by_offset_.Insert(entry);
     index_.Add(entry.slot, first, last);
     return entry.offset;
   }
@@ -200,12 +285,6 @@ class GreedyPlacer {
     std::sort(neighbours_.begin(), neighbours_.end(), ByOffsetThenSlot());
     for (const Placed& entry : neighbours_) {
       if (!search.Continue(entry)) return;
-    }
-  }
-
-  void SearchAll(int32_t first, int32_t last, GapSearch& search) {
-    for (const Placed& entry : by_offset_.Sorted()) {
-      if (entry.LiveDuring(first, last) && !search.Continue(entry)) return;
     }
   }
 

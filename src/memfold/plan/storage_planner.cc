@@ -8,6 +8,9 @@
 namespace memfold {
 namespace {
 
+// The free storages by size. Equal sizes form a queue (a multimap's order: the first released
+// is found first, the last released is the last of its size), so the map holds one node per
+// distinct size: few, where a training step frees thousands of storages.
 class StorageAllocator {
  public:
   explicit StorageAllocator(int64_t match_range) : range_(match_range) {}
@@ -15,42 +18,60 @@ class StorageAllocator {
   int32_t Request(int64_t bytes) {
     auto mid = free_.lower_bound(bytes);
     auto end = free_.upper_bound(bytes * range_);
-    if (mid != end) return Take(mid, bytes);  // the smallest large-enough block in range
+    if (mid != end) return Take(mid, bytes, /*oldest=*/true);  // the smallest large-enough one
     auto begin = free_.lower_bound(bytes / range_);
-    if (mid != begin) return Take(std::prev(mid), bytes);  // the largest smaller one, grown
+    if (mid != begin) return Take(std::prev(mid), bytes, false);  // the largest smaller, grown
     sizes_.push_back(bytes);
     return static_cast<int32_t>(sizes_.size() - 1);
   }
-  void Release(int32_t id) { free_.emplace(sizes_[static_cast<size_t>(id)], id); }
+  void Release(int32_t id) { free_[sizes_[static_cast<size_t>(id)]].ids.push_back(id); }
   const std::vector<int64_t>& sizes() const { return sizes_; }
 
  private:
-  int32_t Take(std::multimap<int64_t, int32_t>::iterator it, int64_t bytes) {
-    const int32_t id = it->second;
+  struct Queue {
+    std::vector<int32_t> ids;
+    size_t head = 0;  // ids before it were taken
+  };
+
+  int32_t Take(std::map<int64_t, Queue>::iterator it, int64_t bytes, bool oldest) {
+    Queue& queue = it->second;
+    int32_t id = 0;
+    if (oldest) {
+      id = queue.ids[queue.head++];
+    } else {
+      id = queue.ids.back();
+      queue.ids.pop_back();
+    }
+    if (queue.head == queue.ids.size()) free_.erase(it);
     sizes_[static_cast<size_t>(id)] = std::max(sizes_[static_cast<size_t>(id)], bytes);
-    free_.erase(it);
     return id;
   }
 
   int64_t range_;
-  std::multimap<int64_t, int32_t> free_;
+  std::map<int64_t, Queue> free_;
   std::vector<int64_t> sizes_;
 };
 
-StoragePlan PlanWithRange(const Graph& graph, const Liveness& live, int64_t range) {
+// Every buffer's reference count: its readers, plus one if it holds a graph output.
+std::vector<int32_t> ReferenceCounts(const Graph& graph, const Liveness& live) {
+  std::vector<int32_t> refs(live.requests.size(), 0);
+  auto count = [&](ValueId v) {
+    const int32_t b = v == kNoValue ? kNoBuffer : live.buffer_of[static_cast<size_t>(v)];
+    if (b != kNoBuffer) ++refs[static_cast<size_t>(b)];
+  };
+  for (NodeId id : graph.schedule) {
+    for (ValueId in : graph.node(id).inputs) count(in);
+  }
+  for (ValueId v : graph.outputs) count(v);
+  return refs;
+}
+
+StoragePlan PlanWithRange(const Graph& graph, const Liveness& live, std::vector<int32_t> refs,
+                          int64_t range) {
   const size_t n = live.requests.size();
-  std::vector<int32_t> refs(n, 0);
   auto buffer = [&](ValueId v) {
     return v == kNoValue ? kNoBuffer : live.buffer_of[static_cast<size_t>(v)];
   };
-  for (NodeId id : graph.schedule) {
-    for (ValueId in : graph.node(id).inputs) {
-      if (buffer(in) != kNoBuffer) ++refs[static_cast<size_t>(buffer(in))];
-    }
-  }
-  for (ValueId v : graph.outputs) {
-    if (buffer(v) != kNoBuffer) ++refs[static_cast<size_t>(buffer(v))];
-  }
   StoragePlan plan;
   plan.storage_of.assign(n, -1);
   plan.match_range = static_cast<int>(range);
@@ -71,10 +92,11 @@ StoragePlan PlanWithRange(const Graph& graph, const Liveness& live, int64_t rang
   for (ValueId v = 0; v < graph.num_values(); ++v) {
     if (graph.value(v).producer == kNoNode) feed(v);
   }
+  std::vector<std::pair<int64_t, int32_t>> fresh;  // per node: (bytes, request), largest first
   for (size_t pos = 0; pos < graph.schedule.size(); ++pos) {
     const Node& node = graph.node(graph.schedule[pos]);
     const OpDef* def = OpOf(node);
-    std::vector<std::pair<int64_t, int32_t>> fresh;  // (bytes, request), largest first
+    fresh.clear();
     for (size_t k = 0; k < node.outputs.size(); ++k) {
       const int32_t out = buffer(node.outputs[k]);
       if (out == kNoBuffer || plan.storage_of[static_cast<size_t>(out)] >= 0)
@@ -121,9 +143,10 @@ StoragePlan PlanWithRange(const Graph& graph, const Liveness& live, int64_t rang
 }  // namespace
 
 StoragePlan PlanStorage(const Graph& graph, const Liveness& live) {
+  const std::vector<int32_t> refs = ReferenceCounts(graph, live);
   StoragePlan best;
   for (int64_t range : {1, 2, 4, 8, 16}) {
-    StoragePlan plan = PlanWithRange(graph, live, range);
+    StoragePlan plan = PlanWithRange(graph, live, refs, range);
     if (best.match_range == 0 || plan.total_bytes < best.total_bytes) best = std::move(plan);
   }
   return best;
