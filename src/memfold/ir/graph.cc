@@ -100,6 +100,12 @@ NodeId Graph::AddNode(Node node) {
   return id;
 }
 
+void Graph::Reserve(int32_t values, int32_t nodes) {
+  values_.reserve(static_cast<size_t>(values));
+  nodes_.reserve(static_cast<size_t>(nodes));
+  schedule.reserve(static_cast<size_t>(nodes));
+}
+
 std::vector<std::vector<NodeId>> Graph::Consumers() const {
   std::vector<std::vector<NodeId>> consumers(values_.size());
   for (NodeId id : schedule) {

@@ -124,6 +124,8 @@ class Graph {
   ValueId AddValue(Value value);
   // Appends the node to the schedule and records it as the producer of its outputs.
   NodeId AddNode(Node node);
+  // Makes room for this many values and nodes in all, so that growing never moves them.
+  void Reserve(int32_t values, int32_t nodes);
 
   const Value& value(ValueId id) const { return values_[static_cast<size_t>(id)]; }
   Value& value(ValueId id) { return values_[static_cast<size_t>(id)]; }

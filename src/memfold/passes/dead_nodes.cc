@@ -22,6 +22,7 @@ int EliminateDeadNodes(Graph* graph) {
   }
   // The kept values and nodes move into the compacted graph: nothing is copied.
   Graph compact;
+  compact.Reserve(graph->num_values(), graph->num_nodes());
   compact.name = std::move(graph->name);
   compact.inputs = std::move(graph->inputs);
   compact.outputs = std::move(graph->outputs);

@@ -134,6 +134,8 @@ Result<TrainingGraph> BuildTrainingGraph(Graph* g, const TrainingConfig& config)
   t.loss = g->outputs[0];
   t.forward_nodes = g->schedule.size();
   t.params = TrainableParams(*g);
+  // The backward pass emits about three nodes and values per forward one.
+  g->Reserve(4 * g->num_values(), 4 * g->num_nodes());
   std::vector<ValueId> grad(static_cast<size_t>(g->num_values()), kNoValue);
   MF_RETURN_IF_ERROR(AppendBackward(g, t.loss, RequiresGrad(*g, t.params), &grad));
   std::vector<ValueId> used;

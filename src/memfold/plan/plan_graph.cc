@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <numeric>
-#include <set>
 
 #include "memfold/placement/diagonal_planner.h"
 #include "memfold/placement/lower_bound.h"
@@ -12,30 +11,42 @@ namespace memfold {
 namespace {
 
 // Among the time steps at which the arena is full to its top, the one with the most live
-// bytes: the operator whose working set sets the arena size. A sweep over time keeps the ends
-// of the live buffers in a multiset: O(n log n + T).
+// bytes: the operator whose working set sets the arena size. The top of every step is painted
+// by the buffers in order of decreasing end, each step taking the first buffer that covers it;
+// a union-find over "next unpainted step" makes that O(n log n + T) with no tree.
 int32_t PeakTime(const Liveness& live, const Plan& plan) {
   const auto steps = static_cast<size_t>(live.end_time) + 1;
   const std::vector<int64_t> live_bytes = LiveBytesPerStep(live);
-  std::vector<std::vector<int32_t>> starting(steps), ending(steps + 1);
-  for (const BufferRequest& r : live.requests) {
-    starting[static_cast<size_t>(r.first)].push_back(r.id);
-    ending[static_cast<size_t>(r.last) + 1].push_back(r.id);
-  }
-  std::multiset<int64_t> ends;
-  auto end_of = [&](int32_t id) {
-    return plan.offsets[static_cast<size_t>(id)] + live.requests[static_cast<size_t>(id)].bytes;
+  auto end_of = [&](const BufferRequest& r) {
+    return plan.offsets[static_cast<size_t>(r.id)] + r.bytes;
   };
+  std::vector<int32_t> by_end(live.requests.size());
+  std::iota(by_end.begin(), by_end.end(), 0);
+  std::sort(by_end.begin(), by_end.end(), [&](int32_t a, int32_t b) {
+    return end_of(live.requests[static_cast<size_t>(a)]) >
+           end_of(live.requests[static_cast<size_t>(b)]);
+  });
+  std::vector<int64_t> top(steps, 0);
+  std::vector<size_t> next(steps + 1);  // next[t]: the first unpainted step >= t (path-halved)
+  std::iota(next.begin(), next.end(), 0);
+  auto unpainted_from = [&](size_t t) {
+    while (next[t] != t) t = next[t] = next[next[t]];
+    return t;
+  };
+  for (int32_t id : by_end) {
+    const BufferRequest& r = live.requests[static_cast<size_t>(id)];
+    for (size_t t = unpainted_from(static_cast<size_t>(r.first));
+         t <= static_cast<size_t>(r.last); t = unpainted_from(t)) {
+      top[t] = end_of(r);
+      next[t] = t + 1;
+    }
+  }
   int64_t highest = -1, peak_bytes = -1;
   size_t peak = 0;
   for (size_t t = 0; t < steps; ++t) {
-    const int64_t running = live_bytes[t];
-    for (int32_t id : ending[t]) ends.erase(ends.find(end_of(id)));
-    for (int32_t id : starting[t]) ends.insert(end_of(id));
-    const int64_t top = ends.empty() ? 0 : *ends.rbegin();
-    if (top > highest || (top == highest && running > peak_bytes)) {
-      highest = top;
-      peak_bytes = running;
+    if (top[t] > highest || (top[t] == highest && live_bytes[t] > peak_bytes)) {
+      highest = top[t];
+      peak_bytes = live_bytes[t];
       peak = t;
     }
   }
