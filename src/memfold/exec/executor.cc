@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <limits>
+#include <map>
 #include <memory>
 #include <new>
 
@@ -210,6 +212,91 @@ void Capture(const Graph& graph, const Node& node, const std::vector<std::byte*>
   }
 }
 
+// An unplanned run's memory: every computed value (every root of shared storage) gets a
+// poisoned buffer of its own when its producer runs, or at the start if it is fed, and loses it
+// after the last operator that reads or writes it, so the run holds only the values live at the
+// current step (graph outputs until the end). O(V + E) to set up.
+class UnplannedMemory {
+ public:
+  UnplannedMemory(const Graph& graph, const SharedStorage& shared)
+      : graph_(graph), shared_(shared) {}
+
+  // Gives the values nothing produces (graph inputs, unwritten tensors) their buffers, and
+  // works out when each buffer dies. Call once, after persistent and streamed values are bound.
+  void BindFed(std::vector<std::byte*>* where) {
+    const auto values = static_cast<size_t>(graph_.num_values());
+    own_.resize(values);
+    owned_.assign(values, 0);
+    last_use_.assign(values, -1);
+    for (ValueId v = 0; v < graph_.num_values(); ++v) {
+      const Value& value = graph_.value(v);
+      owned_[static_cast<size_t>(v)] = !value.is_constant() &&
+                                       (*where)[static_cast<size_t>(v)] == nullptr &&
+                                       shared_.root[static_cast<size_t>(v)] == v;
+    }
+    for (size_t pos = 0; pos < graph_.schedule.size(); ++pos) {
+      const Node& node = graph_.node(graph_.schedule[pos]);
+      for (const std::vector<ValueId>* list : {&node.inputs, &node.outputs}) {
+        for (ValueId v : *list) Use(v, static_cast<int64_t>(pos));
+      }
+    }
+    for (ValueId v : graph_.outputs) Use(v, std::numeric_limits<int64_t>::max());
+    for (ValueId v = 0; v < graph_.num_values(); ++v) {
+      if (graph_.value(v).producer == kNoNode) Allocate(v, where);
+    }
+  }
+
+  // Allocates the outputs of `node` and points every value it touches at its root's buffer.
+  void BindNode(const Node& node, std::vector<std::byte*>* where) {
+    for (const std::vector<ValueId>* list : {&node.inputs, &node.outputs}) {
+      for (ValueId v : *list) {
+        if (v == kNoValue) continue;
+        const ValueId root = shared_.root[static_cast<size_t>(v)];
+        Allocate(root, where);
+        if ((*where)[static_cast<size_t>(v)] == nullptr)
+          (*where)[static_cast<size_t>(v)] = (*where)[static_cast<size_t>(root)];
+      }
+    }
+  }
+
+  // Frees the buffers whose last use was the operator at `pos`.
+  void ReleaseDead(size_t pos) {
+    const auto& dying = dies_at_.find(static_cast<int64_t>(pos));
+    if (dying == dies_at_.end()) return;
+    for (ValueId v : dying->second) Bytes().swap(own_[static_cast<size_t>(v)]);
+    dies_at_.erase(dying);
+  }
+
+  void AddScratch(int64_t bytes) { allocated_ += bytes; }
+  // Every byte allocated during the run (not the peak: what one buffer per value would take).
+  int64_t allocated_bytes() const { return allocated_; }
+
+ private:
+  void Use(ValueId v, int64_t pos) {
+    if (v == kNoValue) return;
+    int64_t& last = last_use_[static_cast<size_t>(shared_.root[static_cast<size_t>(v)])];
+    last = std::max(last, pos);
+  }
+
+  void Allocate(ValueId v, std::vector<std::byte*>* where) {
+    const auto i = static_cast<size_t>(v);
+    if (!owned_[i] || (*where)[i] != nullptr) return;
+    own_[i].assign(static_cast<size_t>(graph_.value(v).bytes()), kPoison);
+    (*where)[i] = own_[i].data();
+    allocated_ += graph_.value(v).bytes();
+    if (last_use_[i] >= 0 && last_use_[i] != std::numeric_limits<int64_t>::max())
+      dies_at_[last_use_[i]].push_back(v);
+  }
+
+  const Graph& graph_;
+  const SharedStorage& shared_;
+  std::vector<Bytes> own_;
+  std::vector<char> owned_;        // per value: a root this run allocates
+  std::vector<int64_t> last_use_;  // per root: the last schedule position touching it
+  std::map<int64_t, std::vector<ValueId>> dies_at_;
+  int64_t allocated_ = 0;
+};
+
 Session::Session(const Graph& graph)
     : graph_(graph),
       shared_(ComputeSharedStorage(graph)),
@@ -249,8 +336,7 @@ Result<RunOutputs> Session::Run(const std::vector<Bytes>& inputs, const Liveness
   BindStreamedInputs(graph, inputs, &where);
   Arena arena = AllocateArena(planned ? plan->arena_bytes : 0);
   if (planned && options.poison) std::fill(arena.get(), arena.get() + plan->arena_bytes, kPoison);
-  std::vector<Bytes> own;  // unplanned: one buffer per computed value
-  int64_t unplanned_bytes = 0;
+  UnplannedMemory own(graph, shared_);  // unplanned: one buffer per value while it lives
   if (planned) {
     const std::vector<ValueHome> homes = PlannedHomes(graph, shared_, *live, *plan);
     for (ValueId v = 0; v < graph.num_values(); ++v) {
@@ -258,17 +344,7 @@ Result<RunOutputs> Session::Run(const std::vector<Bytes>& inputs, const Liveness
         where[static_cast<size_t>(v)] = arena.get() + homes[static_cast<size_t>(v)].offset;
     }
   } else {
-    own.resize(static_cast<size_t>(graph.num_values()));
-    for (ValueId v = 0; v < graph.num_values(); ++v) {
-      const Value& value = graph.value(v);
-      if (value.is_constant() || where[static_cast<size_t>(v)] != nullptr ||
-          shared_.root[static_cast<size_t>(v)] != v) {
-        continue;
-      }
-      own[static_cast<size_t>(v)].assign(static_cast<size_t>(value.bytes()), kPoison);
-      where[static_cast<size_t>(v)] = own[static_cast<size_t>(v)].data();
-      unplanned_bytes += value.bytes();
-    }
+    own.BindFed(&where);
   }
   BindConstantsAndShared(graph, shared_, &where);
   std::vector<Bytes> captured(options.capture.size());
@@ -290,9 +366,10 @@ Result<RunOutputs> Session::Run(const std::vector<Bytes>& inputs, const Liveness
       for (int64_t bytes : def->scratch(graph, node)) {
         scratch_storage.emplace_back(static_cast<size_t>(bytes), kPoison);
         scratch.push_back(scratch_storage.back().data());
-        unplanned_bytes += bytes;
+        own.AddScratch(bytes);
       }
     }
+    if (!planned) own.BindNode(node, &where);
     const NodeKernelArgs args = ArgsOf(graph, node, where, planned ? live : nullptr);
     KernelError kernel_error;
     KernelContext context = args.Context(scratch);
@@ -319,11 +396,13 @@ Result<RunOutputs> Session::Run(const std::vector<Bytes>& inputs, const Liveness
     }
     if (monitor != nullptr) MF_RETURN_IF_ERROR(monitor->After(pos, node, context, runs));
     Capture(graph, node, where, options.capture, &captured);
+    if (!planned) own.ReleaseDead(pos);
   }
   if (monitor != nullptr) MF_RETURN_IF_ERROR(monitor->Finished(where));
   RunOutputs result = CollectOutputs(graph, where);
   result.captured = std::move(captured);
-  result.allocated_bytes = persistent_bytes() + (planned ? plan->arena_bytes : unplanned_bytes);
+  result.allocated_bytes =
+      persistent_bytes() + (planned ? plan->arena_bytes : own.allocated_bytes());
   return result;
 }
 
