@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "memfold/exec/process_memory.h"
 #include "memfold/exec/training.h"
 #include "memfold/io/file.h"
 #include "memfold/io/sha256.h"
@@ -133,11 +134,23 @@ int PrintAllStrategies(const TrainOptions& o, const std::vector<PlannedTraining>
 
 // Trains `steps` steps in the planned arena, each checked against an unplanned step.
 int RunSteps(const TrainOptions& o, const PlannedTraining& p, Json* out) {
+  const int64_t needed = CheckedStepBytes(p.graph, p.plan, p.training.grads);
+  const int64_t available = AvailableMemoryBytes();
+  if (available >= 0 && needed > available) {
+    return Fail(o.common.model + ": a checked training step needs about " + HumanBytes(needed) +
+                    " (the planned step and its unplanned twin) but the machine has " +
+                    HumanBytes(available) +
+                    " available; plan only (--plan-only) or use a "
+                    "smaller batch",
+                kExitFailed);
+  }
   Trainer trainer(p.graph, p.training.grads, p.plan);
   const std::vector<Bytes> inputs = TrainingInputs(p.graph);
   Json losses = Json::array();
   StepResult last;
   std::map<std::string, double> layer_ms;
+  int64_t measured_peak = -1;
+  std::vector<double> step_ms;
   for (int step = 0; step < o.steps; ++step) {
     Phase phase("step " + std::to_string(step + 1) + " of " + std::to_string(o.steps) +
                 " (planned and unplanned)");
@@ -149,6 +162,8 @@ int RunSteps(const TrainOptions& o, const PlannedTraining& p, Json* out) {
     }
     phase.Done("loss " + Fixed(result->loss, 5));
     losses.push_back(result->loss);
+    measured_peak = std::max(measured_peak, result->measured_peak_bytes);
+    step_ms.push_back(result->step_ms);
     for (const auto& [layer, ms] : result->layer_ms) layer_ms[layer] += ms;
     if (!o.common.json) std::cout << "step " << step << " loss " << result->loss << "\n";
     last = std::move(result).value();
@@ -157,7 +172,14 @@ int RunSteps(const TrainOptions& o, const PlannedTraining& p, Json* out) {
   (*out)["loss"] = losses.back();
   (*out)["losses"] = losses;
   (*out)["grad_sha256"] = Sha256Hex(last.gradients);
+  std::sort(step_ms.begin(), step_ms.end());
+  (*out)["measured_peak_bytes"] = measured_peak;
+  (*out)["step_ms"] = step_ms[step_ms.size() / 2];
   if (!o.common.json) {
+    std::cout << "planned step: " << Fixed(step_ms[step_ms.size() / 2], 1)
+              << " ms (median); measured peak resident "
+              << (measured_peak >= 0 ? HumanBytes(measured_peak) : std::string("unknown"))
+              << " for " << HumanBytes(p.profile.breakdown.total()) << " planned\n";
     std::cout << "time by layer type (planned runs):";
     for (const auto& [layer, ms] : layer_ms) std::cout << " " << layer << " " << ms << " ms;";
     std::cout << "\ngrad_sha256 " << (*out)["grad_sha256"].get<std::string>()

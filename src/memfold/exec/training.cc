@@ -1,9 +1,12 @@
 #include "memfold/exec/training.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 
+#include "memfold/exec/process_memory.h"
 #include "memfold/ops/registry.h"
+#include "memfold/plan/shared_storage.h"
 
 namespace memfold {
 namespace {
@@ -42,22 +45,47 @@ std::vector<Bytes> TrainingInputs(const Graph& graph) {
   return inputs;
 }
 
+int64_t CheckedStepBytes(const Graph& graph, const GraphPlan& plan,
+                         const std::vector<ValueId>& gradients) {
+  int64_t persistent = 0;
+  const SharedStorage shared = ComputeSharedStorage(graph);
+  for (ValueId v = 0; v < graph.num_values(); ++v) {
+    if (shared.persistent[static_cast<size_t>(v)] && shared.root[static_cast<size_t>(v)] == v)
+      persistent += graph.value(v).bytes();
+  }
+  int64_t captured = 0;
+  for (ValueId v : gradients) captured += graph.value(v).bytes();
+  const std::vector<int64_t> live = LiveBytesPerStep(plan.liveness);
+  const int64_t live_peak = live.empty() ? 0 : *std::max_element(live.begin(), live.end());
+  return plan.plan.arena_bytes + 2 * persistent + live_peak + 2 * captured;
+}
+
 Trainer::Trainer(const Graph& graph, std::vector<ValueId> gradients, const GraphPlan& plan)
     : graph_(graph),
       gradients_(std::move(gradients)),
       plan_(plan),
-      planned_(graph),
-      unplanned_(graph) {}
+      planned_resident_(ResidentBytes()),
+      planned_(graph) {
+  const int64_t after = ResidentBytes();
+  planned_resident_ = planned_resident_ < 0 || after < 0 ? -1 : after - planned_resident_;
+}
 
 Result<StepResult> Trainer::Step(const std::vector<Bytes>& inputs) {
   StepResult step;
   ExecOptions options;
   options.capture = gradients_;
   options.layer_ms = &step.layer_ms;
+  const bool peak_reset = ResetPeakResident();
+  const int64_t before = ResidentBytes();
   MF_ASSIGN_OR_RETURN(RunOutputs planned,
                       planned_.Run(inputs, &plan_.liveness, &plan_.plan, options));
+  for (const auto& [layer, ms] : step.layer_ms) step.step_ms += ms;
+  const int64_t peak = PeakResidentBytes();
+  if (peak_reset && before >= 0 && peak >= 0 && planned_resident_ >= 0)
+    step.measured_peak_bytes = planned_resident_ + (peak - before);
   options.layer_ms = nullptr;
-  MF_ASSIGN_OR_RETURN(RunOutputs unplanned, unplanned_.Run(inputs, nullptr, nullptr, options));
+  if (!unplanned_) unplanned_.emplace(graph_);
+  MF_ASSIGN_OR_RETURN(RunOutputs unplanned, unplanned_->Run(inputs, nullptr, nullptr, options));
   if (planned.outputs != unplanned.outputs || planned.captured != unplanned.captured) {
     return Status::Error(
         "the planned training step differs from the unplanned one: the plan is unsafe");
