@@ -16,7 +16,7 @@ FUZZ_FLAGS := -DCMAKE_CXX_COMPILER=clang++ -DMEMFOLD_FUZZ=ON -DMEMFOLD_WERROR=OF
   -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only"
 SANITIZE_ENV := ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
-.PHONY: deps build test test-release test-sanitize fuzz fuzz-build fuzz-merge demo bench torch-bench device-table patch-table clean format format-check
+.PHONY: deps build test test-release test-sanitize fuzz fuzz-build fuzz-merge demo bench torch-bench device-table patch-table training-table clean format format-check
 
 deps:
 	@scripts/install-deps.sh
@@ -85,6 +85,11 @@ device-table: build
 	/usr/bin/python3 scripts/device_table.py $(BUILD)/memfold $(BUILD)/device/table
 
 # The README's patch-based inference table (issue 17): every figure from `memfold plan --json`.
+# One checked full-size training step per model and strategy: planned bytes beside the resident
+# memory the OS measured, and step time (scripts/training_table.py; tens of minutes).
+training-table: build
+	scripts/training_table.py $(BUILD)/memfold
+
 patch-table: build
 	/usr/bin/python3 scripts/patch_table.py $(BUILD)/memfold
 

@@ -209,6 +209,10 @@ TEST(Cli, TrainStepsReportLossAndGradientHash) {
   EXPECT_EQ(j["losses"].size(), 3u);
   EXPECT_LT(j["losses"][2].get<double>(), j["losses"][0].get<double>());
   EXPECT_EQ(j["grad_sha256"].get<std::string>().size(), 64u);
+  // The OS saw at least the planned arena resident (the run poisons all of it), and the
+  // planned step's operators took time.
+  EXPECT_GE(j["measured_peak_bytes"].get<int64_t>(), j["arena_bytes"].get<int64_t>());
+  EXPECT_GT(j["step_ms"].get<double>(), 0.0);
   // Deterministic: the same run gives the same gradients.
   EXPECT_EQ(Memfold("train zoo:transformer,size=tiny --steps 3 --json").Json()["grad_sha256"],
             j["grad_sha256"]);

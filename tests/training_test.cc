@@ -12,6 +12,7 @@
 #include "memfold/ops/builder.h"
 #include "memfold/ops/registry.h"
 #include "memfold/passes/gradient.h"
+#include "memfold/passes/training_plan.h"
 #include "memfold/plan/profile.h"
 #include "test_util.h"
 
@@ -117,6 +118,23 @@ TEST(Training, ExecutedFootprintEqualsPlannedFootprint) {
   EXPECT_GT(profile.breakdown.feature_maps, 0);
   EXPECT_GT(profile.breakdown.gradients, 0);
   EXPECT_GT(profile.breakdown.optimizer, 0);
+}
+
+// A step large enough that the OS's page counts are not noise: the resident memory measured for
+// the planned session covers its persistent tensors and arena, and the unplanned twin, which
+// frees values after their last use, needs far less than one buffer per value.
+TEST(Training, MeasuredResidentMemoryCoversThePlan) {
+  Result<PlannedTraining> p =
+      PlanTraining(std::move(LoadModel("zoo:nmt,size=tiny,batch=32,hidden=256,seq=8")).value(),
+                   "echo");
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  Trainer trainer(p->graph, p->training.grads, p->plan);
+  Result<StepResult> step = trainer.Step(TrainingInputs(p->graph));
+  ASSERT_TRUE(step.ok()) << step.status().message();
+  EXPECT_GE(step->measured_peak_bytes, p->plan.plan.arena_bytes);
+  int64_t every_value = 0;
+  for (const Value& v : p->graph.values()) every_value += v.bytes();
+  EXPECT_LT(CheckedStepBytes(p->graph, p->plan, p->training.grads), every_value);
 }
 
 // The tiny NMT learns to reverse sentences: source s, decoder input <0> s_n ... s_2, labels
