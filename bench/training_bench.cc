@@ -57,7 +57,9 @@ void PlanTrainingStep(benchmark::State& state, const char* model) {
   }
   state.SetLabel(std::string(strategy) + ", " + std::to_string(total) + " B");
 }
-BENCHMARK_CAPTURE(PlanTrainingStep, nmt, "zoo:nmt")->DenseRange(0, 2)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(PlanTrainingStep, nmt, "zoo:nmt")
+    ->DenseRange(0, 2)
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(PlanTrainingStep, deepspeech2, "zoo:deepspeech2")
     ->DenseRange(0, 2)
     ->Unit(benchmark::kMillisecond);

@@ -124,9 +124,8 @@ TEST(Training, ExecutedFootprintEqualsPlannedFootprint) {
 // the planned session covers its persistent tensors and arena, and the unplanned twin, which
 // frees values after their last use, needs far less than one buffer per value.
 TEST(Training, MeasuredResidentMemoryCoversThePlan) {
-  Result<PlannedTraining> p =
-      PlanTraining(std::move(LoadModel("zoo:nmt,size=tiny,batch=32,hidden=256,seq=8")).value(),
-                   "echo");
+  Result<PlannedTraining> p = PlanTraining(
+      std::move(LoadModel("zoo:nmt,size=tiny,batch=32,hidden=256,seq=8")).value(), "echo");
   ASSERT_TRUE(p.ok()) << p.status().message();
   Trainer trainer(p->graph, p->training.grads, p->plan);
   Result<StepResult> step = trainer.Step(TrainingInputs(p->graph));

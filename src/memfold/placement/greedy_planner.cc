@@ -219,7 +219,9 @@ class OffsetOrder {
       }
     }
 
-    bool AllLiveDuring(int32_t from, int32_t to) const { return max_first <= to && from <= min_last; }
+    bool AllLiveDuring(int32_t from, int32_t to) const {
+      return max_first <= to && from <= min_last;
+    }
 
     // False only if no buffer of the block can end the search: the candidate when it reaches
     // a buffer is at least the incoming candidate and at least the ends before it in the block.

@@ -35,8 +35,8 @@ int32_t PeakTime(const Liveness& live, const Plan& plan) {
   };
   for (int32_t id : by_end) {
     const BufferRequest& r = live.requests[static_cast<size_t>(id)];
-    for (size_t t = unpainted_from(static_cast<size_t>(r.first));
-         t <= static_cast<size_t>(r.last); t = unpainted_from(t)) {
+    for (size_t t = unpainted_from(static_cast<size_t>(r.first)); t <= static_cast<size_t>(r.last);
+         t = unpainted_from(t)) {
       top[t] = end_of(r);
       next[t] = t + 1;
     }
