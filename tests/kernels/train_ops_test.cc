@@ -402,6 +402,43 @@ TEST(TrainOpConvTest, Conv2DBackpropsMatchFiniteDifferences) {
   }
 }
 
+// Training graphs compute conv2d as BLAS products (conv2d_gemm, tap by tap, one product per
+// image for pointwise filters): within float rounding of TFLM's reference loop, bias and fused
+// activation included, for every window shape and a pointwise one.
+TEST(TrainOpConvTest, GemmConvolutionMatchesTheReferenceLoop) {
+  std::mt19937 rng(23);
+  std::vector<std::pair<WindowCase, Shape>> cases;
+  for (const WindowCase& c : kConvCases) cases.push_back({c, {4, 3, 3, 3}});
+  cases.push_back({{"pointwise", {1, 1}, {1, 1}, "valid", {0, 0, 0, 0}}, {4, 1, 1, 3}});
+  for (const auto& [c, filter_shape] : cases) {
+    SCOPED_TRACE(c.name);
+    const Arg x = RandomArg({2, 7, 6, 3}, &rng);
+    const Arg filter = RandomArg(filter_shape, &rng);
+    const Arg bias = RandomArg({4}, &rng);
+    const Attrs attrs = With(WindowAttrs(c), "activation", std::string("relu6"));
+    const Floats reference = OpRun("conv2d", {x, filter, bias}, attrs).Run({x, filter, bias})[0];
+    const Floats gemm = OpRun("conv2d_gemm", {x, filter, bias}, attrs).Run({x, filter, bias})[0];
+    ASSERT_EQ(gemm.size(), reference.size());
+    for (size_t i = 0; i < gemm.size(); ++i) EXPECT_NEAR(gemm[i], reference[i], 1e-5f) << i;
+  }
+}
+
+TEST(TrainOpConvTest, PointwiseBackpropsMatchFiniteDifferences) {
+  std::mt19937 rng(29);
+  const Arg x = RandomArg({2, 4, 5, 3}, &rng);
+  const Arg filter = RandomArg({6, 1, 1, 3}, &rng);
+  const Attrs attrs = WindowAttrs({"pointwise", {1, 1}, {1, 1}, "valid", {0, 0, 0, 0}});
+  const OpRun fwd("conv2d", {x, filter}, attrs);
+  const Weights w = LossWeights(fwd, {0}, &rng);
+  const Arg dy = F32(fwd.OutputShape(0), w[0]);
+  const OpRun input_grad("conv2d_backprop_input", {dy, filter},
+                         With(attrs, "input_shape", x.shape));
+  ExpectGradient(fwd, {x, filter}, w, 0, input_grad.Run({dy, filter})[0]);
+  const OpRun filter_grad("conv2d_backprop_filter", {x, dy},
+                          With(attrs, "filter_shape", filter.shape));
+  ExpectGradient(fwd, {x, filter}, w, 1, filter_grad.Run({x, dy})[0]);
+}
+
 TEST(TrainOpConvTest, FilterGradientDeclaresItsIm2colWorkspace) {
   std::mt19937 rng(18);
   const Arg x = RandomArg({2, 7, 6, 3}, &rng);

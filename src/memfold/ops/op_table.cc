@@ -304,6 +304,17 @@ std::vector<OpDef> BuildOpTable() {
        .prepare = PrepareConvI8,
        .gradient = GradConv2D,
        .grad_reads_inputs = kReadsBoth},
+      // conv2d of a training graph (the gradient pass lowers float conv2d to it): the same op
+      // computed as BLAS products, filter tap by filter tap, without scratch.
+      {.name = "conv2d_gemm",
+       .min_inputs = 2,
+       .max_inputs = 3,
+       .attrs = {kActivation, kStride, kDilation, kPadding, kPads},
+       .infer = InferConv2D,
+       .cost = ConvCost,
+       .kernels = {{DType::kF32, &Conv2DGemmF32<Direct>}},  // BLAS: no access model, no trace
+       .gradient = GradConv2D,
+       .grad_reads_inputs = kReadsBoth},
       {.name = "depthwise_conv2d",
        .min_inputs = 2,
        .max_inputs = 3,
@@ -631,14 +642,14 @@ std::vector<OpDef> BuildOpTable() {
        .attrs = {kActivation, kStride, kDilation, kPadding, kPads, {"input_shape", Ints{}, true}},
        .infer = InferConv2DBackpropInput,
        .cost = ConvBackpropCost,
-       .kernels = {MF_KERNEL(DType::kF32, Conv2DBackpropInputF32)}},
+       .kernels = {{DType::kF32, &Conv2DBackpropInputF32<Direct>}}},  // BLAS: no trace
       {.name = "conv2d_backprop_filter",
        .min_inputs = 2,
        .max_inputs = 2,
        .attrs = {kActivation, kStride, kDilation, kPadding, kPads, {"filter_shape", Ints{}, true}},
        .infer = InferConv2DBackpropFilter,
        .cost = ConvBackpropCost,
-       .kernels = {MF_KERNEL(DType::kF32, Conv2DBackpropFilterF32)},
+       .kernels = {{DType::kF32, &Conv2DBackpropFilterF32<Direct>}},  // BLAS: no trace
        .scratch = Conv2DBackpropFilterScratch},
       {.name = "depthwise_conv2d_backprop_input",
        .min_inputs = 2,

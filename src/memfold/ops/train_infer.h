@@ -91,7 +91,8 @@ Cost LossCost(const Graph& graph, const Node& node);       // 4 per input elemen
 Cost NormCost(const Graph& graph, const Node& node);       // 8 per input element
 Cost OptimizerCost(const Graph& graph, const Node& node);  // 4 (sgd) or 12 (adam) per parameter
 
-// conv2d_backprop_filter's im2col workspace: one image's OH*OW*KH*KW*IC floats.
+// conv2d_backprop_filter's im2col workspace (kernels/host_gemm.h): one image's
+// OH*OW*KH*KW*IC floats.
 std::vector<int64_t> Conv2DBackpropFilterScratch(const Graph& graph, const Node& node);
 
 }  // namespace memfold

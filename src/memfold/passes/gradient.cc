@@ -120,6 +120,18 @@ Status AppendUpdates(Graph* g, const TrainingConfig& config, TrainingGraph* t) {
   return Status::Ok();
 }
 
+// A training step's float convolutions run as im2col products by BLAS (op conv2d_gemm, one
+// image's im2col matrix as planned scratch), as training frameworks run them; inference graphs
+// keep conv2d, TFLM's reference order.
+void LowerConvolutionsToGemm(Graph* g) {
+  for (NodeId id : g->schedule) {
+    Node& node = g->node(id);
+    if (node.op != "conv2d" || g->value(node.inputs[0]).dtype != DType::kF32) continue;
+    node.op = "conv2d_gemm";
+    node.op_row = -1;  // OpOf finds the new row by name
+  }
+}
+
 }  // namespace
 
 Result<TrainingGraph> BuildTrainingGraph(Graph* g, const TrainingConfig& config) {
@@ -146,6 +158,7 @@ Result<TrainingGraph> BuildTrainingGraph(Graph* g, const TrainingConfig& config)
   }
   t.params = used;
   MF_RETURN_IF_ERROR(AppendUpdates(g, config, &t));
+  LowerConvolutionsToGemm(g);
   EliminateDeadNodes(g);
   ScheduleUpdatesEarly(g);
   return t;

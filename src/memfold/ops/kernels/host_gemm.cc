@@ -6,10 +6,12 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <cstring>
 #include <type_traits>
 
 #include "memfold/ops/kernels/access.h"
 #include "memfold/ops/kernels/kernel_util.h"
+#include "memfold/ops/kernels/window_geometry.h"
 
 namespace memfold {
 
@@ -47,6 +49,101 @@ void MatMulBlock(In<A, float> a, In<A, float> b, Out<A, float> y, int64_t a0, in
     Gemm(a.base + a0, b.base + b0, y.base + y.At(flat), i, run, n, k, m, ta, tb, n);
     i += run;
   }
+}
+
+// A conv2d-shaped op: input [N, H, W, IC], filter [OC, KH, KW, IC], output [N, OH, OW, OC].
+struct ConvShape {
+  Window2D win;
+  int64_t h = 0, w = 0, in_c = 0, out_c = 0, batch = 0;
+  int64_t k_h = 0, k_w = 0;
+  int64_t rows = 0;   // OH * OW: one image's im2col rows
+  int64_t depth = 0;  // KH * KW * IC: one im2col row
+  // 1x1 with the output the input's size (stride 1, no padding): im2col(x) is x itself.
+  bool pointwise = false;
+
+  ConvShape(const KernelContext& ctx, ShapeView x, ShapeView f)
+      : win(WindowOf(ctx, x, f[1], f[2])),
+        h(x[1]),
+        w(x[2]),
+        in_c(x[3]),
+        out_c(f[0]),
+        batch(x[0]),
+        k_h(f[1]),
+        k_w(f[2]),
+        rows(win.out_h * win.out_w),
+        depth(f[1] * f[2] * f[3]),
+        pointwise(f[1] == 1 && f[2] == 1 && win.out_h == x[1] && win.out_w == x[2]) {}
+
+  int64_t image() const { return h * w * in_c; }
+
+  // Visits every (im2col row, tap) pair whose input pixel lies inside the image, with the
+  // element offsets of that tap's IC values in the im2col row and in the image; padded taps
+  // get `outside`.
+  template <typename Inside, typename Outside>
+  void ForEachTap(Inside inside, Outside outside) const {
+    int64_t at = 0;
+    for (int64_t oy = 0; oy < win.out_h; ++oy) {
+      for (int64_t ox = 0; ox < win.out_w; ++ox) {
+        for (int64_t fy = 0; fy < k_h; ++fy) {
+          const int64_t iy = oy * win.stride_h - win.pad_top + win.dil_h * fy;
+          for (int64_t fx = 0; fx < k_w; ++fx, at += in_c) {
+            const int64_t ix = ox * win.stride_w - win.pad_left + win.dil_w * fx;
+            if (iy >= 0 && iy < h && ix >= 0 && ix < w) {
+              inside(at, (iy * w + ix) * in_c);
+            } else {
+              outside(at);
+            }
+          }
+        }
+      }
+    }
+  }
+
+  // For every output row oy and filter tap (fy, fx), the run of output pixels [ox, ox + count)
+  // whose tap falls inside the image: visit(output pixel, first input pixel, count, tap). The
+  // input pixels of a run are stride_w apart. No scratch: each run is one product.
+  template <typename Visit>
+  void ForEachTapRun(Visit visit) const {
+    for (int64_t oy = 0; oy < win.out_h; ++oy) {
+      for (int64_t fy = 0; fy < k_h; ++fy) {
+        const int64_t iy = oy * win.stride_h - win.pad_top + win.dil_h * fy;
+        if (iy < 0 || iy >= h) continue;
+        for (int64_t fx = 0; fx < k_w; ++fx) {
+          const int64_t shift = win.dil_w * fx - win.pad_left;  // ix = ox * stride + shift
+          const int64_t lo = shift >= 0 ? 0 : (-shift + win.stride_w - 1) / win.stride_w;
+          const int64_t hi =
+              w - 1 - shift < 0 ? 0 : std::min(win.out_w, (w - 1 - shift) / win.stride_w + 1);
+          if (hi <= lo) continue;
+          visit(oy * win.out_w + lo, iy * w + lo * win.stride_w + shift, hi - lo, fy * k_w + fx);
+        }
+      }
+    }
+  }
+};
+
+// One image's im2col matrix: row (oy, ox), columns (fy, fx, ic); zero in the padding.
+void Im2Col(const ConvShape& s, const float* x, float* col) {
+  s.ForEachTap(
+      [&](int64_t at, int64_t from) {
+        std::memcpy(col + at, x + from, static_cast<size_t>(s.in_c) * sizeof(float));
+      },
+      [&](int64_t at) { std::fill_n(col + at, s.in_c, 0.0f); });
+}
+
+// y = a b^T-style products, row-major, by BLAS: [m, k] (lda) x op(b) -> [m, n] (ldc).
+void Sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+           const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+              static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, a,
+              static_cast<int>(lda), b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
+}
+
+// Training graphs' outputs are plain tensors; a concat's in-place row layout is never planned
+// for them (only inference plans make concats copy-free).
+bool RefuseRowLayout(const KernelContext& ctx) {
+  if (ctx.outputs[0].row == 0) return false;
+  if (ctx.error != nullptr) ctx.error->message = "a BLAS convolution cannot write a row layout";
+  return true;
 }
 
 }  // namespace
@@ -99,7 +196,87 @@ void BatchMatMulF32(const KernelContext& ctx) {
   }
 }
 
+template <typename A>
+void Conv2DGemmF32(const KernelContext& ctx) {
+  static_assert(std::is_same_v<A, Direct>, "BLAS products cannot be traced");
+  if (RefuseRowLayout(ctx)) return;
+  const ConvShape s(ctx, ctx.inputs[0].shape, ctx.inputs[1].shape);
+  const float* x = ctx.inputs[0].ptr<float>();
+  const float* filter = ctx.inputs[1].ptr<float>();
+  float* y = ctx.outputs[0].ptr<float>();
+  for (int64_t b = 0; b < s.batch; ++b) {
+    const float* image = x + b * s.image();
+    float* out = y + b * s.rows * s.out_c;
+    if (s.pointwise) {
+      Sgemm(false, true, s.rows, s.out_c, s.in_c, image, s.in_c, filter, s.in_c, 0.0f, out,
+            s.out_c);
+      continue;
+    }
+    // y[run, :] += x[run pixels, :] [count, IC] x W[:, tap, :]^T [IC, OC], tap by tap.
+    std::fill_n(out, s.rows * s.out_c, 0.0f);
+    s.ForEachTapRun([&](int64_t y_pixel, int64_t x_pixel, int64_t count, int64_t tap) {
+      Sgemm(false, true, count, s.out_c, s.in_c, image + x_pixel * s.in_c, s.win.stride_w * s.in_c,
+            filter + tap * s.in_c, s.depth, 1.0f, out + y_pixel * s.out_c, s.out_c);
+    });
+  }
+  const ActivationRange act = KernelActivation(ctx.attrs);
+  const float* bias = HasBias(ctx) ? ctx.inputs[2].ptr<float>() : nullptr;
+  const int64_t n = ctx.outputs[0].elements();
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = y[i] + (bias != nullptr ? bias[i % s.out_c] : 0.0f);
+    y[i] = std::min(std::max(v, act.min), act.max);
+  }
+}
+
+template <typename A>
+void Conv2DBackpropInputF32(const KernelContext& ctx) {
+  static_assert(std::is_same_v<A, Direct>, "BLAS products cannot be traced");
+  if (RefuseRowLayout(ctx)) return;
+  const ConvShape s(ctx, ctx.outputs[0].shape, ctx.inputs[1].shape);
+  const float* dy = ctx.inputs[0].ptr<float>();
+  const float* filter = ctx.inputs[1].ptr<float>();
+  float* dx = ctx.outputs[0].ptr<float>();
+  for (int64_t b = 0; b < s.batch; ++b) {
+    const float* grad = dy + b * s.rows * s.out_c;
+    float* image = dx + b * s.image();
+    if (s.pointwise) {
+      Sgemm(false, false, s.rows, s.in_c, s.out_c, grad, s.out_c, filter, s.in_c, 0.0f, image,
+            s.in_c);
+      continue;
+    }
+    // dx[run pixels, :] += dy[run, :] [count, OC] x W[:, tap, :] [OC, IC], tap by tap.
+    std::fill_n(image, s.image(), 0.0f);
+    s.ForEachTapRun([&](int64_t y_pixel, int64_t x_pixel, int64_t count, int64_t tap) {
+      Sgemm(false, false, count, s.in_c, s.out_c, grad + y_pixel * s.out_c, s.out_c,
+            filter + tap * s.in_c, s.depth, 1.0f, image + x_pixel * s.in_c,
+            s.win.stride_w * s.in_c);
+    });
+  }
+}
+
+template <typename A>
+void Conv2DBackpropFilterF32(const KernelContext& ctx) {
+  static_assert(std::is_same_v<A, Direct>, "BLAS products cannot be traced");
+  if (RefuseRowLayout(ctx)) return;
+  const ConvShape s(ctx, ctx.inputs[0].shape, ctx.outputs[0].shape);
+  const float* x = ctx.inputs[0].ptr<float>();
+  const float* dy = ctx.inputs[1].ptr<float>();
+  float* dw = ctx.outputs[0].ptr<float>();
+  float* col = s.pointwise ? nullptr : reinterpret_cast<float*>(ctx.scratch[0]);
+  if (s.batch == 0) std::fill_n(dw, ctx.outputs[0].elements(), 0.0f);
+  // dW [OC, depth] = sum over images of dy^T [OC, rows] x im2col(x) [rows, depth].
+  for (int64_t b = 0; b < s.batch; ++b) {
+    const float* image = x + b * s.image();
+    if (!s.pointwise) Im2Col(s, image, col);
+    Sgemm(true, false, s.out_c, s.depth, s.rows, dy + b * s.rows * s.out_c, s.out_c,
+          s.pointwise ? image : col, s.depth, b == 0 ? 0.0f : 1.0f, dw, s.depth);
+  }
+}
+
 template void MatMulF32<Direct>(const KernelContext&);
 template void BatchMatMulF32<Direct>(const KernelContext&);
+template void Conv2DGemmF32<Direct>(const KernelContext&);
+template void Conv2DBackpropInputF32<Direct>(const KernelContext&);
+template void Conv2DBackpropFilterF32<Direct>(const KernelContext&);
 
 }  // namespace memfold

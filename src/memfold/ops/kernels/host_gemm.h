@@ -1,5 +1,8 @@
 // float32 matrix products by the system BLAS (host_gemm.cc), for training graphs: instantiated
-// for Direct only, as BLAS's access order cannot be traced; no device build.
+// for Direct only, as BLAS's access order cannot be traced; no device build. Convolutions and
+// their input gradient need no scratch: each filter tap is one product per output row over the
+// pixels it reads (a 1x1 convolution with stride 1 and no padding: one product per image); the
+// filter gradient multiplies one image's im2col matrix (its scratch) at a time.
 #pragma once
 
 #include "memfold/ops/kernels/kernel_context.h"
@@ -12,5 +15,14 @@ void MatMulF32(const KernelContext& ctx);
 // Batched products with numpy broadcasting of the batch dimensions.
 template <typename A>
 void BatchMatMulF32(const KernelContext& ctx);
+// conv2d (filter [OC, KH, KW, IC], optional bias, fused activation) by BLAS products: the
+// training graphs' convolution (op conv2d_gemm; inference keeps TFLM's reference order).
+template <typename A>
+void Conv2DGemmF32(const KernelContext& ctx);
+// The gradients of conv2d: dx, tap by tap, and dW = sum over images of dy^T im2col(x).
+template <typename A>
+void Conv2DBackpropInputF32(const KernelContext& ctx);
+template <typename A>
+void Conv2DBackpropFilterF32(const KernelContext& ctx);
 
 }  // namespace memfold

@@ -71,14 +71,7 @@ void GatherF32(const KernelContext& ctx);
 template <typename A>
 void ScatterAddF32(const KernelContext& ctx);
 
-// dx[b, iy, ix, ic] = sum over the outputs (oy, ox) whose window reads (iy, ix) through filter
-// tap (fy, fx), and over oc, of dy[b, oy, ox, oc] * w[oc, fy, fx, ic]. Each dx written once.
-template <typename A>
-void Conv2DBackpropInputF32(const KernelContext& ctx);
-// scratch[0] <- im2col rows of x ([N*OH*OW, KH*KW*IC], zero where the window is in padding),
-// then dw[oc, k] = sum over rows r of dy[r, oc] * col[r, k], accumulated row by row.
-template <typename A>
-void Conv2DBackpropFilterF32(const KernelContext& ctx);
+// (conv2d's gradients run as BLAS products: host_gemm.h.)
 // Depthwise versions: dx gathers over taps and multipliers; dw[0, fy, fx, oc] sums over
 // (b, oy, ox) directly (no channel reduction, so no im2col workspace).
 template <typename A>

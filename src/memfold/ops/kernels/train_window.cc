@@ -1,7 +1,7 @@
-// Backprops of the sliding-window ops (conv2d, depthwise conv2d, max and average pooling),
+// Backprops of the sliding-window ops (depthwise conv2d, max and average pooling),
 // float32, NHWC. The window geometry is the forward op's (WindowOf, kernel_util.h) and the pool
 // gradients clip windows as the forward pools do (PoolClip, window_loops.h). The input
-// backprops of conv2d and depthwise conv2d share one loop nest.
+// gradients of conv2d are BLAS products (host_gemm.h).
 #include <cstdint>
 #include <limits>
 
@@ -29,16 +29,15 @@ void Zero(Out<A, float> out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) out.Set(i, 0.0f);
 }
 
-// dx of conv2d (filter [OC, KH, KW, IC]) or, with kDepthwise, of depthwise conv2d (filter
-// [1, KH, KW, C*M]). Input channel ic feeds the fan_out output channels from `first` on: every
-// oc for conv2d, its multiplier channels ic * M + m for depthwise.
-template <typename A, bool kDepthwise>
-void BackpropInputF32(const KernelContext& ctx) {
+// dx of depthwise conv2d (filter [1, KH, KW, C*M]): input channel ic feeds its fan_out = M
+// multiplier channels ic * M + m.
+template <typename A>
+void DepthwiseInputF32(const KernelContext& ctx) {
   const ShapeView dys = ctx.inputs[0].shape;  // [N, OH, OW, OC]
   const ShapeView f = ctx.inputs[1].shape;    // the filter
   const ShapeView xs = ctx.outputs[0].shape;  // [N, H, W, IC]
   const Window2D win = WindowOf(ctx, xs, f[1], f[2]);
-  const int64_t fan_out = kDepthwise ? f[3] / xs[3] : f[0];
+  const int64_t fan_out = f[3] / xs[3];
   const Nhwc dy_at = Nhwc::Of(dys), f_at = Nhwc::Of(f), x_at = Nhwc::Of(xs);
   In<A, float> dy{ctx.inputs[0].ptr<float>()};
   In<A, float> w{ctx.inputs[1].ptr<float>()};
@@ -47,7 +46,7 @@ void BackpropInputF32(const KernelContext& ctx) {
     for (int64_t iy = 0; iy < xs[1]; ++iy) {
       for (int64_t ix = 0; ix < xs[2]; ++ix) {
         for (int64_t ic = 0; ic < xs[3]; ++ic) {
-          const int64_t first = kDepthwise ? ic * fan_out : 0;
+          const int64_t first = ic * fan_out;
           float total = 0.0f;
           for (int64_t fy = 0; fy < f[1]; ++fy) {
             const int64_t oy =
@@ -58,7 +57,7 @@ void BackpropInputF32(const KernelContext& ctx) {
                   SourceOutput(ix, fx, win.stride_w, win.pad_left, win.dil_w, win.out_w);
               if (ox < 0) continue;
               for (int64_t oc = first; oc < first + fan_out; ++oc) {
-                const int64_t tap = kDepthwise ? f_at(0, fy, fx, oc) : f_at(oc, fy, fx, ic);
+                const int64_t tap = f_at(0, fy, fx, oc);
                 total += dy[dy_at(b, oy, ox, oc)] * w[tap];
               }
             }
@@ -73,59 +72,8 @@ void BackpropInputF32(const KernelContext& ctx) {
 }  // namespace
 
 template <typename A>
-void Conv2DBackpropInputF32(const KernelContext& ctx) {
-  BackpropInputF32<A, false>(ctx);
-}
-
-template <typename A>
-void Conv2DBackpropFilterF32(const KernelContext& ctx) {
-  const ShapeView xs = ctx.inputs[0].shape;   // [N, H, W, IC]
-  const ShapeView dys = ctx.inputs[1].shape;  // [N, OH, OW, OC]
-  const ShapeView f = ctx.outputs[0].shape;   // [OC, KH, KW, IC]
-  const Window2D win = WindowOf(ctx, f[1], f[2]);
-  const int64_t out_c = f[0], in_c = f[3];
-  const int64_t depth = f[1] * f[2] * in_c;  // one im2col row
-  const Nhwc x_at = Nhwc::Of(xs);
-  In<A, float> x{ctx.inputs[0].ptr<float>()};
-  In<A, float> dy{ctx.inputs[1].ptr<float>()};
-  Out<A, float> dw{OutputOf<A, float>(ctx.outputs[0])};
-  Out<A, float> col{reinterpret_cast<float*>(ctx.scratch[0])};
-  const int64_t rows = dys[1] * dys[2];  // im2col rows of one image
-  Zero<A>(dw, out_c * depth);
-  // One image at a time, so the workspace holds one image's im2col matrix, not the batch's.
-  for (int64_t b = 0; b < dys[0]; ++b) {
-    // im2col: row r = (oy, ox), column k = (fy, fx, ic).
-    int64_t r = 0;
-    for (int64_t oy = 0; oy < win.out_h; ++oy) {
-      for (int64_t ox = 0; ox < win.out_w; ++ox, ++r) {
-        int64_t k = r * depth;
-        for (int64_t fy = 0; fy < f[1]; ++fy) {
-          const int64_t iy = oy * win.stride_h - win.pad_top + win.dil_h * fy;
-          for (int64_t fx = 0; fx < f[2]; ++fx) {
-            const int64_t ix = ox * win.stride_w - win.pad_left + win.dil_w * fx;
-            const bool inside = iy >= 0 && iy < xs[1] && ix >= 0 && ix < xs[2];
-            for (int64_t ic = 0; ic < in_c; ++ic, ++k) {
-              col.Set(k, inside ? x[x_at(b, iy, ix, ic)] : 0.0f);
-            }
-          }
-        }
-      }
-    }
-    // dw[oc, :] += dy[b, r, oc] * col[r, :], row by row.
-    for (r = 0; r < rows; ++r) {
-      for (int64_t oc = 0; oc < out_c; ++oc) {
-        const float g = dy[(b * rows + r) * out_c + oc];
-        for (int64_t k = 0; k < depth; ++k) {
-          dw.Set(oc * depth + k, dw[oc * depth + k] + g * col[r * depth + k]);
-        }
-      }
-    }
-  }
-}
-
-template <typename A>
 void DepthwiseBackpropInputF32(const KernelContext& ctx) {
-  BackpropInputF32<A, true>(ctx);
+  DepthwiseInputF32<A>(ctx);
 }
 
 template <typename A>
@@ -224,8 +172,6 @@ void AvgPool2DGradF32(const KernelContext& ctx) {
   });
 }
 
-MF_INSTANTIATE_KERNEL(Conv2DBackpropInputF32)
-MF_INSTANTIATE_KERNEL(Conv2DBackpropFilterF32)
 MF_INSTANTIATE_KERNEL(DepthwiseBackpropInputF32)
 MF_INSTANTIATE_KERNEL(DepthwiseBackpropFilterF32)
 MF_INSTANTIATE_KERNEL(MaxPool2DGradF32)
