@@ -423,6 +423,19 @@ TEST(TrainOpConvTest, GemmConvolutionMatchesTheReferenceLoop) {
   }
 }
 
+// fully_connected as one BLAS product (fully_connected_gemm), rank-3 input flattened to rows.
+TEST(TrainOpConvTest, GemmFullyConnectedMatchesTheReferenceLoop) {
+  std::mt19937 rng(31);
+  const Arg x = RandomArg({2, 3, 5}, &rng);
+  const Arg w = RandomArg({4, 5}, &rng);
+  const Arg bias = RandomArg({4}, &rng);
+  const Attrs attrs = MakeAttrs({{"activation", std::string("relu")}});
+  const Floats reference = OpRun("fully_connected", {x, w, bias}, attrs).Run({x, w, bias})[0];
+  const Floats gemm = OpRun("fully_connected_gemm", {x, w, bias}, attrs).Run({x, w, bias})[0];
+  ASSERT_EQ(gemm.size(), reference.size());
+  for (size_t i = 0; i < gemm.size(); ++i) EXPECT_NEAR(gemm[i], reference[i], 1e-5f) << i;
+}
+
 TEST(TrainOpConvTest, PointwiseBackpropsMatchFiniteDifferences) {
   std::mt19937 rng(29);
   const Arg x = RandomArg({2, 4, 5, 3}, &rng);

@@ -32,7 +32,7 @@ Cost MatrixCost(const Graph& graph, const Node& node) {
   const Value& a = graph.value(node.inputs[0]);
   const Value& b = graph.value(node.inputs[1]);
   int64_t depth = 0;
-  if (node.op == "fully_connected") {
+  if (node.op == "fully_connected" || node.op == "fully_connected_gemm") {
     depth = b.shape[1];
   } else if (node.op == "tflite_batch_matmul") {
     depth = node.attrs.Int("adj_x") != 0 ? a.shape[a.shape.size() - 2] : a.shape.back();

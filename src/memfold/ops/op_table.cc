@@ -259,6 +259,17 @@ std::vector<OpDef> BuildOpTable() {
        .prepare = PrepareFullyConnectedI8,
        .gradient = GradFullyConnected,
        .grad_reads_inputs = kReadsBoth},
+      // fully_connected of a training graph (the gradient pass lowers float ones to it): one
+      // BLAS product.
+      {.name = "fully_connected_gemm",
+       .min_inputs = 2,
+       .max_inputs = 3,
+       .attrs = {kActivation, {"keep_num_dims", int64_t{0}}},
+       .infer = InferFullyConnected,
+       .cost = MatrixCost,
+       .kernels = {{DType::kF32, &FullyConnectedGemmF32<Direct>}},  // BLAS: no trace
+       .gradient = GradFullyConnected,
+       .grad_reads_inputs = kReadsBoth},
       {.name = "matmul",
        .min_inputs = 2,
        .max_inputs = 2,

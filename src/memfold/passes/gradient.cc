@@ -120,15 +120,20 @@ Status AppendUpdates(Graph* g, const TrainingConfig& config, TrainingGraph* t) {
   return Status::Ok();
 }
 
-// A training step's float convolutions run as im2col products by BLAS (op conv2d_gemm, one
-// image's im2col matrix as planned scratch), as training frameworks run them; inference graphs
-// keep conv2d, TFLM's reference order.
-void LowerConvolutionsToGemm(Graph* g) {
+// A training step's float convolutions and fully connected layers run as BLAS products (ops
+// conv2d_gemm and fully_connected_gemm: same shapes, attributes, gradients and memory), as
+// training frameworks run them; inference graphs keep TFLM's reference summation order.
+void LowerProductsToBlas(Graph* g) {
+  static const std::pair<std::string_view, std::string_view> kLowered[] = {
+      {"conv2d", "conv2d_gemm"}, {"fully_connected", "fully_connected_gemm"}};
   for (NodeId id : g->schedule) {
     Node& node = g->node(id);
-    if (node.op != "conv2d" || g->value(node.inputs[0]).dtype != DType::kF32) continue;
-    node.op = "conv2d_gemm";
-    node.op_row = -1;  // OpOf finds the new row by name
+    if (g->value(node.inputs[0]).dtype != DType::kF32) continue;
+    for (const auto& [op, blas] : kLowered) {
+      if (node.op != op) continue;
+      node.op = std::string(blas);
+      node.op_row = -1;  // OpOf finds the new row by name
+    }
   }
 }
 
@@ -158,7 +163,7 @@ Result<TrainingGraph> BuildTrainingGraph(Graph* g, const TrainingConfig& config)
   }
   t.params = used;
   MF_RETURN_IF_ERROR(AppendUpdates(g, config, &t));
-  LowerConvolutionsToGemm(g);
+  LowerProductsToBlas(g);
   EliminateDeadNodes(g);
   ScheduleUpdatesEarly(g);
   return t;

@@ -138,6 +138,19 @@ void Sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, in
               static_cast<int>(lda), b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
 }
 
+// The epilogue of conv2d and fully_connected: y += bias (per channel, the last dimension),
+// then the fused activation's clamp.
+void AddBiasAndClamp(const KernelContext& ctx, int64_t channels) {
+  const ActivationRange act = KernelActivation(ctx.attrs);
+  const float* bias = HasBias(ctx) ? ctx.inputs[2].ptr<float>() : nullptr;
+  float* y = ctx.outputs[0].ptr<float>();
+  const int64_t n = ctx.outputs[0].elements();
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = y[i] + (bias != nullptr ? bias[i % channels] : 0.0f);
+    y[i] = std::min(std::max(v, act.min), act.max);
+  }
+}
+
 // Training graphs' outputs are plain tensors; a concat's in-place row layout is never planned
 // for them (only inference plans make concats copy-free).
 bool RefuseRowLayout(const KernelContext& ctx) {
@@ -219,13 +232,18 @@ void Conv2DGemmF32(const KernelContext& ctx) {
             filter + tap * s.in_c, s.depth, 1.0f, out + y_pixel * s.out_c, s.out_c);
     });
   }
-  const ActivationRange act = KernelActivation(ctx.attrs);
-  const float* bias = HasBias(ctx) ? ctx.inputs[2].ptr<float>() : nullptr;
-  const int64_t n = ctx.outputs[0].elements();
-  for (int64_t i = 0; i < n; ++i) {
-    const float v = y[i] + (bias != nullptr ? bias[i % s.out_c] : 0.0f);
-    y[i] = std::min(std::max(v, act.min), act.max);
-  }
+  AddBiasAndClamp(ctx, s.out_c);
+}
+
+template <typename A>
+void FullyConnectedGemmF32(const KernelContext& ctx) {
+  static_assert(std::is_same_v<A, Direct>, "BLAS products cannot be traced");
+  if (RefuseRowLayout(ctx)) return;
+  const ShapeView w = ctx.inputs[1].shape;  // [out, depth]
+  const int64_t rows = ctx.inputs[0].elements() / std::max<int64_t>(1, w[1]);
+  Sgemm(false, true, rows, w[0], w[1], ctx.inputs[0].ptr<float>(), w[1], ctx.inputs[1].ptr<float>(),
+        w[1], 0.0f, ctx.outputs[0].ptr<float>(), w[0]);
+  AddBiasAndClamp(ctx, w[0]);
 }
 
 template <typename A>
@@ -276,6 +294,7 @@ void Conv2DBackpropFilterF32(const KernelContext& ctx) {
 template void MatMulF32<Direct>(const KernelContext&);
 template void BatchMatMulF32<Direct>(const KernelContext&);
 template void Conv2DGemmF32<Direct>(const KernelContext&);
+template void FullyConnectedGemmF32<Direct>(const KernelContext&);
 template void Conv2DBackpropInputF32<Direct>(const KernelContext&);
 template void Conv2DBackpropFilterF32<Direct>(const KernelContext&);
 

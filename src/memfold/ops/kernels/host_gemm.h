@@ -19,6 +19,10 @@ void BatchMatMulF32(const KernelContext& ctx);
 // training graphs' convolution (op conv2d_gemm; inference keeps TFLM's reference order).
 template <typename A>
 void Conv2DGemmF32(const KernelContext& ctx);
+// fully_connected (weights [out, depth], optional bias, fused activation) as one BLAS product:
+// the training graphs' (op fully_connected_gemm).
+template <typename A>
+void FullyConnectedGemmF32(const KernelContext& ctx);
 // The gradients of conv2d: dx, tap by tap, and dW = sum over images of dy^T im2col(x).
 template <typename A>
 void Conv2DBackpropInputF32(const KernelContext& ctx);
