@@ -1,9 +1,13 @@
 // memfold: plans and proves the memory of neural networks. See README.md and CONTRACT.md.
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
+#include <cstdlib>
 #include <iostream>
 #include <new>
 
 #include "commands.h"
+#include "memfold/ops/kernels/host_gemm.h"
 #include "memfold/plan/plan_graph.h"
 #include "progress.h"
 
@@ -68,6 +72,13 @@ bool IsCommand(CLI::App& app, const std::string& name) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Once, before anything runs: restart with OpenBLAS's kernels matched to this CPU when its
+  // load-time detection fell back to generic ones (BetterBlasCoreType). If the restart fails,
+  // memfold runs on with the generic kernels.
+  if (const std::string core = memfold::BetterBlasCoreType(); !core.empty()) {
+    setenv("OPENBLAS_CORETYPE", core.c_str(), 1);
+    execv("/proc/self/exe", argv);
+  }
   CLI::App app{"memfold: makes neural networks need less memory, and proves it"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "memfold 0.1");

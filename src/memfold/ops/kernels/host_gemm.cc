@@ -6,7 +6,9 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <string_view>
 #include <type_traits>
 
 #include "memfold/ops/kernels/access.h"
@@ -17,16 +19,37 @@ namespace memfold {
 
 namespace {
 
+// OpenBLAS's threads cost more than they save on small products (the convolutions' per-row
+// products above all): those run on one thread, larger ones on all of them. Switching only
+// when the class changes keeps the calls rare.
+void UseThreadsFor(double multiply_adds) {
+  constexpr double kParallelFrom = 1 << 22;
+  static const int all = openblas_get_num_threads();
+  static int current = all;
+  const int wanted = multiply_adds < kParallelFrom ? 1 : all;
+  if (wanted == current) return;
+  openblas_set_num_threads(wanted);
+  current = wanted;
+}
+
+// C = op(A) op(B) + beta C, row-major, by BLAS: op(A) [m, k] (lda), op(B) [k, n] (ldb), C [m, n]
+// (ldc).
+void Sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+           const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  UseThreadsFor(static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k));
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+              static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, a,
+              static_cast<int>(lda), b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
+}
+
 // Rows [i0, i0 + m) of one [rows, k] x [k, n] product (with optional transposes) at element
 // offsets a0, b0, into `y` at `c` with leading dimension ldc, by the system BLAS (OpenBLAS
 // sgemm packs its operands, so results do not depend on where tensors sit).
 void Gemm(const float* a, const float* b, float* c, int64_t i0, int64_t m, int64_t n, int64_t k,
           int64_t rows, bool ta, bool tb, int64_t ldc) {
   const int64_t lda = std::max<int64_t>(1, ta ? rows : k);
-  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
-              static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f,
-              a + (ta ? i0 : i0 * lda), static_cast<int>(lda), b,
-              static_cast<int>(std::max<int64_t>(1, tb ? k : n)), 0.0f, c, static_cast<int>(ldc));
+  Sgemm(ta, tb, m, n, k, a + (ta ? i0 : i0 * lda), lda, b, std::max<int64_t>(1, tb ? k : n), 0.0f,
+        c, ldc);
 }
 
 // One [m, k] x [k, n] product at element offsets a0, b0, y0. An output in rows (a concat
@@ -130,14 +153,6 @@ void Im2Col(const ConvShape& s, const float* x, float* col) {
       [&](int64_t at) { std::fill_n(col + at, s.in_c, 0.0f); });
 }
 
-// y = a b^T-style products, row-major, by BLAS: [m, k] (lda) x op(b) -> [m, n] (ldc).
-void Sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
-           const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
-              static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, a,
-              static_cast<int>(lda), b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
-}
-
 // The epilogue of conv2d and fully_connected: y += bias (per channel, the last dimension),
 // then the fused activation's clamp.
 void AddBiasAndClamp(const KernelContext& ctx, int64_t channels) {
@@ -160,6 +175,18 @@ bool RefuseRowLayout(const KernelContext& ctx) {
 }
 
 }  // namespace
+
+std::string BetterBlasCoreType() {
+  if (std::getenv("OPENBLAS_CORETYPE") != nullptr) return "";
+  if (std::string_view(openblas_get_corename()) != "Prescott") return "";
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+      __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl")) {
+    return "SkylakeX";
+  }
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "Haswell";
+  return "";
+}
 
 template <typename A>
 void MatMulF32(const KernelContext& ctx) {

@@ -5,9 +5,18 @@
 // filter gradient multiplies one image's im2col matrix (its scratch) at a time.
 #pragma once
 
+#include <string>
+
 #include "memfold/ops/kernels/kernel_context.h"
 
 namespace memfold {
+
+// The OpenBLAS core type (for OPENBLAS_CORETYPE) this CPU's instruction sets call for, when
+// OpenBLAS's own choice at load time, which goes by the CPU's model number, fell back to its
+// generic Prescott kernels: a virtual CPU that hides its model ("Intel(R) Xeon(R) Processor")
+// gets SSE3 kernels 2-3x slower than the AVX2 or AVX-512 ones it has. "" when OpenBLAS chose
+// well, was told a core type already, or the CPU has neither.
+std::string BetterBlasCoreType();
 
 // Row-major [m, k] x [k, n] products, optionally transposed operands.
 template <typename A>
