@@ -125,8 +125,8 @@ Result<RecomputeResult> ApplyRecomputation(Graph* g, const TrainingGraph& t,
   }
   for (size_t pos = 0; pos < t.forward_nodes; ++pos) {
     const NodeId id = g->schedule[pos];
-    const Node original = g->node(id);
     if (!recompute[static_cast<size_t>(id)]) continue;
+    const Node original = g->node(id);  // a copy: adding nodes may move the node table
     bool wanted = false;
     for (size_t k = 0; k < original.outputs.size(); ++k)
       wanted = wanted ||
