@@ -13,6 +13,7 @@
 #include "memfold/passes/echo.h"
 #include "memfold/passes/training_plan.h"
 #include "memfold/passes/update_schedule.h"
+#include "memfold/placement/lower_bound.h"
 
 namespace memfold {
 namespace {
@@ -209,6 +210,10 @@ TEST_P(Strategies, SameGradientsAndEchoOwnGraphWins) {
     if (hash.empty()) hash = h;
     EXPECT_EQ(h, hash) << strategy;
     const int64_t total = p->profile.breakdown.total();
+    // The floor Echo uses to skip planning rivals that cannot win.
+    const MemoryBreakdown& b = p->profile.breakdown;
+    EXPECT_EQ(PersistentBytes(p->graph), b.weights + b.optimizer) << strategy;
+    EXPECT_LE(LowerBoundForAnyOverlap(p->plan.liveness.requests), p->plan.plan.arena_bytes);
     EXPECT_EQ(p->chosen_strategy, strategy);
     if (std::string(strategy) == "none") none = total;
     if (std::string(strategy) == "mirror") mirror = total;

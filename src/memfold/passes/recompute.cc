@@ -108,30 +108,35 @@ Result<RecomputeResult> ApplyRecomputation(Graph* g, const TrainingGraph& t,
   }
   std::vector<ValueId> clone(static_cast<size_t>(g->num_values()), kNoValue);
   RecomputeResult result;
-  // Forward order: a clone's recomputed inputs are cloned before it. Clones of nodes nobody in
-  // the backward pass (or a later clone) needs would be dead; they are skipped below.
+  // Reverse forward order: a node is cloned if the backward pass or a later clone reads an
+  // output it recomputes; then its inputs are needed too. Other clones would be dead.
   std::vector<char> needed = read_backward;
+  std::vector<char> cloned(static_cast<size_t>(g->num_nodes()), 0);
+  int32_t new_values = 0, new_nodes = 0;
   for (size_t pos = t.forward_nodes; pos-- > 0;) {
     const NodeId id = g->schedule[pos];
     if (!recompute[static_cast<size_t>(id)]) continue;
     const Node& n = g->node(id);
+    int32_t outputs = 0;
     bool wanted = false;
-    for (size_t k = 0; k < n.outputs.size(); ++k)
-      wanted = wanted || (RecomputesOutput(n, k) && needed[static_cast<size_t>(n.outputs[k])]);
+    for (size_t k = 0; k < n.outputs.size(); ++k) {
+      if (!RecomputesOutput(n, k)) continue;
+      ++outputs;
+      wanted = wanted || needed[static_cast<size_t>(n.outputs[k])];
+    }
     if (!wanted) continue;
+    cloned[static_cast<size_t>(id)] = 1;
+    new_values += outputs;
+    ++new_nodes;
     for (ValueId in : n.inputs) {
       if (in != kNoValue) needed[static_cast<size_t>(in)] = 1;
     }
   }
+  g->Reserve(g->num_values() + new_values, g->num_nodes() + new_nodes);  // no table moves below
   for (size_t pos = 0; pos < t.forward_nodes; ++pos) {
     const NodeId id = g->schedule[pos];
-    if (!recompute[static_cast<size_t>(id)]) continue;
-    const Node original = g->node(id);  // a copy: adding nodes may move the node table
-    bool wanted = false;
-    for (size_t k = 0; k < original.outputs.size(); ++k)
-      wanted = wanted ||
-               (RecomputesOutput(original, k) && needed[static_cast<size_t>(original.outputs[k])]);
-    if (!wanted) continue;
+    if (!cloned[static_cast<size_t>(id)]) continue;
+    const Node& original = g->node(id);
     Node copy = original;
     copy.name += "/recompute";
     if (original.op == kBatchNorm) {  // x, gamma, beta and the statistics the node saved
@@ -153,7 +158,7 @@ Result<RecomputeResult> ApplyRecomputation(Graph* g, const TrainingGraph& t,
       copy.outputs.push_back(c);
       clone[static_cast<size_t>(original.outputs[k])] = c;
     }
-    const NodeId new_id = g->AddNode(copy);
+    const NodeId new_id = g->AddNode(std::move(copy));
     g->schedule.pop_back();  // placed by LateSchedule
     ++result.recomputed_nodes;
     result.recompute_flops += NodeCost(*g, g->node(new_id)).flops;

@@ -6,6 +6,7 @@
 #include "memfold/passes/binarize.h"
 #include "memfold/passes/echo.h"
 #include "memfold/passes/recompute.h"
+#include "memfold/placement/lower_bound.h"
 
 namespace memfold {
 namespace {
@@ -15,6 +16,12 @@ Result<PlannedTraining> Finish(PlannedTraining p, const std::string& planner) {
   MF_ASSIGN_OR_RETURN(p.plan, PlanGraph(p.graph, planner));
   p.profile = ProfileMemory(p.graph, p.training.forward_nodes, p.plan);
   return p;
+}
+
+// No plan of `graph` has a smaller footprint (PlannedTraining's profile total): its bytes
+// outside the arena plus the smallest arena any verified plan of its liveness can have.
+int64_t FootprintFloor(const Graph& graph) {
+  return PersistentBytes(graph) + LowerBoundForAnyOverlap(ComputeLiveness(graph).requests);
 }
 
 Status CheckNames(const std::string& strategy, const std::string& planner) {
@@ -54,45 +61,53 @@ Result<PlannedTraining> PlanTrainingStep(Graph graph, const TrainingGraph& train
   for (size_t pos = 0; pos < base.training.forward_nodes; ++pos) {
     base.forward_flops += NodeCost(base.graph, base.graph.node(base.graph.schedule[pos])).flops;
   }
-  auto with_recomputation = [&](const std::vector<char>& choice) -> Result<PlannedTraining> {
-    PlannedTraining p = base;
+  auto with_recomputation = [](PlannedTraining p,
+                               const std::vector<char>& choice) -> Result<PlannedTraining> {
     p.recomputed = choice;
     MF_ASSIGN_OR_RETURN(RecomputeResult r, ApplyRecomputation(&p.graph, p.training, choice));
     p.recomputed_nodes = r.recomputed_nodes;
     p.recompute_flops = r.recompute_flops;
-    return Finish(std::move(p), planner);
+    return p;
   };
   PlannedTraining chosen;
   if (strategy == "none") {
-    MF_ASSIGN_OR_RETURN(chosen, Finish(base, planner));
+    MF_ASSIGN_OR_RETURN(chosen, Finish(std::move(base), planner));
     chosen.chosen_strategy = "none";
   } else if (strategy == "mirror") {
-    MF_ASSIGN_OR_RETURN(chosen, with_recomputation(MirrorChoice(base.graph, base.training)));
+    const std::vector<char> choice = MirrorChoice(base.graph, base.training);
+    MF_ASSIGN_OR_RETURN(PlannedTraining mirror, with_recomputation(std::move(base), choice));
+    MF_ASSIGN_OR_RETURN(chosen, Finish(std::move(mirror), planner));
     chosen.chosen_strategy = "mirror";
   } else {
-    // Echo's choice with 1-bit masks, checked by planning against the baseline (the paper's
-    // guarantee) and against Mirror's blanket choice: the smallest plan is kept.
-    PlannedTraining echo = base;
-    echo.recomputed = EchoChoice(base.graph, base.training);
-    MF_ASSIGN_OR_RETURN(RecomputeResult r,
-                        ApplyRecomputation(&echo.graph, echo.training, echo.recomputed));
-    echo.recomputed_nodes = r.recomputed_nodes;
-    echo.recompute_flops = r.recompute_flops;
+    // Echo's choice with 1-bit masks, checked against the baseline (the paper's guarantee) and
+    // against Mirror's blanket choice: the smallest plan is kept. A rival is planned only when
+    // its footprint floor says it could win, so the result is the same as planning all three.
+    MF_ASSIGN_OR_RETURN(PlannedTraining echo,
+                        with_recomputation(base, EchoChoice(base.graph, base.training)));
     BinarizeMasks(&echo.graph, &echo.training);
     MF_ASSIGN_OR_RETURN(chosen, Finish(std::move(echo), planner));
     chosen.chosen_strategy = "echo";
     const int64_t echo_own = chosen.profile.breakdown.total();
+    // When the baseline cannot win, Mirror's graph is rewritten from it in place (no copy).
+    const bool baseline_may_win = FootprintFloor(base.graph) <= echo_own;
+    const std::vector<char> mirror_choice = MirrorChoice(base.graph, base.training);
+    PlannedTraining mirror_input = baseline_may_win ? PlannedTraining(base) : std::move(base);
     MF_ASSIGN_OR_RETURN(PlannedTraining mirror,
-                        with_recomputation(MirrorChoice(base.graph, base.training)));
-    if (mirror.profile.breakdown.total() < chosen.profile.breakdown.total()) {
-      chosen = std::move(mirror);
-      chosen.chosen_strategy = "mirror";
+                        with_recomputation(std::move(mirror_input), mirror_choice));
+    if (FootprintFloor(mirror.graph) < echo_own) {
+      MF_ASSIGN_OR_RETURN(mirror, Finish(std::move(mirror), planner));
+      if (mirror.profile.breakdown.total() < echo_own) {
+        chosen = std::move(mirror);
+        chosen.chosen_strategy = "mirror";
+      }
     }
-    MF_ASSIGN_OR_RETURN(PlannedTraining baseline, Finish(std::move(base), planner));
-    if (chosen.profile.breakdown.total() >= baseline.profile.breakdown.total()) {
-      chosen = std::move(baseline);
-      chosen.chosen_strategy = "none";
-      chosen.fell_back = true;
+    if (baseline_may_win) {
+      MF_ASSIGN_OR_RETURN(PlannedTraining baseline, Finish(std::move(base), planner));
+      if (chosen.profile.breakdown.total() >= baseline.profile.breakdown.total()) {
+        chosen = std::move(baseline);
+        chosen.chosen_strategy = "none";
+        chosen.fell_back = true;
+      }
     }
     chosen.strategy = strategy;
     chosen.echo_own_bytes = echo_own;

@@ -69,4 +69,27 @@ int64_t LowerBoundWithOverlaps(std::span<const BufferRequest> requests) {
   return PeakOf(std::move(events));
 }
 
+int64_t LowerBoundForAnyOverlap(std::span<const BufferRequest> requests) {
+  int32_t end = 0;
+  for (const BufferRequest& r : requests) end = std::max(end, r.last);
+  const auto steps = static_cast<size_t>(end) + 2;
+  // Per step: bytes live throughout (difference array), created and living on, dying after
+  // living before.
+  std::vector<int64_t> through(steps, 0), created(steps, 0), dying(steps, 0);
+  for (const BufferRequest& r : requests) {
+    const auto first = static_cast<size_t>(r.first), last = static_cast<size_t>(r.last);
+    if (first == last) continue;
+    created[first] += r.bytes;
+    dying[last] += r.bytes;
+    through[first + 1] += r.bytes;
+    through[last] -= r.bytes;
+  }
+  int64_t live_through = 0, peak = 0;
+  for (size_t t = 0; t + 1 < steps; ++t) {
+    live_through += through[t];
+    peak = std::max(peak, live_through + std::max(created[t], dying[t]));
+  }
+  return peak;
+}
+
 }  // namespace memfold

@@ -22,4 +22,11 @@ int64_t LowerBound(std::span<const BufferRequest> requests);
 // step.
 int64_t LowerBoundWithOverlaps(std::span<const BufferRequest> requests);
 
+// A bound for every plan VerifyPlan accepts, whatever allowances it was given: two buffers
+// live at step t may share bytes only if one is created at t and the other dies at t, so at t
+// the buffers created then (and living on) are disjoint, those dying then (and live before)
+// are disjoint, and together they cover at least the larger of the two sums. Buffers live
+// only at t are left out. Payload bytes, no alignment padding. O(n + T), T the last step.
+int64_t LowerBoundForAnyOverlap(std::span<const BufferRequest> requests);
+
 }  // namespace memfold

@@ -54,6 +54,17 @@ void LiveBytesByKind(const Graph& g, const Liveness& live, const std::vector<cha
   }
 }
 
+enum class Persistence { kNone, kWeights, kOptimizer };
+
+// Where a value's bytes count outside the arena. In-place updates (values with a producer)
+// alias their inputs and count nowhere.
+Persistence PersistenceOf(const Value& value) {
+  if (value.producer != kNoNode) return Persistence::kNone;
+  if (value.role == Role::kOptimizerState) return Persistence::kOptimizer;
+  if (value.role == Role::kWeight || value.role == Role::kState) return Persistence::kWeights;
+  return Persistence::kNone;
+}
+
 }  // namespace
 
 MemoryProfile ProfileMemory(const Graph& g, size_t forward_nodes, const GraphPlan& gp) {
@@ -104,16 +115,27 @@ MemoryProfile ProfileMemory(const Graph& g, size_t forward_nodes, const GraphPla
   LiveBytesByKind(g, live, forward, &profile);
   b.fragmentation = gp.plan.arena_bytes - occupied;
   for (ValueId v = 0; v < g.num_values(); ++v) {
-    const Value& value = g.value(v);
-    if (value.producer != kNoNode) continue;  // in-place updates alias their inputs
-    if (value.role == Role::kOptimizerState) {
-      b.optimizer += value.bytes();
-    } else if (value.role == Role::kWeight || value.role == Role::kState) {
-      b.weights += value.bytes();
-      profile.by_layer_type[reader_layer[static_cast<size_t>(v)]] += value.bytes();
+    switch (PersistenceOf(g.value(v))) {
+      case Persistence::kOptimizer:
+        b.optimizer += g.value(v).bytes();
+        break;
+      case Persistence::kWeights:
+        b.weights += g.value(v).bytes();
+        profile.by_layer_type[reader_layer[static_cast<size_t>(v)]] += g.value(v).bytes();
+        break;
+      case Persistence::kNone:
+        break;
     }
   }
   return profile;
+}
+
+int64_t PersistentBytes(const Graph& g) {
+  int64_t bytes = 0;
+  for (ValueId v = 0; v < g.num_values(); ++v) {
+    if (PersistenceOf(g.value(v)) != Persistence::kNone) bytes += g.value(v).bytes();
+  }
+  return bytes;
 }
 
 }  // namespace memfold

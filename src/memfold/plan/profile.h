@@ -44,4 +44,8 @@ struct MemoryProfile {
 // `forward_nodes`: the schedule's first nodes that form the forward pass.
 MemoryProfile ProfileMemory(const Graph& graph, size_t forward_nodes, const GraphPlan& plan);
 
+// The bytes outside the arena: weights plus optimizer state (the breakdown's total minus the
+// arena, for any plan of `graph`). O(V).
+int64_t PersistentBytes(const Graph& graph);
+
 }  // namespace memfold
