@@ -226,6 +226,25 @@ TEST_P(Strategies, SameGradientsAndEchoOwnGraphWins) {
   }
 }
 
+// The floor Echo uses to skip planning Mirror's graph, taken from the baseline graph: below
+// Mirror's plans (batch norm re-run from saved statistics included), near the same bound
+// taken on Mirror's graph itself.
+TEST_P(Strategies, RecomputedArenaFloorBoundsMirrorsPlans) {
+  Graph g = std::move(LoadModel(GetParam())).value();
+  const TrainingGraph t = std::move(BuildTrainingGraph(&g)).value();
+  const std::vector<char> choice = MirrorChoice(g, t);
+  const int64_t floor = RecomputedArenaFloor(g, t, ComputeLiveness(g), choice);
+  Graph mirror = g;
+  ASSERT_TRUE(ApplyRecomputation(&mirror, t, choice).ok());
+  for (const char* planner : {"mxnet", "greedy"}) {
+    Result<GraphPlan> gp = PlanGraph(mirror, planner);
+    ASSERT_TRUE(gp.ok()) << gp.status().message();
+    EXPECT_LE(floor, gp->plan.arena_bytes) << planner;
+  }
+  const int64_t own_floor = LowerBoundForAnyOverlap(ComputeLiveness(mirror).requests);
+  EXPECT_GE(floor, own_floor * 8 / 10);
+}
+
 std::string ModelName(const ::testing::TestParamInfo<std::string>& model) {
   return model.param.substr(4, model.param.find(',') - 4);
 }

@@ -15,6 +15,7 @@
 #include "memfold/base/status.h"
 #include "memfold/ir/graph.h"
 #include "memfold/passes/gradient.h"
+#include "memfold/plan/liveness.h"
 
 namespace memfold {
 
@@ -46,6 +47,24 @@ struct RecomputeResult {
 // `training` and re-schedules. Nodes whose outputs no backward node reads are not cloned.
 Result<RecomputeResult> ApplyRecomputation(Graph* graph, const TrainingGraph& training,
                                            const std::vector<char>& recompute);
+
+// The forward nodes ApplyRecomputation clones for `recompute` (by node id): those with a
+// recomputed output that the backward pass or a later clone reads. O(V + E).
+std::vector<char> ClonedNodes(const Graph& graph, const TrainingGraph& training,
+                              const std::vector<char>& recompute);
+
+// No verified plan of the graph ApplyRecomputation(graph, training, recompute) would make
+// has a smaller arena, found without making it. `live` is ComputeLiveness(graph).
+//
+// Why it holds: the rewrite keeps the order of the original nodes (optimizer updates may only
+// move later), keeps their reads except that backward readers of a recomputed output read
+// its clone, and adds clones. Take `live` with each buffer's last step cut back to its last
+// remaining read: at the step of any original node other than an update, every such buffer
+// is live in the new graph at that node's step, created there only if created there before,
+// and dying there only if it died there (or living on). LowerBoundForAnyOverlap's argument
+// then holds at those steps. O(V + E + T).
+int64_t RecomputedArenaFloor(const Graph& graph, const TrainingGraph& training,
+                             const Liveness& live, const std::vector<char>& recompute);
 
 // Mirror's choice: every forward node that is neither compute-heavy nor forbidden.
 std::vector<char> MirrorChoice(const Graph& graph, const TrainingGraph& training);

@@ -18,12 +18,6 @@ Result<PlannedTraining> Finish(PlannedTraining p, const std::string& planner) {
   return p;
 }
 
-// No plan of `graph` has a smaller footprint (PlannedTraining's profile total): its bytes
-// outside the arena plus the smallest arena any verified plan of its liveness can have.
-int64_t FootprintFloor(const Graph& graph) {
-  return PersistentBytes(graph) + LowerBoundForAnyOverlap(ComputeLiveness(graph).requests);
-}
-
 Status CheckNames(const std::string& strategy, const std::string& planner) {
   if (strategy != "none" && strategy != "mirror" && strategy != "echo") {
     return Status::Error("strategy must be none, mirror or echo, not '" + strategy + "'");
@@ -88,13 +82,18 @@ Result<PlannedTraining> PlanTrainingStep(Graph graph, const TrainingGraph& train
     MF_ASSIGN_OR_RETURN(chosen, Finish(std::move(echo), planner));
     chosen.chosen_strategy = "echo";
     const int64_t echo_own = chosen.profile.breakdown.total();
-    // When the baseline cannot win, Mirror's graph is rewritten from it in place (no copy).
-    const bool baseline_may_win = FootprintFloor(base.graph) <= echo_own;
+    // Both rivals' floors come from the baseline's liveness; Mirror's graph is made only when
+    // it could win, and from the baseline in place when the baseline cannot.
+    const Liveness base_live = ComputeLiveness(base.graph);
+    const int64_t persistent = PersistentBytes(base.graph);
+    const bool baseline_may_win =
+        persistent + LowerBoundForAnyOverlap(base_live.requests) <= echo_own;
     const std::vector<char> mirror_choice = MirrorChoice(base.graph, base.training);
-    PlannedTraining mirror_input = baseline_may_win ? PlannedTraining(base) : std::move(base);
-    MF_ASSIGN_OR_RETURN(PlannedTraining mirror,
-                        with_recomputation(std::move(mirror_input), mirror_choice));
-    if (FootprintFloor(mirror.graph) < echo_own) {
+    if (persistent + RecomputedArenaFloor(base.graph, base.training, base_live, mirror_choice) <
+        echo_own) {
+      PlannedTraining input = baseline_may_win ? PlannedTraining(base) : std::move(base);
+      MF_ASSIGN_OR_RETURN(PlannedTraining mirror,
+                          with_recomputation(std::move(input), mirror_choice));
       MF_ASSIGN_OR_RETURN(mirror, Finish(std::move(mirror), planner));
       if (mirror.profile.breakdown.total() < echo_own) {
         chosen = std::move(mirror);

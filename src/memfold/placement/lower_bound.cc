@@ -69,27 +69,35 @@ int64_t LowerBoundWithOverlaps(std::span<const BufferRequest> requests) {
   return PeakOf(std::move(events));
 }
 
-int64_t LowerBoundForAnyOverlap(std::span<const BufferRequest> requests) {
+std::vector<int64_t> ArenaFloorPerStep(std::span<const BufferRequest> requests,
+                                       std::span<const char> made_earlier) {
   int32_t end = 0;
   for (const BufferRequest& r : requests) end = std::max(end, r.last);
-  const auto steps = static_cast<size_t>(end) + 2;
-  // Per step: bytes live throughout (difference array), created and living on, dying after
+  const auto steps = static_cast<size_t>(end) + 1;
+  // Per step: bytes live throughout (a difference array), created and living on, dying after
   // living before.
-  std::vector<int64_t> through(steps, 0), created(steps, 0), dying(steps, 0);
+  std::vector<int64_t> through(steps + 1, 0), created(steps, 0), dying(steps, 0);
   for (const BufferRequest& r : requests) {
     const auto first = static_cast<size_t>(r.first), last = static_cast<size_t>(r.last);
-    if (first == last) continue;
-    created[first] += r.bytes;
+    const bool earlier = !made_earlier.empty() && made_earlier[static_cast<size_t>(r.id)];
+    if (first == last && !earlier) continue;
+    if (!earlier) created[first] += r.bytes;
     dying[last] += r.bytes;
-    through[first + 1] += r.bytes;
+    through[earlier ? first : first + 1] += r.bytes;
     through[last] -= r.bytes;
   }
-  int64_t live_through = 0, peak = 0;
-  for (size_t t = 0; t + 1 < steps; ++t) {
+  std::vector<int64_t> floor(steps);
+  int64_t live_through = 0;
+  for (size_t t = 0; t < steps; ++t) {
     live_through += through[t];
-    peak = std::max(peak, live_through + std::max(created[t], dying[t]));
+    floor[t] = live_through + std::max(created[t], dying[t]);
   }
-  return peak;
+  return floor;
+}
+
+int64_t LowerBoundForAnyOverlap(std::span<const BufferRequest> requests) {
+  const std::vector<int64_t> floor = ArenaFloorPerStep(requests);
+  return floor.empty() ? 0 : *std::max_element(floor.begin(), floor.end());
 }
 
 }  // namespace memfold

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "memfold/placement/buffer.h"
 
@@ -28,5 +29,11 @@ int64_t LowerBoundWithOverlaps(std::span<const BufferRequest> requests);
 // are disjoint, and together they cover at least the larger of the two sums. Buffers live
 // only at t are left out. Payload bytes, no alignment padding. O(n + T), T the last step.
 int64_t LowerBoundForAnyOverlap(std::span<const BufferRequest> requests);
+
+// The same bound at each step 0..T: its maximum is LowerBoundForAnyOverlap. A request marked
+// in `made_earlier` (empty: none) was created before its first step, which only says from
+// when it is known to be live: it is never counted as created there.
+std::vector<int64_t> ArenaFloorPerStep(std::span<const BufferRequest> requests,
+                                       std::span<const char> made_earlier = {});
 
 }  // namespace memfold
