@@ -106,6 +106,29 @@ void Graph::Reserve(int32_t values, int32_t nodes) {
   schedule.reserve(static_cast<size_t>(nodes));
 }
 
+void Graph::KeepNodes(std::span<const NodeId> order) {
+  // A full permutation: kept nodes to their positions in `order`, the others after them.
+  std::vector<NodeId> target(nodes_.size(), kNoNode);
+  for (size_t k = 0; k < order.size(); ++k)
+    target[static_cast<size_t>(order[k])] = static_cast<NodeId>(k);
+  auto next = static_cast<NodeId>(order.size());
+  for (NodeId& t : target) t = t == kNoNode ? next++ : t;
+  for (size_t i = 0; i < nodes_.size(); ++i) {  // applied cycle by cycle with swaps
+    while (target[i] != static_cast<NodeId>(i)) {
+      const auto j = static_cast<size_t>(target[i]);
+      std::swap(nodes_[i], nodes_[j]);
+      std::swap(target[i], target[j]);
+    }
+  }
+  nodes_.erase(nodes_.begin() + static_cast<std::ptrdiff_t>(order.size()), nodes_.end());
+  for (Value& v : values_) v.producer = kNoNode;
+  schedule.resize(order.size());
+  for (NodeId id = 0; id < num_nodes(); ++id) {
+    schedule[static_cast<size_t>(id)] = id;
+    for (ValueId out : nodes_[static_cast<size_t>(id)].outputs) value(out).producer = id;
+  }
+}
+
 std::vector<std::vector<NodeId>> Graph::Consumers() const {
   std::vector<std::vector<NodeId>> consumers(values_.size());
   for (NodeId id : schedule) {

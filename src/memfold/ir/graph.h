@@ -126,6 +126,10 @@ class Graph {
   NodeId AddNode(Node node);
   // Makes room for this many values and nodes in all, so that growing never moves them.
   void Reserve(int32_t values, int32_t nodes);
+  // Keeps only the nodes `order` names, in place (no node is copied): node order[k] becomes
+  // node k, the schedule is that order, and each value's producer is its kept writer or none.
+  // Precondition: `order` names distinct nodes. O(V + N).
+  void KeepNodes(std::span<const NodeId> order);
 
   const Value& value(ValueId id) const { return values_[static_cast<size_t>(id)]; }
   Value& value(ValueId id) { return values_[static_cast<size_t>(id)]; }

@@ -1,7 +1,5 @@
 #include "memfold/passes/binarize.h"
 
-#include <map>
-
 #include "memfold/ops/registry.h"
 
 namespace memfold {
@@ -60,26 +58,32 @@ std::vector<Encoding> FindEncodings(const Graph& g, const TrainingGraph& t) {
 int BinarizeMasks(Graph* g, TrainingGraph* t) {
   const std::vector<Encoding> encodings = FindEncodings(*g, *t);
   const std::vector<NodeId> schedule = g->schedule;  // before the new nodes are appended
-  std::map<NodeId, NodeId> encode_after, decode_before;
+  std::vector<NodeId> encode_after(static_cast<size_t>(g->num_nodes()), kNoNode);
+  std::vector<NodeId> decode_before = encode_after;               // per node id of the graph before
+  const auto added = static_cast<int32_t>(2 * encodings.size());  // an encode and a decode each
+  g->Reserve(g->num_values() + added, g->num_nodes() + added);
   for (const Encoding& e : encodings) {
     const std::string name = g->value(e.mask).name;
     Result<std::vector<ValueId>> bits = AddOp(g, "mask_encode", {e.mask}, {}, name + "/encode");
     g->node(g->num_nodes() - 1).layer = g->node(e.forward).layer;
-    encode_after[e.forward] = g->num_nodes() - 1;
+    encode_after[static_cast<size_t>(e.forward)] = g->num_nodes() - 1;
     Attrs attrs;
     attrs.Set("value", e.value);
     Result<std::vector<ValueId>> mask =
         AddOp(g, "mask_decode", {bits->front()}, attrs, name + "/decode");
     g->node(g->num_nodes() - 1).layer = g->node(e.forward).layer;
     g->value(mask->front()).role = Role::kGradient;
-    decode_before[e.readers.front()] = g->num_nodes() - 1;
+    decode_before[static_cast<size_t>(e.readers.front())] = g->num_nodes() - 1;
     for (NodeId r : e.readers) g->node(r).inputs[1] = mask->front();
   }
   std::vector<NodeId> order;
+  order.reserve(schedule.size() + static_cast<size_t>(added));
   for (NodeId id : schedule) {
-    if (auto d = decode_before.find(id); d != decode_before.end()) order.push_back(d->second);
+    if (decode_before[static_cast<size_t>(id)] != kNoNode)
+      order.push_back(decode_before[static_cast<size_t>(id)]);
     order.push_back(id);
-    if (auto e = encode_after.find(id); e != encode_after.end()) order.push_back(e->second);
+    if (encode_after[static_cast<size_t>(id)] != kNoNode)
+      order.push_back(encode_after[static_cast<size_t>(id)]);
   }
   g->schedule = std::move(order);
   t->forward_nodes += encodings.size();

@@ -20,27 +20,13 @@ int EliminateDeadNodes(Graph* graph) {
       if (in != kNoValue) needed[static_cast<size_t>(in)] = 1;
     }
   }
-  // The kept values and nodes move into the compacted graph: nothing is copied.
-  Graph compact;
-  compact.Reserve(graph->num_values(), graph->num_nodes());
-  compact.name = std::move(graph->name);
-  compact.inputs = std::move(graph->inputs);
-  compact.outputs = std::move(graph->outputs);
-  compact.offline_offsets = std::move(graph->offline_offsets);
-  for (ValueId v = 0; v < graph->num_values(); ++v) {
-    Value& value = graph->value(v);
-    value.producer = kNoNode;
-    compact.AddValue(std::move(value));
-  }
-  int removed = 0;
+  std::vector<NodeId> order;  // the kept nodes in schedule order
+  order.reserve(graph->schedule.size());
   for (NodeId id : graph->schedule) {
-    if (keep[static_cast<size_t>(id)]) {
-      compact.AddNode(std::move(graph->node(id)));
-    } else {
-      ++removed;
-    }
+    if (keep[static_cast<size_t>(id)]) order.push_back(id);
   }
-  *graph = std::move(compact);
+  const int removed = graph->num_nodes() - static_cast<int>(order.size());
+  graph->KeepNodes(order);
   return removed;
 }
 
