@@ -106,6 +106,13 @@ void Graph::Reserve(int32_t values, int32_t nodes) {
   schedule.reserve(static_cast<size_t>(nodes));
 }
 
+Graph Graph::CopyWithRoom(int32_t more_values, int32_t more_nodes) const {
+  Graph copy;
+  copy.Reserve(num_values() + more_values, num_nodes() + more_nodes);
+  copy = *this;  // copy-assignment keeps the reserved capacity
+  return copy;
+}
+
 void Graph::KeepNodes(std::span<const NodeId> order) {
   // A full permutation: kept nodes to their positions in `order`, the others after them.
   std::vector<NodeId> target(nodes_.size(), kNoNode);

@@ -126,6 +126,9 @@ class Graph {
   NodeId AddNode(Node node);
   // Makes room for this many values and nodes in all, so that growing never moves them.
   void Reserve(int32_t values, int32_t nodes);
+  // A copy with room for this many more values and nodes: growing it by that much moves
+  // nothing (a plain copy has none, so its first new node would move the whole table).
+  Graph CopyWithRoom(int32_t more_values, int32_t more_nodes) const;
   // Keeps only the nodes `order` names, in place (no node is copied): node order[k] becomes
   // node k, the schedule is that order, and each value's producer is its kept writer or none.
   // Precondition: `order` names distinct nodes. O(V + N).

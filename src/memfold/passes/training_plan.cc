@@ -18,6 +18,20 @@ Result<PlannedTraining> Finish(PlannedTraining p, const std::string& planner) {
   return p;
 }
 
+// A copy of `p` whose graph has room for recomputation's clones and mask codecs (at most
+// one node and its outputs per forward node), so rewriting it never moves its tables.
+PlannedTraining CopyForRecomputation(PlannedTraining* p) {
+  int32_t forward_values = 0;
+  for (size_t pos = 0; pos < p->training.forward_nodes; ++pos)
+    forward_values += static_cast<int32_t>(p->graph.node(p->graph.schedule[pos]).outputs.size());
+  const auto forward_nodes = static_cast<int32_t>(p->training.forward_nodes);
+  Graph graph = std::move(p->graph);
+  PlannedTraining copy = *p;
+  p->graph = std::move(graph);
+  copy.graph = p->graph.CopyWithRoom(2 * forward_values, 2 * forward_nodes);
+  return copy;
+}
+
 Status CheckNames(const std::string& strategy, const std::string& planner) {
   if (strategy != "none" && strategy != "mirror" && strategy != "echo") {
     return Status::Error("strategy must be none, mirror or echo, not '" + strategy + "'");
@@ -76,8 +90,9 @@ Result<PlannedTraining> PlanTrainingStep(Graph graph, const TrainingGraph& train
     // Echo's choice with 1-bit masks, checked against the baseline (the paper's guarantee) and
     // against Mirror's blanket choice: the smallest plan is kept. A rival is planned only when
     // its footprint floor says it could win, so the result is the same as planning all three.
-    MF_ASSIGN_OR_RETURN(PlannedTraining echo,
-                        with_recomputation(base, EchoChoice(base.graph, base.training)));
+    MF_ASSIGN_OR_RETURN(
+        PlannedTraining echo,
+        with_recomputation(CopyForRecomputation(&base), EchoChoice(base.graph, base.training)));
     BinarizeMasks(&echo.graph, &echo.training);
     MF_ASSIGN_OR_RETURN(chosen, Finish(std::move(echo), planner));
     chosen.chosen_strategy = "echo";
