@@ -2,7 +2,7 @@
 // recomputation strategy — gradient pass, then recomputation (Mirror's or Echo's choice, Echo's
 // with 1-bit masks), then memory planning and the footprint profile — and Echo's never-worse
 // policy. It is the training twin of the inference `best` pipeline (passes/best_plan.h).
-// Cost: the passes' and the planner's (about a second for the full-size reference models).
+// Cost: the passes' and the planner's (under 300 ms for the full-size reference models).
 #pragma once
 
 #include <string>
@@ -19,8 +19,10 @@ namespace memfold {
 // One training step planned under a recomputation strategy ("none", "mirror", "echo"): the
 // pipeline gradient -> (recomputation) -> plan, and the footprint profile. Echo plans its own
 // choice and, as a check, Mirror's blanket one, keeps the smaller, and keeps the baseline plan
-// when neither is smaller (the paper's never-worse guarantee); `chosen_strategy` says whose
-// graph was kept and `echo_own_bytes` what Echo's own graph needed.
+// when neither is smaller (the paper's never-worse guarantee); a rival whose footprint floor
+// (no verified plan of its graph goes below it) is not below Echo's plan is not made at all,
+// which gives the same result. `chosen_strategy` says whose graph was kept and
+// `echo_own_bytes` what Echo's own graph needed.
 struct PlannedTraining {
   Graph graph;
   TrainingGraph training;
