@@ -33,16 +33,11 @@ void ScheduleUpdatesEarly(Graph* g) {
   std::vector<int64_t> position(static_cast<size_t>(g->num_nodes()), -1);  // in `others`
   for (size_t k = 0; k < others.size(); ++k)
     position[static_cast<size_t>(others[k])] = static_cast<int64_t>(k);
-  // Per overwritten value, the position (in `others`) of its last other reader.
+  // Per value, the position (in `others`) of its last reader there, or -1.
   std::vector<int64_t> last_reader(static_cast<size_t>(g->num_values()), -1);
-  std::vector<char> overwritten(static_cast<size_t>(g->num_values()), 0);
-  for (NodeId u : updates) {
-    for (ValueId v : Overwritten(g->node(u))) overwritten[static_cast<size_t>(v)] = 1;
-  }
   for (size_t k = 0; k < others.size(); ++k) {
     for (ValueId in : g->node(others[k]).inputs) {
-      if (in != kNoValue && overwritten[static_cast<size_t>(in)])
-        last_reader[static_cast<size_t>(in)] = static_cast<int64_t>(k);
+      if (in != kNoValue) last_reader[static_cast<size_t>(in)] = static_cast<int64_t>(k);
     }
   }
   std::vector<std::vector<NodeId>> after(others.size() + 1);  // updates to run after others[k - 1]
