@@ -18,6 +18,7 @@
 #include <random>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -380,12 +381,21 @@ Attrs WindowAttrs(const WindowCase& c) {
       {{"stride", c.stride}, {"dilation", c.dilation}, {"padding", c.padding}, {"pads", c.pads}});
 }
 
+// A stride-1 "same" convolution over 3 images of 9x10 pixels: 270 im2col rows, so the BLAS
+// kernels run it in chunks of 128 rows (ConvColumnRows), the second chunk starting inside an
+// image.
+const WindowCase kChunkedCase{"same_chunked", {1, 1}, {1, 1}, "same", {0, 0, 0, 0}};
+const Shape kChunkedInput{3, 9, 10, 2};
+
 TEST(TrainOpConvTest, Conv2DBackpropsMatchFiniteDifferences) {
   std::mt19937 rng(17);
-  for (const WindowCase& c : kConvCases) {
+  std::vector<std::pair<WindowCase, Shape>> cases;
+  for (const WindowCase& c : kConvCases) cases.push_back({c, {2, 7, 6, 3}});
+  cases.push_back({kChunkedCase, kChunkedInput});
+  for (const auto& [c, x_shape] : cases) {
     SCOPED_TRACE(c.name);
-    const Arg x = RandomArg({2, 7, 6, 3}, &rng);
-    const Arg filter = RandomArg({4, 3, 3, 3}, &rng);
+    const Arg x = RandomArg(x_shape, &rng);
+    const Arg filter = RandomArg({4, 3, 3, x_shape[3]}, &rng);
     const Attrs attrs = WindowAttrs(c);
     const OpRun fwd("conv2d", {x, filter}, attrs);
     ASSERT_TRUE(fwd.ok());
@@ -417,17 +427,19 @@ void ExpectGemmMatchesReference(const char* reference, const char* gemm,
   EXPECT_GT(unclamped, got.size() / 4);
 }
 
-// Training graphs compute conv2d as BLAS products (conv2d_gemm, tap by tap, one product per
-// image for pointwise filters): within float rounding of TFLM's reference loop, bias included,
-// for every window shape and a pointwise one.
+// Training graphs compute conv2d as BLAS products (conv2d_gemm, over im2col chunks; pointwise
+// filters read the input itself): within float rounding of TFLM's reference loop, bias
+// included, for every window shape, a pointwise one and one of several chunks.
 TEST(TrainOpConvTest, GemmConvolutionMatchesTheReferenceLoop) {
   std::mt19937 rng(23);
-  std::vector<std::pair<WindowCase, Shape>> cases;
-  for (const WindowCase& c : kConvCases) cases.push_back({c, {4, 3, 3, 3}});
-  cases.push_back({{"pointwise", {1, 1}, {1, 1}, "valid", {0, 0, 0, 0}}, {4, 1, 1, 3}});
-  for (const auto& [c, filter_shape] : cases) {
+  std::vector<std::tuple<WindowCase, Shape, Shape>> cases;
+  for (const WindowCase& c : kConvCases) cases.push_back({c, {2, 7, 6, 3}, {4, 3, 3, 3}});
+  cases.push_back(
+      {{"pointwise", {1, 1}, {1, 1}, "valid", {0, 0, 0, 0}}, {2, 7, 6, 3}, {4, 1, 1, 3}});
+  cases.push_back({kChunkedCase, kChunkedInput, {4, 3, 3, 2}});
+  for (const auto& [c, x_shape, filter_shape] : cases) {
     SCOPED_TRACE(c.name);
-    const Arg x = RandomArg({2, 7, 6, 3}, &rng);
+    const Arg x = RandomArg(x_shape, &rng);
     const Arg filter = RandomArg(filter_shape, &rng);
     const Arg bias = RandomArg({4}, &rng);
     ExpectGemmMatchesReference("conv2d", "conv2d_gemm", {x, filter, bias}, WindowAttrs(c));
@@ -461,21 +473,37 @@ TEST(TrainOpConvTest, PointwiseBackpropsMatchFiniteDifferences) {
   ExpectGradient(fwd, {x, filter}, w, 1, filter_grad.Run({x, dy})[0]);
 }
 
-TEST(TrainOpConvTest, FilterGradientDeclaresItsIm2colWorkspace) {
+// The BLAS convolution and its gradients declare one im2col chunk as scratch: every row when
+// there are at most 128, else 128 rows (of KH*KW*IC floats); none when pointwise.
+TEST(TrainOpConvTest, ConvolutionsDeclareTheirIm2colChunk) {
   std::mt19937 rng(18);
-  const Arg x = RandomArg({2, 7, 6, 3}, &rng);
-  const WindowCase& c = kConvCases[0];
-  const OpRun fwd("conv2d", {x, RandomArg({4, 3, 3, 3}, &rng)}, WindowAttrs(c));
-  const Shape dy_shape = fwd.OutputShape(0);  // [2, 4, 3, 4]
-  const OpRun grad("conv2d_backprop_filter", {x, RandomArg(dy_shape, &rng)},
-                   With(WindowAttrs(c), "filter_shape", Ints{4, 3, 3, 3}));
-  ASSERT_TRUE(grad.ok());
-  const OpDef* def = FindOp("conv2d_backprop_filter");
-  ASSERT_NE(def->scratch, nullptr);
-  const Node& node = grad.graph().node(0);
-  // One image's im2col matrix (the kernel loops over the batch): OH*OW rows of KH*KW*IC floats.
-  EXPECT_EQ(def->scratch(grad.graph(), node),
-            (std::vector<int64_t>{dy_shape[1] * dy_shape[2] * 3 * 3 * 3 * 4}));
+  struct Case {
+    Shape x, filter;
+    WindowCase window;
+    int64_t bytes;
+  };
+  const WindowCase pointwise{"pointwise", {1, 1}, {1, 1}, "valid", {0, 0, 0, 0}};
+  for (const Case& c : {Case{{2, 7, 6, 3}, {4, 3, 3, 3}, kConvCases[0], 2 * 4 * 3 * 27 * 4},
+                        Case{kChunkedInput, {4, 3, 3, 2}, kChunkedCase, 128 * 18 * 4},
+                        Case{{2, 7, 6, 3}, {4, 1, 1, 3}, pointwise, 0}}) {
+    SCOPED_TRACE(c.window.name);
+    const Attrs attrs = WindowAttrs(c.window);
+    const Arg x = RandomArg(c.x, &rng), filter = RandomArg(c.filter, &rng);
+    const OpRun fwd("conv2d_gemm", {x, filter}, attrs);
+    ASSERT_TRUE(fwd.ok());
+    const Arg dy = RandomArg(fwd.OutputShape(0), &rng);
+    const OpRun input_grad("conv2d_backprop_input", {dy, filter}, With(attrs, "input_shape", c.x));
+    const OpRun filter_grad("conv2d_backprop_filter", {x, dy},
+                            With(attrs, "filter_shape", c.filter));
+    const std::vector<int64_t> want =
+        c.bytes == 0 ? std::vector<int64_t>{} : std::vector<int64_t>{c.bytes};
+    for (const OpRun* run : {&fwd, &input_grad, &filter_grad}) {
+      const Node& node = run->graph().node(0);
+      const OpDef* def = FindOp(node.op);
+      ASSERT_NE(def->scratch, nullptr) << node.op;
+      EXPECT_EQ(def->scratch(run->graph(), node), want) << node.op;
+    }
+  }
 }
 
 TEST(TrainOpConvTest, BackpropCostsEqualTheForwardConvolution) {
@@ -672,6 +700,32 @@ TEST(TrainOpNormTest, BatchNormGradMatchesFiniteDifferences) {
   ExpectGradient(fwd, args, w, 0, grads[0]);
   ExpectGradient(fwd, args, w, 1, grads[1]);
   ExpectGradient(fwd, args, w, 2, grads[2]);
+}
+
+// More channels than one block of the kernels' sweep (64), channels last and at axis 1 with
+// pixels after them: every block's statistics, saved values and gradients are right.
+TEST(TrainOpNormTest, BatchNormGradMatchesFiniteDifferencesOverChannelBlocks) {
+  std::mt19937 rng(27);
+  constexpr int64_t kChannels = 70;
+  for (const auto& [shape, axis] : {std::pair<Shape, int64_t>{{2, 3, kChannels}, -1},
+                                    std::pair<Shape, int64_t>{{3, kChannels, 2}, 1}}) {
+    SCOPED_TRACE(axis);
+    const std::vector<Arg> args = {RandomArg(shape, &rng, -2.0f, 3.0f),
+                                   RandomArg({kChannels}, &rng, 0.5f, 1.5f),
+                                   RandomArg({kChannels}, &rng), RandomArg({kChannels}, &rng),
+                                   RandomArg({kChannels}, &rng, 0.5f, 2.0f)};
+    const Attrs attrs = MakeAttrs({{"axis", axis}});
+    const OpRun fwd("batch_norm_train", args, attrs);
+    ASSERT_TRUE(fwd.ok());
+    const std::vector<Floats> out = fwd.Run(args);
+    const Weights w = LossWeights(fwd, {0}, &rng);
+    const std::vector<Floats> grads = RunOp(
+        "batch_norm_grad",
+        {F32(shape, w[0]), args[0], args[1], F32({kChannels}, out[1]), F32({kChannels}, out[2])},
+        attrs);
+    ASSERT_EQ(grads.size(), 3u);
+    for (size_t input = 0; input < 3; ++input) ExpectGradient(fwd, args, w, input, grads[input]);
+  }
 }
 
 // Batch mean and unbiased variance of channel c of a channels-last tensor, in double.

@@ -316,7 +316,7 @@ std::vector<OpDef> BuildOpTable() {
        .gradient = GradConv2D,
        .grad_reads_inputs = kReadsBoth},
       // conv2d of a training graph (the gradient pass lowers float conv2d to it): the same op
-      // computed as BLAS products, filter tap by filter tap, without scratch.
+      // computed as BLAS products over im2col chunks (its scratch).
       {.name = "conv2d_gemm",
        .min_inputs = 2,
        .max_inputs = 3,
@@ -324,6 +324,7 @@ std::vector<OpDef> BuildOpTable() {
        .infer = InferConv2D,
        .cost = ConvCost,
        .kernels = {{DType::kF32, &Conv2DGemmF32<Direct>}},  // BLAS: no access model, no trace
+       .scratch = Conv2DGemmScratch,
        .gradient = GradConv2D,
        .grad_reads_inputs = kReadsBoth},
       {.name = "depthwise_conv2d",
@@ -653,7 +654,8 @@ std::vector<OpDef> BuildOpTable() {
        .attrs = {kActivation, kStride, kDilation, kPadding, kPads, {"input_shape", Ints{}, true}},
        .infer = InferConv2DBackpropInput,
        .cost = ConvBackpropCost,
-       .kernels = {{DType::kF32, &Conv2DBackpropInputF32<Direct>}}},  // BLAS: no trace
+       .kernels = {{DType::kF32, &Conv2DBackpropInputF32<Direct>}},  // BLAS: no trace
+       .scratch = Conv2DBackpropInputScratch},
       {.name = "conv2d_backprop_filter",
        .min_inputs = 2,
        .max_inputs = 2,

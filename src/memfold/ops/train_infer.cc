@@ -6,6 +6,7 @@
 #include "memfold/ops/channel_axis.h"
 #include "memfold/ops/cost.h"
 #include "memfold/ops/infer.h"
+#include "memfold/ops/kernels/host_gemm.h"
 #include "memfold/ops/window.h"
 
 namespace memfold {
@@ -445,11 +446,29 @@ Cost OptimizerCost(const Graph& graph, const Node& node) {
   return PerElement(graph, node, node.op == "adam" ? 12.0 : 4.0);
 }
 
+namespace {
+
+std::vector<int64_t> ConvColumnScratch(const Shape& x, const Shape& y, const Shape& filter) {
+  const int64_t bytes = ConvColumnScratchBytes(x, y, filter);
+  if (bytes == 0) return {};
+  return {bytes};
+}
+
+}  // namespace
+
+std::vector<int64_t> Conv2DGemmScratch(const Graph& graph, const Node& node) {
+  return ConvColumnScratch(graph.value(node.inputs[0]).shape, graph.value(node.outputs[0]).shape,
+                           graph.value(node.inputs[1]).shape);
+}
+
+std::vector<int64_t> Conv2DBackpropInputScratch(const Graph& graph, const Node& node) {
+  return ConvColumnScratch(graph.value(node.outputs[0]).shape, graph.value(node.inputs[0]).shape,
+                           graph.value(node.inputs[1]).shape);
+}
+
 std::vector<int64_t> Conv2DBackpropFilterScratch(const Graph& graph, const Node& node) {
-  const Shape& dy = graph.value(node.inputs[1]).shape;   // [N, OH, OW, OC]
-  const auto& filter = node.attrs.Ints("filter_shape");  // [OC, KH, KW, IC], checked
-  const int64_t rows = dy[1] * dy[2];  // one image's im2col matrix (the kernel loops over images)
-  return {rows * filter[1] * filter[2] * filter[3] * static_cast<int64_t>(sizeof(float))};
+  return ConvColumnScratch(graph.value(node.inputs[0]).shape, graph.value(node.inputs[1]).shape,
+                           graph.value(node.outputs[0]).shape);
 }
 
 }  // namespace memfold

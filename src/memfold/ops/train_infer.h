@@ -91,8 +91,10 @@ Cost LossCost(const Graph& graph, const Node& node);       // 4 per input elemen
 Cost NormCost(const Graph& graph, const Node& node);       // 8 per input element
 Cost OptimizerCost(const Graph& graph, const Node& node);  // 4 (sgd) or 12 (adam) per parameter
 
-// conv2d_backprop_filter's im2col workspace (kernels/host_gemm.h): one image's
-// OH*OW*KH*KW*IC floats.
+// The im2col workspace of conv2d_gemm and its two gradients (kernels/host_gemm.h
+// ConvColumnScratchBytes): none for a pointwise convolution.
+std::vector<int64_t> Conv2DGemmScratch(const Graph& graph, const Node& node);
+std::vector<int64_t> Conv2DBackpropInputScratch(const Graph& graph, const Node& node);
 std::vector<int64_t> Conv2DBackpropFilterScratch(const Graph& graph, const Node& node);
 
 }  // namespace memfold

@@ -75,14 +75,17 @@ void MatMulBlock(In<A, float> a, In<A, float> b, Out<A, float> y, int64_t a0, in
 }
 
 // A conv2d-shaped op: input [N, H, W, IC], filter [OC, KH, KW, IC], output [N, OH, OW, OC].
+// Its im2col matrix has a row per output pixel of the batch, (image, oy, ox), and the columns
+// (fy, fx, ic).
 struct ConvShape {
   Window2D win;
-  int64_t h = 0, w = 0, in_c = 0, out_c = 0, batch = 0;
+  int64_t h = 0, w = 0, in_c = 0, out_c = 0;
   int64_t k_h = 0, k_w = 0;
-  int64_t rows = 0;   // OH * OW: one image's im2col rows
-  int64_t depth = 0;  // KH * KW * IC: one im2col row
+  int64_t rows = 0;   // N * OH * OW
+  int64_t depth = 0;  // KH * KW * IC
   // 1x1 with the output the input's size (stride 1, no padding): im2col(x) is x itself.
   bool pointwise = false;
+  int64_t chunk = 1;  // im2col rows per product: all of them when pointwise
 
   ConvShape(const KernelContext& ctx, ShapeView x, ShapeView f)
       : win(WindowOf(ctx, x, f[1], f[2])),
@@ -90,67 +93,63 @@ struct ConvShape {
         w(x[2]),
         in_c(x[3]),
         out_c(f[0]),
-        batch(x[0]),
         k_h(f[1]),
         k_w(f[2]),
-        rows(win.out_h * win.out_w),
+        rows(x[0] * win.out_h * win.out_w),
         depth(f[1] * f[2] * f[3]),
-        pointwise(f[1] == 1 && f[2] == 1 && win.out_h == x[1] && win.out_w == x[2]) {}
+        pointwise(IsPointwiseConv(x[1], x[2], win.out_h, win.out_w, f[1], f[2])),
+        chunk(pointwise ? std::max<int64_t>(1, rows) : ConvColumnRows(rows)) {}
 
-  int64_t image() const { return h * w * in_c; }
-
-  // Visits every (im2col row, tap) pair whose input pixel lies inside the image, with the
-  // element offsets of that tap's IC values in the im2col row and in the image; padded taps
-  // get `outside`.
-  template <typename Inside, typename Outside>
-  void ForEachTap(Inside inside, Outside outside) const {
-    int64_t at = 0;
-    for (int64_t oy = 0; oy < win.out_h; ++oy) {
-      for (int64_t ox = 0; ox < win.out_w; ++ox) {
-        for (int64_t fy = 0; fy < k_h; ++fy) {
-          const int64_t iy = oy * win.stride_h - win.pad_top + win.dil_h * fy;
-          for (int64_t fx = 0; fx < k_w; ++fx, at += in_c) {
-            const int64_t ix = ox * win.stride_w - win.pad_left + win.dil_w * fx;
-            if (iy >= 0 && iy < h && ix >= 0 && ix < w) {
-              inside(at, (iy * w + ix) * in_c);
-            } else {
-              outside(at);
-            }
-          }
-        }
-      }
-    }
+  // Visits the im2col rows a chunk at a time: visit(first row, rows).
+  template <typename Visit>
+  void ForEachChunk(Visit visit) const {
+    for (int64_t r = 0; r < rows; r += chunk) visit(r, std::min(chunk, rows - r));
   }
 
-  // For every output row oy and filter tap (fy, fx), the run of output pixels [ox, ox + count)
-  // whose tap falls inside the image: visit(output pixel, first input pixel, count, tap). The
-  // input pixels of a run are stride_w apart. No scratch: each run is one product.
-  template <typename Visit>
-  void ForEachTapRun(Visit visit) const {
-    for (int64_t oy = 0; oy < win.out_h; ++oy) {
+  // Visits every entry run of im2col rows [first, first + count) — one tap's IC values — with
+  // its element offset in the chunk and, when the tap lies inside the image, the offset of the
+  // pixel it copies in the input tensor; padded taps get `outside`.
+  template <typename Inside, typename Outside>
+  void ForEachTap(int64_t first, int64_t count, Inside inside, Outside outside) const {
+    const int64_t pixels = win.out_h * win.out_w;
+    int64_t at = 0;
+    for (int64_t r = first; r < first + count; ++r) {
+      const int64_t image = r / pixels * h * w * in_c;
+      const int64_t oy = r % pixels / win.out_w, ox = r % win.out_w;
       for (int64_t fy = 0; fy < k_h; ++fy) {
         const int64_t iy = oy * win.stride_h - win.pad_top + win.dil_h * fy;
-        if (iy < 0 || iy >= h) continue;
-        for (int64_t fx = 0; fx < k_w; ++fx) {
-          const int64_t shift = win.dil_w * fx - win.pad_left;  // ix = ox * stride + shift
-          const int64_t lo = shift >= 0 ? 0 : (-shift + win.stride_w - 1) / win.stride_w;
-          const int64_t hi =
-              w - 1 - shift < 0 ? 0 : std::min(win.out_w, (w - 1 - shift) / win.stride_w + 1);
-          if (hi <= lo) continue;
-          visit(oy * win.out_w + lo, iy * w + lo * win.stride_w + shift, hi - lo, fy * k_w + fx);
+        for (int64_t fx = 0; fx < k_w; ++fx, at += in_c) {
+          const int64_t ix = ox * win.stride_w - win.pad_left + win.dil_w * fx;
+          if (iy >= 0 && iy < h && ix >= 0 && ix < w) {
+            inside(at, image + (iy * w + ix) * in_c);
+          } else {
+            outside(at);
+          }
         }
       }
     }
   }
 };
 
-// One image's im2col matrix: row (oy, ox), columns (fy, fx, ic); zero in the padding.
-void Im2Col(const ConvShape& s, const float* x, float* col) {
+// Rows [first, first + count) of im2col(x); zero in the padding.
+void Im2Col(const ConvShape& s, const float* x, int64_t first, int64_t count, float* col) {
   s.ForEachTap(
+      first, count,
       [&](int64_t at, int64_t from) {
         std::memcpy(col + at, x + from, static_cast<size_t>(s.in_c) * sizeof(float));
       },
       [&](int64_t at) { std::fill_n(col + at, s.in_c, 0.0f); });
+}
+
+// Im2Col's adjoint for rows [first, first + count): each input pixel of `x` gets the entries
+// of those rows that copy it added; padded entries are dropped.
+void AddCol2Im(const ConvShape& s, const float* col, int64_t first, int64_t count, float* x) {
+  s.ForEachTap(
+      first, count,
+      [&](int64_t at, int64_t from) {
+        for (int64_t c = 0; c < s.in_c; ++c) x[from + c] += col[at + c];
+      },
+      [](int64_t) {});
 }
 
 // The epilogue of conv2d and fully_connected: y += bias (per channel, the last dimension),
@@ -244,21 +243,13 @@ void Conv2DGemmF32(const KernelContext& ctx) {
   const float* x = ctx.inputs[0].ptr<float>();
   const float* filter = ctx.inputs[1].ptr<float>();
   float* y = ctx.outputs[0].ptr<float>();
-  for (int64_t b = 0; b < s.batch; ++b) {
-    const float* image = x + b * s.image();
-    float* out = y + b * s.rows * s.out_c;
-    if (s.pointwise) {
-      Sgemm(false, true, s.rows, s.out_c, s.in_c, image, s.in_c, filter, s.in_c, 0.0f, out,
-            s.out_c);
-      continue;
-    }
-    // y[run, :] += x[run pixels, :] [count, IC] x W[:, tap, :]^T [IC, OC], tap by tap.
-    std::fill_n(out, s.rows * s.out_c, 0.0f);
-    s.ForEachTapRun([&](int64_t y_pixel, int64_t x_pixel, int64_t count, int64_t tap) {
-      Sgemm(false, true, count, s.out_c, s.in_c, image + x_pixel * s.in_c, s.win.stride_w * s.in_c,
-            filter + tap * s.in_c, s.depth, 1.0f, out + y_pixel * s.out_c, s.out_c);
-    });
-  }
+  float* col = s.pointwise ? nullptr : reinterpret_cast<float*>(ctx.scratch[0]);
+  // y [rows, OC] = im2col(x) [rows, depth] x W^T [depth, OC], a chunk of rows at a time.
+  s.ForEachChunk([&](int64_t first, int64_t count) {
+    if (!s.pointwise) Im2Col(s, x, first, count, col);
+    Sgemm(false, true, count, s.out_c, s.depth, s.pointwise ? x + first * s.depth : col, s.depth,
+          filter, s.depth, 0.0f, y + first * s.out_c, s.out_c);
+  });
   AddBiasAndClamp(ctx, s.out_c);
 }
 
@@ -281,22 +272,18 @@ void Conv2DBackpropInputF32(const KernelContext& ctx) {
   const float* dy = ctx.inputs[0].ptr<float>();
   const float* filter = ctx.inputs[1].ptr<float>();
   float* dx = ctx.outputs[0].ptr<float>();
-  for (int64_t b = 0; b < s.batch; ++b) {
-    const float* grad = dy + b * s.rows * s.out_c;
-    float* image = dx + b * s.image();
-    if (s.pointwise) {
-      Sgemm(false, false, s.rows, s.in_c, s.out_c, grad, s.out_c, filter, s.in_c, 0.0f, image,
-            s.in_c);
-      continue;
-    }
-    // dx[run pixels, :] += dy[run, :] [count, OC] x W[:, tap, :] [OC, IC], tap by tap.
-    std::fill_n(image, s.image(), 0.0f);
-    s.ForEachTapRun([&](int64_t y_pixel, int64_t x_pixel, int64_t count, int64_t tap) {
-      Sgemm(false, false, count, s.in_c, s.out_c, grad + y_pixel * s.out_c, s.out_c,
-            filter + tap * s.in_c, s.depth, 1.0f, image + x_pixel * s.in_c,
-            s.win.stride_w * s.in_c);
-    });
+  if (s.pointwise) {  // dx [rows, IC] = dy [rows, OC] x W [OC, IC]
+    Sgemm(false, false, s.rows, s.in_c, s.out_c, dy, s.out_c, filter, s.in_c, 0.0f, dx, s.in_c);
+    return;
   }
+  // dx = col2im(dy [rows, OC] x W [OC, depth]), a chunk of rows at a time.
+  float* col = reinterpret_cast<float*>(ctx.scratch[0]);
+  std::fill_n(dx, ctx.outputs[0].elements(), 0.0f);
+  s.ForEachChunk([&](int64_t first, int64_t count) {
+    Sgemm(false, false, count, s.depth, s.out_c, dy + first * s.out_c, s.out_c, filter, s.depth,
+          0.0f, col, s.depth);
+    AddCol2Im(s, col, first, count, dx);
+  });
 }
 
 template <typename A>
@@ -308,14 +295,13 @@ void Conv2DBackpropFilterF32(const KernelContext& ctx) {
   const float* dy = ctx.inputs[1].ptr<float>();
   float* dw = ctx.outputs[0].ptr<float>();
   float* col = s.pointwise ? nullptr : reinterpret_cast<float*>(ctx.scratch[0]);
-  if (s.batch == 0) std::fill_n(dw, ctx.outputs[0].elements(), 0.0f);
-  // dW [OC, depth] = sum over images of dy^T [OC, rows] x im2col(x) [rows, depth].
-  for (int64_t b = 0; b < s.batch; ++b) {
-    const float* image = x + b * s.image();
-    if (!s.pointwise) Im2Col(s, image, col);
-    Sgemm(true, false, s.out_c, s.depth, s.rows, dy + b * s.rows * s.out_c, s.out_c,
-          s.pointwise ? image : col, s.depth, b == 0 ? 0.0f : 1.0f, dw, s.depth);
-  }
+  if (s.rows == 0) std::fill_n(dw, ctx.outputs[0].elements(), 0.0f);
+  // dW [OC, depth] = sum over chunks of dy^T [OC, count] x im2col(x) [count, depth].
+  s.ForEachChunk([&](int64_t first, int64_t count) {
+    if (!s.pointwise) Im2Col(s, x, first, count, col);
+    Sgemm(true, false, s.out_c, s.depth, count, dy + first * s.out_c, s.out_c,
+          s.pointwise ? x + first * s.depth : col, s.depth, first == 0 ? 0.0f : 1.0f, dw, s.depth);
+  });
 }
 
 template void MatMulF32<Direct>(const KernelContext&);

@@ -1,10 +1,13 @@
 // float32 matrix products by the system BLAS (host_gemm.cc), for training graphs: instantiated
-// for Direct only, as BLAS's access order cannot be traced; no device build. Convolutions and
-// their input gradient need no scratch: each filter tap is one product per output row over the
-// pixels it reads (a 1x1 convolution with stride 1 and no padding: one product per image); the
-// filter gradient multiplies one image's im2col matrix (its scratch) at a time.
+// for Direct only, as BLAS's access order cannot be traced; no device build. A convolution and
+// both its gradients are one product per chunk of im2col rows (output pixels of the batch);
+// the chunk is their planned scratch (ConvColumnScratchBytes). A pointwise convolution reads
+// the input itself: one product per op, no scratch.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
+#include <span>
 #include <string>
 
 #include "memfold/ops/kernels/kernel_context.h"
@@ -17,6 +20,30 @@ namespace memfold {
 // gets SSE3 kernels 2-3x slower than the AVX2 or AVX-512 ones it has. "" when OpenBLAS chose
 // well, was told a core type already, or the CPU has neither.
 std::string BetterBlasCoreType();
+
+// im2col rows per product of a convolution whose im2col matrix has `rows` rows: about 128
+// (BLAS is near its peak from there, and the scratch stays a small slice of a feature map),
+// at least one.
+inline int64_t ConvColumnRows(int64_t rows) {
+  constexpr int64_t kProductRows = 128;
+  return std::clamp<int64_t>(rows, 1, kProductRows);
+}
+
+// A 1x1 convolution whose output has its input's height and width (so stride 1 and no
+// padding): its im2col matrix is the input itself.
+inline bool IsPointwiseConv(int64_t in_h, int64_t in_w, int64_t out_h, int64_t out_w, int64_t k_h,
+                            int64_t k_w) {
+  return k_h == 1 && k_w == 1 && out_h == in_h && out_w == in_w;
+}
+
+// The im2col scratch of a BLAS convolution or either of its gradients: input [N, H, W, IC],
+// output [N, OH, OW, OC], filter [OC, KH, KW, IC]. Zero when pointwise.
+inline int64_t ConvColumnScratchBytes(std::span<const int64_t> x, std::span<const int64_t> y,
+                                      std::span<const int64_t> filter) {
+  if (IsPointwiseConv(x[1], x[2], y[1], y[2], filter[1], filter[2])) return 0;
+  return ConvColumnRows(x[0] * y[1] * y[2]) * filter[1] * filter[2] * filter[3] *
+         static_cast<int64_t>(sizeof(float));
+}
 
 // Row-major [m, k] x [k, n] products, optionally transposed operands.
 template <typename A>

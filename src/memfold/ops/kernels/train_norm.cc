@@ -1,8 +1,9 @@
 // Batch normalisation (training mode), layer normalisation, their gradients, and dropout
 // (float32). Statistics are two-pass (mean, then squared deviations) and kept in double.
 // Batch norm normalises each channel (ops/channel_axis.h: the last axis, or PyTorch's axis 1),
-// layer norm each row of the [rows, D] view; both share the statistics and gradient-sum helpers
-// below.
+// a block of channels per sweep over the tensor; layer norm each row of the [rows, D] view.
+// O(elements) each, a constant number of passes.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <utility>
@@ -115,13 +116,45 @@ struct NormBackward {
   Out<A, float> dx, dgamma, dbeta;
 };
 
+// Batch norm visits its channels a block at a time, every element of the block's channels in
+// one sweep over the tensor, with per-channel sums in arrays on the stack: channels-last
+// tensors are read row by row instead of once per channel, and each channel still sums its
+// elements in the order m = 0, 1, ... of ChannelLayout::Index.
+constexpr int64_t kChannelBlock = 64;
+
+struct ChannelBlock {
+  const ChannelLayout& layout;
+  int64_t first, last;  // channels [first, last)
+
+  int64_t size() const { return last - first; }
+
+  // visit(c, i) for element i of channel first + c, each channel's elements in order.
+  template <typename Fn>
+  void Visit(Fn visit) const {
+    for (int64_t o = 0; o < layout.outer; ++o) {
+      for (int64_t c = first; c < last; ++c) {
+        const int64_t base = (o * layout.channels + c) * layout.inner;
+        for (int64_t i = 0; i < layout.inner; ++i) visit(c - first, base + i);
+      }
+    }
+  }
+};
+
+template <typename Body>
+void ForEachChannelBlock(const ChannelLayout& layout, Body body) {
+  for (int64_t c = 0; c < layout.channels; c += kChannelBlock) {
+    body(ChannelBlock{layout, c, std::min(layout.channels, c + kChannelBlock)});
+  }
+}
+
 }  // namespace
 
 template <typename A>
 void BatchNormTrainF32(const KernelContext& ctx) {
   const NormForward<A> t(ctx);
   const ChannelLayout layout = LayoutOf(ctx.inputs[0].shape, ctx.attrs.Int("axis"));
-  const int64_t channels = layout.channels, rows = layout.per_channel();
+  const int64_t rows = layout.per_channel();
+  const auto count = static_cast<double>(rows);
   const double momentum = ctx.attrs.Float("momentum");
   // The running statistics are updated in place. A constant that is not state is bound to the
   // graph's shared bytes, so it is left alone; state constants get a per-session mutable copy.
@@ -129,50 +162,70 @@ void BatchNormTrainF32(const KernelContext& ctx) {
   const bool update_var = rows > 0 && !ctx.inputs[4].read_only;
   Out<A, float> running_mean{ctx.inputs[3].ptr<float>()};
   Out<A, float> running_var{ctx.inputs[4].ptr<float>()};
-  for (int64_t c = 0; c < channels; ++c) {
-    const auto element = [&](int64_t m) { return layout.Index(c, m); };
-    const GroupStats s = t.Save(c, rows, element);
-    const float g = t.gamma[c], b = t.beta[c];
-    for (int64_t m = 0; m < rows; ++m) {
-      const int64_t i = element(m);
-      t.y.Set(i, (t.x[i] - s.mean_f) * s.invstd * g + b);
+  ForEachChannelBlock(layout, [&](ChannelBlock block) {
+    double sum[kChannelBlock] = {}, squares[kChannelBlock] = {};
+    block.Visit([&](int64_t c, int64_t i) { sum[c] += t.x[i]; });
+    double mean[kChannelBlock];
+    for (int64_t c = 0; c < block.size(); ++c) mean[c] = rows > 0 ? sum[c] / count : 0.0;
+    block.Visit([&](int64_t c, int64_t i) {
+      const double d = t.x[i] - mean[c];
+      squares[c] += d * d;
+    });
+    float mean_f[kChannelBlock], invstd[kChannelBlock];
+    for (int64_t c = 0; c < block.size(); ++c) {
+      const int64_t channel = block.first + c;
+      const double variance = rows > 0 ? squares[c] / count : 0.0;
+      mean_f[c] = static_cast<float>(mean[c]);
+      invstd[c] = InvStd(variance, t.epsilon);
+      t.saved_mean.Set(channel, mean_f[c]);
+      t.saved_invstd.Set(channel, invstd[c]);
+      if (update_mean) {
+        running_mean.Set(channel, static_cast<float>(momentum * running_mean[channel] +
+                                                     (1.0 - momentum) * mean[c]));
+      }
+      if (update_var) {
+        const double unbiased = rows > 1 ? variance * count / (count - 1.0) : variance;
+        running_var.Set(channel, static_cast<float>(momentum * running_var[channel] +
+                                                    (1.0 - momentum) * unbiased));
+      }
     }
-    if (update_mean) {
-      running_mean.Set(c,
-                       static_cast<float>(momentum * running_mean[c] + (1.0 - momentum) * s.mean));
-    }
-    if (update_var) {
-      const double unbiased =
-          rows > 1 ? s.variance * static_cast<double>(rows) / static_cast<double>(rows - 1)
-                   : s.variance;
-      running_var.Set(c,
-                      static_cast<float>(momentum * running_var[c] + (1.0 - momentum) * unbiased));
-    }
-  }
+    block.Visit([&](int64_t c, int64_t i) {
+      const int64_t channel = block.first + c;
+      t.y.Set(i, (t.x[i] - mean_f[c]) * invstd[c] * t.gamma[channel] + t.beta[channel]);
+    });
+  });
 }
 
 template <typename A>
 void BatchNormGradF32(const KernelContext& ctx) {
   const NormBackward<A> t(ctx);
   const ChannelLayout layout = LayoutOf(ctx.inputs[1].shape, ctx.attrs.Int("axis"));
-  const int64_t channels = layout.channels, rows = layout.per_channel();
-  for (int64_t c = 0; c < channels; ++c) {
-    const double mu = t.mean[c], inv = t.invstd[c];
-    const auto element = [&](int64_t m) { return layout.Index(c, m); };
-    const auto [sum_dy, sum_dy_xhat] = t.Sums(rows, element, [&](int64_t i, int64_t) {
-      return GradTerm{t.dy[i], mu, inv};
-    });
-    t.dbeta.Set(c, static_cast<float>(sum_dy));
-    t.dgamma.Set(c, static_cast<float>(sum_dy_xhat));
-    if (rows == 0) continue;
-    const double n = static_cast<double>(rows);
-    const double k = t.gamma[c] * inv / n;
-    for (int64_t m = 0; m < rows; ++m) {
-      const int64_t i = element(m);
-      const double xhat = (t.x[i] - mu) * inv;
-      t.dx.Set(i, static_cast<float>(k * (n * t.dy[i] - sum_dy - xhat * sum_dy_xhat)));
+  const auto n = static_cast<double>(layout.per_channel());
+  // dx may take dy's buffer (in place): a block's dy is read in full before its dx is written.
+  ForEachChannelBlock(layout, [&](ChannelBlock block) {
+    double mu[kChannelBlock], inv[kChannelBlock];
+    double sum_dy[kChannelBlock] = {}, sum_dy_xhat[kChannelBlock] = {};
+    for (int64_t c = 0; c < block.size(); ++c) {
+      mu[c] = t.mean[block.first + c];
+      inv[c] = t.invstd[block.first + c];
     }
-  }
+    block.Visit([&](int64_t c, int64_t i) {
+      const double g = t.dy[i];
+      sum_dy[c] += g;
+      sum_dy_xhat[c] += g * (t.x[i] - mu[c]) * inv[c];
+    });
+    double k[kChannelBlock];
+    for (int64_t c = 0; c < block.size(); ++c) {
+      t.dbeta.Set(block.first + c, static_cast<float>(sum_dy[c]));
+      t.dgamma.Set(block.first + c, static_cast<float>(sum_dy_xhat[c]));
+      k[c] = n > 0 ? t.gamma[block.first + c] * inv[c] / n : 0.0;
+    }
+    if (n == 0) return;
+    block.Visit([&](int64_t c, int64_t i) {
+      const double xhat = (t.x[i] - mu[c]) * inv[c];
+      t.dx.Set(i, static_cast<float>(k[c] * (n * t.dy[i] - sum_dy[c] - xhat * sum_dy_xhat[c])));
+    });
+  });
 }
 
 template <typename A>
