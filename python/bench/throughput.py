@@ -21,7 +21,7 @@ from torch import nn
 import torchvision
 
 THREADS = 2
-STEPS = 3
+STEPS = 5
 
 
 class SockeyeNmt(nn.Module):

@@ -131,6 +131,13 @@ struct ChannelBlock {
   // visit(c, i) for element i of channel first + c, each channel's elements in order.
   template <typename Fn>
   void Visit(Fn visit) const {
+    if (layout.inner == 1) {  // channels last: one contiguous run of the block per row
+      for (int64_t o = 0; o < layout.outer; ++o) {
+        const int64_t row = o * layout.channels + first;
+        for (int64_t c = 0; c < size(); ++c) visit(c, row + c);
+      }
+      return;
+    }
     for (int64_t o = 0; o < layout.outer; ++o) {
       for (int64_t c = first; c < last; ++c) {
         const int64_t base = (o * layout.channels + c) * layout.inner;
