@@ -6,10 +6,15 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <mutex>
 #include <string_view>
+#include <thread>
 #include <type_traits>
+#include <vector>
 
 #include "memfold/ops/kernels/access.h"
 #include "memfold/ops/kernels/kernel_util.h"
@@ -18,6 +23,11 @@
 namespace memfold {
 
 namespace {
+
+// Threads sharing a convolution's products (ConvWorkers), and the fewest im2col rows a worker
+// takes at a time (below that a product is too small for one thread: BLAS shares it instead).
+constexpr int kConvWorkers = 2;
+constexpr int64_t kMinPartRows = 64;
 
 // OpenBLAS's threads cost more than they save on small products (the convolutions' per-row
 // products above all): those run on one thread, larger ones on all of them. Switching only
@@ -32,14 +42,107 @@ void UseThreadsFor(double multiply_adds) {
   current = wanted;
 }
 
+// The calling thread and kConvWorkers - 1 helper threads, which share a convolution's
+// products: Run(body) calls body(0) on the caller and body(w) on helper w, and returns when all
+// have returned. The helpers start on first use and wait on a condition variable between runs.
+// With fewer cores than workers every body runs on the caller, in order: which thread runs a
+// part never changes what it computes.
+class ConvWorkers {
+ public:
+  static ConvWorkers& Get() {
+    static ConvWorkers workers;
+    return workers;
+  }
+
+  void Run(const std::function<void(int)>& body) {
+    UseThreadsFor(0);  // each part is one thread's product
+    if (helpers_.empty()) {
+      for (int w = 0; w < kConvWorkers; ++w) body(w);
+      return;
+    }
+    {
+      const std::lock_guard lock(mutex_);
+      body_ = &body;
+      pending_ = static_cast<int>(helpers_.size());
+      ++generation_;
+    }
+    wake_.notify_all();
+    body(0);
+    std::unique_lock lock(mutex_);
+    done_.wait(lock, [this] { return pending_ == 0; });
+  }
+
+  ConvWorkers(const ConvWorkers&) = delete;
+  ConvWorkers& operator=(const ConvWorkers&) = delete;
+  ~ConvWorkers() {
+    {
+      const std::lock_guard lock(mutex_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    for (std::thread& helper : helpers_) helper.join();
+  }
+
+ private:
+  ConvWorkers() {
+    if (std::thread::hardware_concurrency() < 2 || openblas_get_num_threads() < 2) return;
+    for (int w = 1; w < kConvWorkers; ++w) helpers_.emplace_back([this, w] { Serve(w); });
+  }
+
+  void Serve(int w) {
+    int64_t seen = 0;
+    for (;;) {
+      const std::function<void(int)>* body = nullptr;
+      {
+        std::unique_lock lock(mutex_);
+        wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
+        if (stop_) return;
+        seen = generation_;
+        body = body_;
+      }
+      (*body)(w);
+      const std::lock_guard lock(mutex_);
+      if (--pending_ == 0) done_.notify_one();
+    }
+  }
+
+  std::vector<std::thread> helpers_;
+  std::mutex mutex_;
+  std::condition_variable wake_, done_;
+  const std::function<void(int)>* body_ = nullptr;
+  int64_t generation_ = 0;
+  int pending_ = 0;
+  bool stop_ = false;
+};
+
 // C = op(A) op(B) + beta C, row-major, by BLAS: op(A) [m, k] (lda), op(B) [k, n] (ldb), C [m, n]
-// (ldc).
+// (ldc). `shared`: BLAS may spread the product over its threads; otherwise it runs on the
+// calling thread alone (a ConvWorkers part, with BLAS set to one thread by its caller).
 void Sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
-           const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  UseThreadsFor(static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k));
+           const float* b, int64_t ldb, float beta, float* c, int64_t ldc, bool shared = true) {
+  if (shared) {
+    UseThreadsFor(static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k));
+  }
   cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
               static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, a,
               static_cast<int>(lda), b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
+}
+
+// A convolution's product. `whole`: the calling thread has it alone, so the workers share it
+// by columns of C, each one thread's product; otherwise it is one worker's part and runs on
+// the calling thread.
+void ConvProduct(bool whole, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a,
+                 int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  if (!whole) {
+    Sgemm(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc, false);
+    return;
+  }
+  ConvWorkers::Get().Run([&](int w) {
+    const int64_t begin = n * w / kConvWorkers, end = n * (w + 1) / kConvWorkers;
+    if (end == begin) return;
+    Sgemm(ta, tb, m, end - begin, k, a, lda, tb ? b + begin * ldb : b + begin, ldb, beta, c + begin,
+          ldc, false);
+  });
 }
 
 // Rows [i0, i0 + m) of one [rows, k] x [k, n] product (with optional transposes) at element
@@ -76,29 +179,39 @@ void MatMulBlock(In<A, float> a, In<A, float> b, Out<A, float> y, int64_t a0, in
 
 // A conv2d-shaped op: input [N, H, W, IC], filter [OC, KH, KW, IC], output [N, OH, OW, OC].
 // Its im2col matrix has a row per output pixel of the batch, (image, oy, ox), and the columns
-// (fy, fx, ic).
+// (fy, fx, ic): a tap's IC values per filter tap (fy, fx).
 struct ConvShape {
   Window2D win;
-  int64_t h = 0, w = 0, in_c = 0, out_c = 0;
+  int64_t batch = 0, h = 0, w = 0, in_c = 0, out_c = 0;
   int64_t k_h = 0, k_w = 0;
-  int64_t rows = 0;   // N * OH * OW
-  int64_t depth = 0;  // KH * KW * IC
+  int64_t pixels = 0;  // OH * OW: one image's rows
+  int64_t rows = 0;    // N * OH * OW
+  int64_t depth = 0;   // KH * KW * IC
   // 1x1 with the output the input's size (stride 1, no padding): im2col(x) is x itself.
   bool pointwise = false;
-  int64_t chunk = 1;  // im2col rows per product: all of them when pointwise
+  int64_t chunk = 1;  // im2col rows in the scratch (ConvColumnRows): all of them when pointwise
+  // Whether the workers share the rows, each filling its `part` rows of the scratch at a time.
+  bool split_rows = false;
+  int64_t part = 1;
 
   ConvShape(const KernelContext& ctx, ShapeView x, ShapeView f)
       : win(WindowOf(ctx, x, f[1], f[2])),
+        batch(x[0]),
         h(x[1]),
         w(x[2]),
         in_c(x[3]),
         out_c(f[0]),
         k_h(f[1]),
         k_w(f[2]),
-        rows(x[0] * win.out_h * win.out_w),
+        pixels(win.out_h * win.out_w),
+        rows(x[0] * pixels),
         depth(f[1] * f[2] * f[3]),
         pointwise(IsPointwiseConv(x[1], x[2], win.out_h, win.out_w, f[1], f[2])),
-        chunk(pointwise ? std::max<int64_t>(1, rows) : ConvColumnRows(rows)) {}
+        chunk(pointwise ? std::max<int64_t>(1, rows) : ConvColumnRows(rows)),
+        split_rows(!pointwise && chunk >= kConvWorkers * kMinPartRows),
+        part(split_rows ? chunk / kConvWorkers : chunk) {}
+
+  int64_t taps() const { return k_h * k_w; }
 
   // Visits the im2col rows a chunk at a time: visit(first row, rows).
   template <typename Visit>
@@ -106,35 +219,36 @@ struct ConvShape {
     for (int64_t r = 0; r < rows; r += chunk) visit(r, std::min(chunk, rows - r));
   }
 
-  // Visits every entry run of im2col rows [first, first + count) — one tap's IC values — with
-  // its element offset in the chunk and, when the tap lies inside the image, the offset of the
-  // pixel it copies in the input tensor; padded taps get `outside`.
+  // Visits, for im2col rows [first, first + count) restricted to the columns of taps
+  // [tap_begin, tap_end), every tap's run of IC entries, with its element offset in that
+  // (count x (tap_end - tap_begin) * IC) matrix and, when the tap lies inside the image, the
+  // offset of the pixel it copies in the input tensor; padded taps get `outside`.
   template <typename Inside, typename Outside>
-  void ForEachTap(int64_t first, int64_t count, Inside inside, Outside outside) const {
-    const int64_t pixels = win.out_h * win.out_w;
+  void ForEachTap(int64_t first, int64_t count, int64_t tap_begin, int64_t tap_end, Inside inside,
+                  Outside outside) const {
     int64_t at = 0;
     for (int64_t r = first; r < first + count; ++r) {
       const int64_t image = r / pixels * h * w * in_c;
       const int64_t oy = r % pixels / win.out_w, ox = r % win.out_w;
-      for (int64_t fy = 0; fy < k_h; ++fy) {
-        const int64_t iy = oy * win.stride_h - win.pad_top + win.dil_h * fy;
-        for (int64_t fx = 0; fx < k_w; ++fx, at += in_c) {
-          const int64_t ix = ox * win.stride_w - win.pad_left + win.dil_w * fx;
-          if (iy >= 0 && iy < h && ix >= 0 && ix < w) {
-            inside(at, image + (iy * w + ix) * in_c);
-          } else {
-            outside(at);
-          }
+      for (int64_t tap = tap_begin; tap < tap_end; ++tap, at += in_c) {
+        const int64_t iy = oy * win.stride_h - win.pad_top + win.dil_h * (tap / k_w);
+        const int64_t ix = ox * win.stride_w - win.pad_left + win.dil_w * (tap % k_w);
+        if (iy >= 0 && iy < h && ix >= 0 && ix < w) {
+          inside(at, image + (iy * w + ix) * in_c);
+        } else {
+          outside(at);
         }
       }
     }
   }
 };
 
-// Rows [first, first + count) of im2col(x); zero in the padding.
-void Im2Col(const ConvShape& s, const float* x, int64_t first, int64_t count, float* col) {
+// Rows [first, first + count) of im2col(x), the columns of taps [tap_begin, tap_end) (all by
+// default); zero in the padding.
+void Im2Col(const ConvShape& s, const float* x, int64_t first, int64_t count, float* col,
+            int64_t tap_begin = 0, int64_t tap_end = -1) {
   s.ForEachTap(
-      first, count,
+      first, count, tap_begin, tap_end < 0 ? s.taps() : tap_end,
       [&](int64_t at, int64_t from) {
         std::memcpy(col + at, x + from, static_cast<size_t>(s.in_c) * sizeof(float));
       },
@@ -145,11 +259,33 @@ void Im2Col(const ConvShape& s, const float* x, int64_t first, int64_t count, fl
 // of those rows that copy it added; padded entries are dropped.
 void AddCol2Im(const ConvShape& s, const float* col, int64_t first, int64_t count, float* x) {
   s.ForEachTap(
-      first, count,
+      first, count, 0, s.taps(),
       [&](int64_t at, int64_t from) {
         for (int64_t c = 0; c < s.in_c; ++c) x[from + c] += col[at + c];
       },
       [](int64_t) {});
+}
+
+// Runs piece(first, count, col, whole) over im2col rows [0, rows) with `col` the scratch for
+// those rows. Split rows: each worker takes its share of the rows (whole images when
+// `by_image`, so that no two workers touch one image), `part` rows at a time into its own part
+// of the scratch (whole = false). Otherwise the caller takes them a chunk at a time (whole =
+// true: the workers share each product by columns, ConvProduct).
+template <typename Piece>
+void ForEachRowPiece(const ConvShape& s, bool by_image, float* col, Piece piece) {
+  if (!s.split_rows || (by_image && s.batch < kConvWorkers)) {
+    s.ForEachChunk([&](int64_t first, int64_t count) { piece(first, count, col, true); });
+    return;
+  }
+  const int64_t unit = by_image ? s.pixels : 1, units = s.rows / unit;
+  ConvWorkers::Get().Run([&](int w) {
+    const int64_t begin = units * w / kConvWorkers * unit;
+    const int64_t end = units * (w + 1) / kConvWorkers * unit;
+    float* own = col + w * s.part * s.depth;
+    for (int64_t first = begin; first < end; first += s.part) {
+      piece(first, std::min(s.part, end - first), own, false);
+    }
+  });
 }
 
 // The epilogue of conv2d and fully_connected: y += bias (per channel, the last dimension),
@@ -244,11 +380,12 @@ void Conv2DGemmF32(const KernelContext& ctx) {
   const float* filter = ctx.inputs[1].ptr<float>();
   float* y = ctx.outputs[0].ptr<float>();
   float* col = s.pointwise ? nullptr : reinterpret_cast<float*>(ctx.scratch[0]);
-  // y [rows, OC] = im2col(x) [rows, depth] x W^T [depth, OC], a chunk of rows at a time.
-  s.ForEachChunk([&](int64_t first, int64_t count) {
-    if (!s.pointwise) Im2Col(s, x, first, count, col);
-    Sgemm(false, true, count, s.out_c, s.depth, s.pointwise ? x + first * s.depth : col, s.depth,
-          filter, s.depth, 0.0f, y + first * s.out_c, s.out_c);
+  // y [rows, OC] = im2col(x) [rows, depth] x W^T [depth, OC], piece by piece.
+  ForEachRowPiece(s, false, col, [&](int64_t first, int64_t count, float* own, bool whole) {
+    if (!s.pointwise) Im2Col(s, x, first, count, own);
+    ConvProduct(whole, false, true, count, s.out_c, s.depth,
+                s.pointwise ? x + first * s.depth : own, s.depth, filter, s.depth, 0.0f,
+                y + first * s.out_c, s.out_c);
   });
   AddBiasAndClamp(ctx, s.out_c);
 }
@@ -273,17 +410,19 @@ void Conv2DBackpropInputF32(const KernelContext& ctx) {
   const float* filter = ctx.inputs[1].ptr<float>();
   float* dx = ctx.outputs[0].ptr<float>();
   if (s.pointwise) {  // dx [rows, IC] = dy [rows, OC] x W [OC, IC]
-    Sgemm(false, false, s.rows, s.in_c, s.out_c, dy, s.out_c, filter, s.in_c, 0.0f, dx, s.in_c);
+    ConvProduct(true, false, false, s.rows, s.in_c, s.out_c, dy, s.out_c, filter, s.in_c, 0.0f, dx,
+                s.in_c);
     return;
   }
-  // dx = col2im(dy [rows, OC] x W [OC, depth]), a chunk of rows at a time.
-  float* col = reinterpret_cast<float*>(ctx.scratch[0]);
+  // dx = col2im(dy [rows, OC] x W [OC, depth]), piece by piece; a worker's pieces cover whole
+  // images, so no two workers add into one pixel.
   std::fill_n(dx, ctx.outputs[0].elements(), 0.0f);
-  s.ForEachChunk([&](int64_t first, int64_t count) {
-    Sgemm(false, false, count, s.depth, s.out_c, dy + first * s.out_c, s.out_c, filter, s.depth,
-          0.0f, col, s.depth);
-    AddCol2Im(s, col, first, count, dx);
-  });
+  ForEachRowPiece(s, true, reinterpret_cast<float*>(ctx.scratch[0]),
+                  [&](int64_t first, int64_t count, float* own, bool whole) {
+                    ConvProduct(whole, false, false, count, s.depth, s.out_c, dy + first * s.out_c,
+                                s.out_c, filter, s.depth, 0.0f, own, s.depth);
+                    AddCol2Im(s, own, first, count, dx);
+                  });
 }
 
 template <typename A>
@@ -296,11 +435,28 @@ void Conv2DBackpropFilterF32(const KernelContext& ctx) {
   float* dw = ctx.outputs[0].ptr<float>();
   float* col = s.pointwise ? nullptr : reinterpret_cast<float*>(ctx.scratch[0]);
   if (s.rows == 0) std::fill_n(dw, ctx.outputs[0].elements(), 0.0f);
-  // dW [OC, depth] = sum over chunks of dy^T [OC, count] x im2col(x) [count, depth].
-  s.ForEachChunk([&](int64_t first, int64_t count) {
-    if (!s.pointwise) Im2Col(s, x, first, count, col);
-    Sgemm(true, false, s.out_c, s.depth, count, dy + first * s.out_c, s.out_c,
-          s.pointwise ? x + first * s.depth : col, s.depth, first == 0 ? 0.0f : 1.0f, dw, s.depth);
+  // dW [OC, depth] = sum over chunks of dy^T [OC, count] x im2col(x) [count, depth]. With two
+  // taps or more the workers share the columns: each takes its taps' columns of every chunk
+  // into its own part of the scratch (chunk x its columns) and owns those columns of dW.
+  if (s.pointwise || s.taps() < kConvWorkers) {
+    s.ForEachChunk([&](int64_t first, int64_t count) {
+      if (!s.pointwise) Im2Col(s, x, first, count, col);
+      ConvProduct(true, true, false, s.out_c, s.depth, count, dy + first * s.out_c, s.out_c,
+                  s.pointwise ? x + first * s.depth : col, s.depth, first == 0 ? 0.0f : 1.0f, dw,
+                  s.depth);
+    });
+    return;
+  }
+  ConvWorkers::Get().Run([&](int w) {
+    const int64_t tap_begin = s.taps() * w / kConvWorkers;
+    const int64_t tap_end = s.taps() * (w + 1) / kConvWorkers;
+    const int64_t columns = (tap_end - tap_begin) * s.in_c;
+    float* own = col + s.chunk * tap_begin * s.in_c;
+    s.ForEachChunk([&](int64_t first, int64_t count) {
+      Im2Col(s, x, first, count, own, tap_begin, tap_end);
+      Sgemm(true, false, s.out_c, columns, count, dy + first * s.out_c, s.out_c, own, columns,
+            first == 0 ? 0.0f : 1.0f, dw + tap_begin * s.in_c, s.depth, false);
+    });
   });
 }
 

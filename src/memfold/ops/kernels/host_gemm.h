@@ -2,7 +2,11 @@
 // for Direct only, as BLAS's access order cannot be traced; no device build. A convolution and
 // both its gradients are one product per chunk of im2col rows (output pixels of the batch);
 // the chunk is their planned scratch (ConvColumnScratchBytes). A pointwise convolution reads
-// the input itself: one product per op, no scratch.
+// the input itself: one product per op, no scratch. Two threads share a convolution's products
+// (by rows, by filter taps, or by output columns), each running single-threaded BLAS, so that
+// OpenBLAS's own threads do not wait spinning on the core the other half needs; matrix
+// products and fully connected layers use OpenBLAS's threads. Which thread computes a part
+// never changes the result: planned and unplanned runs agree bit for bit.
 #pragma once
 
 #include <algorithm>
