@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "memfold/ops/kernels/access.h"
+#include "memfold/ops/kernels/host_workers.h"
 #include "memfold/ops/kernels/kernel_util.h"
 #include "memfold/ops/kernels/window_geometry.h"
 
@@ -24,9 +25,7 @@ namespace memfold {
 
 namespace {
 
-// Threads sharing a convolution's products (ConvWorkers), and the fewest im2col rows a worker
-// takes at a time (below that a product is too small for one thread: BLAS shares it instead).
-constexpr int kConvWorkers = 2;
+// The fewest im2col rows a worker takes at a time (below that a product is shared by columns).
 constexpr int64_t kMinPartRows = 64;
 
 // OpenBLAS's threads cost more than they save on small products (the convolutions' per-row
@@ -42,82 +41,17 @@ void UseThreadsFor(double multiply_adds) {
   current = wanted;
 }
 
-// The calling thread and kConvWorkers - 1 helper threads, which share a convolution's
-// products: Run(body) calls body(0) on the caller and body(w) on helper w, and returns when all
-// have returned. The helpers start on first use and wait on a condition variable between runs.
-// With fewer cores than workers every body runs on the caller, in order: which thread runs a
-// part never changes what it computes.
-class ConvWorkers {
- public:
-  static ConvWorkers& Get() {
-    static ConvWorkers workers;
-    return workers;
-  }
-
-  void Run(const std::function<void(int)>& body) {
-    UseThreadsFor(0);  // each part is one thread's product
-    if (helpers_.empty()) {
-      for (int w = 0; w < kConvWorkers; ++w) body(w);
-      return;
-    }
-    {
-      const std::lock_guard lock(mutex_);
-      body_ = &body;
-      pending_ = static_cast<int>(helpers_.size());
-      ++generation_;
-    }
-    wake_.notify_all();
-    body(0);
-    std::unique_lock lock(mutex_);
-    done_.wait(lock, [this] { return pending_ == 0; });
-  }
-
-  ConvWorkers(const ConvWorkers&) = delete;
-  ConvWorkers& operator=(const ConvWorkers&) = delete;
-  ~ConvWorkers() {
-    {
-      const std::lock_guard lock(mutex_);
-      stop_ = true;
-    }
-    wake_.notify_all();
-    for (std::thread& helper : helpers_) helper.join();
-  }
-
- private:
-  ConvWorkers() {
-    if (std::thread::hardware_concurrency() < 2 || openblas_get_num_threads() < 2) return;
-    for (int w = 1; w < kConvWorkers; ++w) helpers_.emplace_back([this, w] { Serve(w); });
-  }
-
-  void Serve(int w) {
-    int64_t seen = 0;
-    for (;;) {
-      const std::function<void(int)>* body = nullptr;
-      {
-        std::unique_lock lock(mutex_);
-        wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
-        if (stop_) return;
-        seen = generation_;
-        body = body_;
-      }
-      (*body)(w);
-      const std::lock_guard lock(mutex_);
-      if (--pending_ == 0) done_.notify_one();
-    }
-  }
-
-  std::vector<std::thread> helpers_;
-  std::mutex mutex_;
-  std::condition_variable wake_, done_;
-  const std::function<void(int)>* body_ = nullptr;
-  int64_t generation_ = 0;
-  int pending_ = 0;
-  bool stop_ = false;
-};
+// Runs body(w) for every worker w (HostWorkers) with BLAS on one thread: each part of a
+// convolution's products is one thread's product.
+void RunConvParts(const std::function<void(int)>& body) {
+  HostWorkers& workers = HostWorkers::Get();  // first: it reads OpenBLAS's own thread count
+  UseThreadsFor(0);
+  workers.Run(body);
+}
 
 // C = op(A) op(B) + beta C, row-major, by BLAS: op(A) [m, k] (lda), op(B) [k, n] (ldb), C [m, n]
 // (ldc). `shared`: BLAS may spread the product over its threads; otherwise it runs on the
-// calling thread alone (a ConvWorkers part, with BLAS set to one thread by its caller).
+// calling thread alone (a worker's part, with BLAS set to one thread by RunConvParts).
 void Sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
            const float* b, int64_t ldb, float beta, float* c, int64_t ldc, bool shared = true) {
   if (shared) {
@@ -137,8 +71,8 @@ void ConvProduct(bool whole, bool ta, bool tb, int64_t m, int64_t n, int64_t k, 
     Sgemm(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc, false);
     return;
   }
-  ConvWorkers::Get().Run([&](int w) {
-    const int64_t begin = n * w / kConvWorkers, end = n * (w + 1) / kConvWorkers;
+  RunConvParts([&](int w) {
+    const int64_t begin = HostWorkers::ShareBegin(n, w), end = HostWorkers::ShareBegin(n, w + 1);
     if (end == begin) return;
     Sgemm(ta, tb, m, end - begin, k, a, lda, tb ? b + begin * ldb : b + begin, ldb, beta, c + begin,
           ldc, false);
@@ -208,8 +142,8 @@ struct ConvShape {
         depth(f[1] * f[2] * f[3]),
         pointwise(IsPointwiseConv(x[1], x[2], win.out_h, win.out_w, f[1], f[2])),
         chunk(pointwise ? std::max<int64_t>(1, rows) : ConvColumnRows(rows)),
-        split_rows(!pointwise && chunk >= kConvWorkers * kMinPartRows),
-        part(split_rows ? chunk / kConvWorkers : chunk) {}
+        split_rows(!pointwise && chunk >= kHostWorkers * kMinPartRows),
+        part(split_rows ? chunk / kHostWorkers : chunk) {}
 
   int64_t taps() const { return k_h * k_w; }
 
@@ -273,14 +207,14 @@ void AddCol2Im(const ConvShape& s, const float* col, int64_t first, int64_t coun
 // true: the workers share each product by columns, ConvProduct).
 template <typename Piece>
 void ForEachRowPiece(const ConvShape& s, bool by_image, float* col, Piece piece) {
-  if (!s.split_rows || (by_image && s.batch < kConvWorkers)) {
+  if (!s.split_rows || (by_image && s.batch < kHostWorkers)) {
     s.ForEachChunk([&](int64_t first, int64_t count) { piece(first, count, col, true); });
     return;
   }
   const int64_t unit = by_image ? s.pixels : 1, units = s.rows / unit;
-  ConvWorkers::Get().Run([&](int w) {
-    const int64_t begin = units * w / kConvWorkers * unit;
-    const int64_t end = units * (w + 1) / kConvWorkers * unit;
+  RunConvParts([&](int w) {
+    const int64_t begin = HostWorkers::ShareBegin(units, w) * unit;
+    const int64_t end = HostWorkers::ShareBegin(units, w + 1) * unit;
     float* own = col + w * s.part * s.depth;
     for (int64_t first = begin; first < end; first += s.part) {
       piece(first, std::min(s.part, end - first), own, false);
@@ -438,7 +372,7 @@ void Conv2DBackpropFilterF32(const KernelContext& ctx) {
   // dW [OC, depth] = sum over chunks of dy^T [OC, count] x im2col(x) [count, depth]. With two
   // taps or more the workers share the columns: each takes its taps' columns of every chunk
   // into its own part of the scratch (chunk x its columns) and owns those columns of dW.
-  if (s.pointwise || s.taps() < kConvWorkers) {
+  if (s.pointwise || s.taps() < kHostWorkers) {
     s.ForEachChunk([&](int64_t first, int64_t count) {
       if (!s.pointwise) Im2Col(s, x, first, count, col);
       ConvProduct(true, true, false, s.out_c, s.depth, count, dy + first * s.out_c, s.out_c,
@@ -447,9 +381,9 @@ void Conv2DBackpropFilterF32(const KernelContext& ctx) {
     });
     return;
   }
-  ConvWorkers::Get().Run([&](int w) {
-    const int64_t tap_begin = s.taps() * w / kConvWorkers;
-    const int64_t tap_end = s.taps() * (w + 1) / kConvWorkers;
+  RunConvParts([&](int w) {
+    const int64_t tap_begin = HostWorkers::ShareBegin(s.taps(), w);
+    const int64_t tap_end = HostWorkers::ShareBegin(s.taps(), w + 1);
     const int64_t columns = (tap_end - tap_begin) * s.in_c;
     float* own = col + s.chunk * tap_begin * s.in_c;
     s.ForEachChunk([&](int64_t first, int64_t count) {
