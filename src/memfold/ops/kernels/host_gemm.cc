@@ -6,15 +6,11 @@
 #include <cblas.h>
 
 #include <algorithm>
-#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
-#include <mutex>
 #include <string_view>
-#include <thread>
 #include <type_traits>
-#include <vector>
 
 #include "memfold/ops/kernels/access.h"
 #include "memfold/ops/kernels/host_workers.h"
@@ -28,9 +24,10 @@ namespace {
 // The fewest im2col rows a worker takes at a time (below that a product is shared by columns).
 constexpr int64_t kMinPartRows = 64;
 
-// OpenBLAS's threads cost more than they save on small products (the convolutions' per-row
-// products above all): those run on one thread, larger ones on all of them. Switching only
-// when the class changes keeps the calls rare.
+// OpenBLAS's threads cost more than they save on small products: those run on one thread,
+// larger ones on all of them (matrix products and fully connected layers; convolutions split
+// their products themselves, RunConvParts). Switching only when the class changes keeps the
+// calls rare.
 void UseThreadsFor(double multiply_adds) {
   constexpr double kParallelFrom = 1 << 22;
   static const int all = openblas_get_num_threads();

@@ -63,7 +63,7 @@ void Conv2DGemmF32(const KernelContext& ctx);
 // the training graphs' (op fully_connected_gemm).
 template <typename A>
 void FullyConnectedGemmF32(const KernelContext& ctx);
-// The gradients of conv2d: dx, tap by tap, and dW = sum over images of dy^T im2col(x).
+// The gradients of conv2d: dx = col2im(dy W) and dW = sum over chunks of dy^T im2col(x).
 template <typename A>
 void Conv2DBackpropInputF32(const KernelContext& ctx);
 template <typename A>
