@@ -143,6 +143,10 @@ std::vector<OpDef> BuildOpTable() {
       WithPrepare(Unary("sigmoid", MF_KERNEL(DType::kF32, SigmoidF32), GradSigmoid, kReadsFirst),
                   {MF_KERNEL(DType::kI8, SigmoidI8), MF_KERNEL(DType::kI16, SigmoidI16)},
                   PrepareSigmoidInt),
+      // tanh and sigmoid of a training graph (the gradient pass lowers float tanh and sigmoid
+      // to them): vectorised, not TFLM's bit pattern.
+      Unary("tanh_train", MF_KERNEL(DType::kF32, TanhTrainF32), GradTanh, kReadsFirst),
+      Unary("sigmoid_train", MF_KERNEL(DType::kF32, SigmoidTrainF32), GradSigmoid, kReadsFirst),
       Unary("exp", MF_KERNEL(DType::kF32, ExpF32), GradExp, kReadsFirst),
       Unary("neg", MF_KERNEL(DType::kF32, NegF32), GradNeg),
       WithPrepare(Unary("hard_swish", MF_KERNEL(DType::kF32, HardSwishF32)),

@@ -121,11 +121,15 @@ Status AppendUpdates(Graph* g, const TrainingConfig& config, TrainingGraph* t) {
 }
 
 // A training step's float convolutions and fully connected layers run as BLAS products (ops
-// conv2d_gemm and fully_connected_gemm: same shapes, attributes, gradients and memory), as
-// training frameworks run them; inference graphs keep TFLM's reference summation order.
-void LowerProductsToBlas(Graph* g) {
+// conv2d_gemm and fully_connected_gemm: same shapes, attributes, gradients and memory), and its
+// tanh and sigmoid as vectorised kernels (tanh_train, sigmoid_train), as training frameworks
+// run them; inference graphs keep TFLM's reference arithmetic.
+void LowerForTraining(Graph* g) {
   static const std::pair<std::string_view, std::string_view> kLowered[] = {
-      {"conv2d", "conv2d_gemm"}, {"fully_connected", "fully_connected_gemm"}};
+      {"conv2d", "conv2d_gemm"},
+      {"fully_connected", "fully_connected_gemm"},
+      {"tanh", "tanh_train"},
+      {"sigmoid", "sigmoid_train"}};
   for (NodeId id : g->schedule) {
     Node& node = g->node(id);
     if (g->value(node.inputs[0]).dtype != DType::kF32) continue;
@@ -163,7 +167,7 @@ Result<TrainingGraph> BuildTrainingGraph(Graph* g, const TrainingConfig& config)
   }
   t.params = used;
   MF_RETURN_IF_ERROR(AppendUpdates(g, config, &t));
-  LowerProductsToBlas(g);
+  LowerForTraining(g);
   EliminateDeadNodes(g);
   ScheduleUpdatesEarly(g);
   return t;

@@ -48,6 +48,12 @@ template <typename A>
 void SigmoidGradF32(const KernelContext& ctx);
 template <typename A>
 void DropoutGradF32(const KernelContext& ctx);
+// tanh and sigmoid of training graphs (train_activation.cc): branch-free, vectorised, within
+// 2e-7 + 1e-6 |y| of libm; inference keeps TFLM's.
+template <typename A>
+void TanhTrainF32(const KernelContext& ctx);
+template <typename A>
+void SigmoidTrainF32(const KernelContext& ctx);
 // Per row of the last axis: dx = y * (dy - sum(dy * y)).
 template <typename A>
 void SoftmaxGradF32(const KernelContext& ctx);
