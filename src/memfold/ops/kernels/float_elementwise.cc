@@ -9,14 +9,6 @@
 namespace memfold {
 namespace {
 
-template <typename A, typename F>
-void Unary(const KernelContext& ctx, F f) {
-  In<A, float> x{ctx.inputs[0].ptr<float>()};
-  Out<A, float> y{OutputOf<A, float>(ctx.outputs[0])};
-  const int64_t n = ctx.outputs[0].elements();
-  for (int64_t i = 0; i < n; ++i) y.Set(i, f(x[i]));
-}
-
 // Broadcasting binary op (the order of reference_ops BroadcastAdd6DSlow and its siblings) with the
 // fused activation.
 template <typename A, typename F>
@@ -34,75 +26,75 @@ void Binary(const KernelContext& ctx, F f) {
 
 template <typename A>
 void ReluF32(const KernelContext& ctx) {
-  Unary<A>(ctx, [](float v) { return v < 0.0f ? 0.0f : v; });
+  UnaryF32<A>(ctx, [](float v) { return v < 0.0f ? 0.0f : v; });
 }
 template <typename A>
 void Relu6F32(const KernelContext& ctx) {
-  Unary<A>(ctx, [](float v) { return v > 6.0f ? 6.0f : (v < 0.0f ? 0.0f : v); });
+  UnaryF32<A>(ctx, [](float v) { return v > 6.0f ? 6.0f : (v < 0.0f ? 0.0f : v); });
 }
 template <typename A>
 void TanhF32(const KernelContext& ctx) {
-  Unary<A>(ctx, [](float v) { return std::tanh(v); });
+  UnaryF32<A>(ctx, [](float v) { return std::tanh(v); });
 }
 template <typename A>
 void SigmoidF32(const KernelContext& ctx) {
-  Unary<A>(ctx, [](float v) { return TfliteLogistic(v); });
+  UnaryF32<A>(ctx, [](float v) { return TfliteLogistic(v); });
 }
 template <typename A>
 void ExpF32(const KernelContext& ctx) {
-  Unary<A>(ctx, [](float v) { return std::exp(v); });
+  UnaryF32<A>(ctx, [](float v) { return std::exp(v); });
 }
 template <typename A>
 void NegF32(const KernelContext& ctx) {
-  Unary<A>(ctx, [](float v) { return -v; });
+  UnaryF32<A>(ctx, [](float v) { return -v; });
 }
 template <typename A>
 void HardSwishF32(const KernelContext& ctx) {
-  Unary<A>(ctx, [](float v) { return v * std::min(6.0f, std::max(0.0f, v + 3.0f)) / 6.0f; });
+  UnaryF32<A>(ctx, [](float v) { return v * std::min(6.0f, std::max(0.0f, v + 3.0f)) / 6.0f; });
 }
 
 template <typename A>
 void SiluF32(const KernelContext& ctx) {
-  Unary<A>(ctx, [](float v) { return v / (1.0f + std::exp(-v)); });
+  UnaryF32<A>(ctx, [](float v) { return v / (1.0f + std::exp(-v)); });
 }
 
 template <typename A>
 void GeluF32(const KernelContext& ctx) {
-  Unary<A>(ctx, [](float v) { return 0.5f * v * (1.0f + std::erf(v * 0.70710678118654752f)); });
+  UnaryF32<A>(ctx, [](float v) { return 0.5f * v * (1.0f + std::erf(v * 0.70710678118654752f)); });
 }
 
 template <typename A>
 void AbsF32(const KernelContext& ctx) {
-  Unary<A>(ctx, [](float v) { return std::abs(v); });
+  UnaryF32<A>(ctx, [](float v) { return std::abs(v); });
 }
 template <typename A>
 void SqrtF32(const KernelContext& ctx) {
-  Unary<A>(ctx, [](float v) { return std::sqrt(v); });
+  UnaryF32<A>(ctx, [](float v) { return std::sqrt(v); });
 }
 template <typename A>
 void RsqrtF32(const KernelContext& ctx) {
-  Unary<A>(ctx, [](float v) { return 1.0f / std::sqrt(v); });
+  UnaryF32<A>(ctx, [](float v) { return 1.0f / std::sqrt(v); });
 }
 template <typename A>
 void SquareF32(const KernelContext& ctx) {
-  Unary<A>(ctx, [](float v) { return v * v; });
+  UnaryF32<A>(ctx, [](float v) { return v * v; });
 }
 template <typename A>
 void LogF32(const KernelContext& ctx) {
-  Unary<A>(ctx, [](float v) { return std::log(v); });
+  UnaryF32<A>(ctx, [](float v) { return std::log(v); });
 }
 template <typename A>
 void FloorF32(const KernelContext& ctx) {
-  Unary<A>(ctx, [](float v) { return std::floor(v); });
+  UnaryF32<A>(ctx, [](float v) { return std::floor(v); });
 }
 template <typename A>
 void CeilF32(const KernelContext& ctx) {
-  Unary<A>(ctx, [](float v) { return std::ceil(v); });
+  UnaryF32<A>(ctx, [](float v) { return std::ceil(v); });
 }
 template <typename A>
 void RoundF32(const KernelContext& ctx) {
   // TFLM's RoundToNearest: halves to even (tf.round), by floor and the parity of the floor.
-  Unary<A>(ctx, [](float v) {
+  UnaryF32<A>(ctx, [](float v) {
     const float floor_value = std::floor(v);
     const float diff = v - floor_value;
     if (diff < 0.5f || (diff == 0.5f && static_cast<int64_t>(floor_value) % 2 == 0))
@@ -114,12 +106,12 @@ template <typename A>
 void LeakyReluF32(const KernelContext& ctx) {
   // reference_ops::LeakyRelu: alpha may be above 1 or negative, so no max().
   const auto alpha = static_cast<float>(ctx.attrs.Float("alpha"));
-  Unary<A>(ctx, [alpha](float v) { return v > 0.0f ? v : v * alpha; });
+  UnaryF32<A>(ctx, [alpha](float v) { return v > 0.0f ? v : v * alpha; });
 }
 
 template <typename A>
 void EluF32(const KernelContext& ctx) {
-  Unary<A>(ctx, [](float v) { return v < 0.0f ? std::expm1(v) : v; });
+  UnaryF32<A>(ctx, [](float v) { return v < 0.0f ? std::expm1(v) : v; });
 }
 
 template <typename A>

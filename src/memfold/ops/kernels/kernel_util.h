@@ -1,10 +1,10 @@
 // Small helpers shared by the float and int8 kernels: NHWC indexing, the window of a 2-D op,
-// optional bias inputs, the int8 output clamp range and the broadcasting row-major walk of the
-// element-wise kernels.
+// optional bias inputs, the int8 output clamp range, the broadcasting row-major walk of the
+// element-wise kernels and the float unary loop.
 //
-// None of them reads or writes a tensor: kernels still touch memory only through their own
-// In/Out views (access.h), so their access order is unchanged by using these helpers. All O(1)
-// except ForEachBroadcastIndex, O(output elements) amortised.
+// Only UnaryF32 reads and writes tensors, through the kernel's In/Out views (access.h) in
+// increasing index order; the others touch no memory, so a kernel's access order is its own.
+// All O(1) except ForEachBroadcastIndex and UnaryF32, O(output elements).
 //
 // Preconditions: the op's inference function has checked shapes and attributes.
 #pragma once
@@ -107,6 +107,15 @@ template <typename Visit>
 void ForEachBroadcastIndex(const KernelContext& ctx, Visit visit) {
   ForEachBroadcast<2>(ctx, {0, 1},
                       [&](int64_t i, const std::array<int64_t, 2>& at) { visit(i, at[0], at[1]); });
+}
+
+// y[i] = f(x[i]) over a float op's input 0 and output 0, increasing index (safe in place).
+template <typename A, typename F>
+void UnaryF32(const KernelContext& ctx, F f) {
+  In<A, float> x{ctx.inputs[0].ptr<float>()};
+  Out<A, float> y{OutputOf<A, float>(ctx.outputs[0])};
+  const int64_t n = ctx.outputs[0].elements();
+  for (int64_t i = 0; i < n; ++i) y.Set(i, f(x[i]));
 }
 
 }  // namespace memfold

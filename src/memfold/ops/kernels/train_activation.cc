@@ -14,6 +14,7 @@
 #include <cstdint>
 
 #include "memfold/ops/kernels/access.h"
+#include "memfold/ops/kernels/kernel_util.h"
 #include "memfold/ops/kernels/train_kernels.h"
 
 namespace memfold {
@@ -57,24 +58,16 @@ inline float VectorTanh(float x) {
   return std::copysign(a < 0.25f ? small : large, x);
 }
 
-template <typename A, typename F>
-void Activation(const KernelContext& ctx, F f) {
-  In<A, float> x{ctx.inputs[0].ptr<float>()};
-  Out<A, float> y{OutputOf<A, float>(ctx.outputs[0])};
-  const int64_t n = ctx.outputs[0].elements();
-  for (int64_t i = 0; i < n; ++i) y.Set(i, f(x[i]));
-}
-
 }  // namespace
 
 template <typename A>
 void TanhTrainF32(const KernelContext& ctx) {
-  Activation<A>(ctx, VectorTanh);
+  UnaryF32<A>(ctx, VectorTanh);
 }
 
 template <typename A>
 void SigmoidTrainF32(const KernelContext& ctx) {
-  Activation<A>(ctx, VectorSigmoid);
+  UnaryF32<A>(ctx, VectorSigmoid);
 }
 
 MF_INSTANTIATE_KERNEL(TanhTrainF32)
