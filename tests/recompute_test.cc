@@ -10,6 +10,7 @@
 #include "memfold/io/model_loader.h"
 #include "memfold/io/sha256.h"
 #include "memfold/ops/builder.h"
+#include "memfold/passes/binarize.h"
 #include "memfold/passes/echo.h"
 #include "memfold/passes/training_plan.h"
 #include "memfold/passes/update_schedule.h"
@@ -273,6 +274,34 @@ TEST(Strategies, FallbackPaths) {
     EXPECT_EQ(echo->profile.breakdown.total(), other->profile.breakdown.total()) << c.model;
     EXPECT_EQ(echo->recomputed_nodes, other->recomputed_nodes) << c.model;
     EXPECT_GE(echo->echo_own_bytes, other->profile.breakdown.total()) << c.model;
+  }
+}
+
+// Echo's rewrite (clones, rewired backward reads, 1-bit mask codecs, a new schedule) rolled
+// back in place gives the graph it started from: every value, node, input and the schedule.
+TEST_P(Strategies, EchoRewriteRollsBackExactly) {
+  Trained t = Differentiate(LoadModel(GetParam()));
+  const Graph original = t.graph;
+  const GraphCheckpoint checkpoint(t.graph);
+  TrainingGraph training = t.training;
+  Result<RecomputeResult> r = ApplyRecomputation(&t.graph, training, t.echo);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  BinarizeMasks(&t.graph, &training);
+  ASSERT_GT(t.graph.num_nodes(), original.num_nodes());
+  t.graph.Rollback(checkpoint);
+  ASSERT_EQ(t.graph.num_values(), original.num_values());
+  ASSERT_EQ(t.graph.num_nodes(), original.num_nodes());
+  EXPECT_EQ(t.graph.schedule, original.schedule);
+  for (NodeId id = 0; id < original.num_nodes(); ++id) {
+    const Node& now = t.graph.node(id);
+    const Node& before = original.node(id);
+    EXPECT_EQ(now.name, before.name);
+    EXPECT_EQ(now.inputs, before.inputs) << before.name;
+    EXPECT_EQ(now.outputs, before.outputs) << before.name;
+  }
+  for (ValueId v = 0; v < original.num_values(); ++v) {
+    EXPECT_EQ(t.graph.value(v).producer, original.value(v).producer) << original.value(v).name;
+    EXPECT_EQ(t.graph.value(v).role, original.value(v).role) << original.value(v).name;
   }
 }
 

@@ -136,6 +136,26 @@ void Graph::KeepNodes(std::span<const NodeId> order) {
   }
 }
 
+GraphCheckpoint::GraphCheckpoint(const Graph& graph)
+    : values_(graph.num_values()), nodes_(graph.num_nodes()), schedule_(graph.schedule) {
+  for (const Node& node : graph.nodes())
+    inputs_.insert(inputs_.end(), node.inputs.begin(), node.inputs.end());
+}
+
+void Graph::Rollback(const GraphCheckpoint& checkpoint) {
+  assert(checkpoint.values_ <= num_values() && checkpoint.nodes_ <= num_nodes());
+  values_.erase(values_.begin() + checkpoint.values_, values_.end());
+  nodes_.erase(nodes_.begin() + checkpoint.nodes_, nodes_.end());
+  schedule = checkpoint.schedule_;
+  auto saved = checkpoint.inputs_.begin();
+  for (Node& node : nodes_) {
+    assert(checkpoint.inputs_.end() - saved >= static_cast<std::ptrdiff_t>(node.inputs.size()));
+    std::copy_n(saved, node.inputs.size(), node.inputs.begin());
+    saved += static_cast<std::ptrdiff_t>(node.inputs.size());
+  }
+  assert(saved == checkpoint.inputs_.end());
+}
+
 std::vector<std::vector<NodeId>> Graph::Consumers() const {
   std::vector<std::vector<NodeId>> consumers(values_.size());
   for (NodeId id : schedule) {

@@ -119,6 +119,24 @@ struct Node {
   std::string layer;  // layer type tag for profiling ("conv", "attention", ...); may be empty
 };
 
+class Graph;
+
+// What a rewrite that appends values and nodes, rewires existing nodes' inputs (to any value,
+// never changing how many a node has) and reschedules can change: taken before such a rewrite,
+// Graph::Rollback undoes it in place, so a pass can try a rewrite without copying the graph.
+// O(N + E) memory (a flat copy of every node's inputs and the schedule).
+class GraphCheckpoint {
+ public:
+  explicit GraphCheckpoint(const Graph& graph);
+
+ private:
+  friend class Graph;
+  int32_t values_ = 0;
+  int32_t nodes_ = 0;
+  std::vector<NodeId> schedule_;
+  std::vector<ValueId> inputs_;  // every node's inputs, concatenated in id order
+};
+
 class Graph {
  public:
   ValueId AddValue(Value value);
@@ -133,6 +151,10 @@ class Graph {
   // node k, the schedule is that order, and each value's producer is its kept writer or none.
   // Precondition: `order` names distinct nodes. O(V + N).
   void KeepNodes(std::span<const NodeId> order);
+  // Returns the graph to `checkpoint`, taken from it before a rewrite of the kind
+  // GraphCheckpoint describes: appended values and nodes are dropped (the tables keep their
+  // capacity), inputs and the schedule restored. O(N + E).
+  void Rollback(const GraphCheckpoint& checkpoint);
 
   const Value& value(ValueId id) const { return values_[static_cast<size_t>(id)]; }
   Value& value(ValueId id) { return values_[static_cast<size_t>(id)]; }

@@ -18,18 +18,12 @@ Result<PlannedTraining> Finish(PlannedTraining p, const std::string& planner) {
   return p;
 }
 
-// A copy of `p` whose graph has room for recomputation's clones and mask codecs (at most
-// one node and its outputs per forward node), so rewriting it never moves its tables.
-PlannedTraining CopyForRecomputation(PlannedTraining* p) {
-  int32_t forward_values = 0;
-  for (size_t pos = 0; pos < p->training.forward_nodes; ++pos)
-    forward_values += static_cast<int32_t>(p->graph.node(p->graph.schedule[pos]).outputs.size());
-  const auto forward_nodes = static_cast<int32_t>(p->training.forward_nodes);
+// `p` without its graph (moved out and back), for the parts a rollback does not restore.
+PlannedTraining WithoutGraph(PlannedTraining* p) {
   Graph graph = std::move(p->graph);
-  PlannedTraining copy = *p;
+  PlannedTraining shell = *p;
   p->graph = std::move(graph);
-  copy.graph = p->graph.CopyWithRoom(2 * forward_values, 2 * forward_nodes);
-  return copy;
+  return shell;
 }
 
 Status CheckNames(const std::string& strategy, const std::string& planner) {
@@ -89,23 +83,30 @@ Result<PlannedTraining> PlanTrainingStep(Graph graph, const TrainingGraph& train
   } else {
     // Echo's choice with 1-bit masks, checked against the baseline (the paper's guarantee) and
     // against Mirror's blanket choice: the smallest plan is kept. A rival is planned only when
-    // its footprint floor says it could win, so the result is the same as planning all three.
-    MF_ASSIGN_OR_RETURN(
-        PlannedTraining echo,
-        with_recomputation(CopyForRecomputation(&base), EchoChoice(base.graph, base.training)));
+    // its footprint floor (from the baseline's liveness) says it could win, so the result is
+    // the same as planning all three. Echo rewrites the baseline in place; the baseline is
+    // rolled back from a copy only when a rival needs it, which large models never do.
+    const Liveness base_live = ComputeLiveness(base.graph);
+    const int64_t persistent = PersistentBytes(base.graph);
+    const int64_t baseline_floor = persistent + LowerBoundForAnyOverlap(base_live.requests);
+    const std::vector<char> mirror_choice = MirrorChoice(base.graph, base.training);
+    const int64_t mirror_floor =
+        persistent + RecomputedArenaFloor(base.graph, base.training, base_live, mirror_choice);
+    const std::vector<char> echo_choice = EchoChoice(base.graph, base.training);
+    const GraphCheckpoint before_echo(base.graph);
+    PlannedTraining shell = WithoutGraph(&base);
+    MF_ASSIGN_OR_RETURN(PlannedTraining echo, with_recomputation(std::move(base), echo_choice));
     BinarizeMasks(&echo.graph, &echo.training);
     MF_ASSIGN_OR_RETURN(chosen, Finish(std::move(echo), planner));
     chosen.chosen_strategy = "echo";
     const int64_t echo_own = chosen.profile.breakdown.total();
-    // Both rivals' floors come from the baseline's liveness; Mirror's graph is made only when
-    // it could win, and from the baseline in place when the baseline cannot.
-    const Liveness base_live = ComputeLiveness(base.graph);
-    const int64_t persistent = PersistentBytes(base.graph);
-    const bool baseline_may_win =
-        persistent + LowerBoundForAnyOverlap(base_live.requests) <= echo_own;
-    const std::vector<char> mirror_choice = MirrorChoice(base.graph, base.training);
-    if (persistent + RecomputedArenaFloor(base.graph, base.training, base_live, mirror_choice) <
-        echo_own) {
+    const bool baseline_may_win = baseline_floor <= echo_own;
+    if (baseline_may_win || mirror_floor < echo_own) {
+      base = std::move(shell);
+      base.graph = chosen.graph.CopyWithRoom(0, 0);
+      base.graph.Rollback(before_echo);
+    }
+    if (mirror_floor < echo_own) {
       PlannedTraining input = baseline_may_win ? PlannedTraining(base) : std::move(base);
       MF_ASSIGN_OR_RETURN(PlannedTraining mirror,
                           with_recomputation(std::move(input), mirror_choice));
