@@ -124,7 +124,9 @@ Result<Placement> Mxnet(const PlanningInput& in) {
     block.first = std::min(block.first, r.first);
     block.last = std::max(block.last, r.last);
   }
-  MF_ASSIGN_OR_RETURN(Plan placed, Verified(GreedyPlanner().Place(blocks), blocks));
+  // Only the final plan of the requests is verified: it is what runs, and a storage placement
+  // that broke it would fail there.
+  const Plan placed = GreedyPlanner().Place(blocks);
   Plan plan{.planner = "mxnet", .arena_bytes = placed.arena_bytes, .offsets = {}};
   for (const BufferRequest& r : live.requests) {
     plan.offsets.push_back(
