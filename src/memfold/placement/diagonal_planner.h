@@ -11,20 +11,38 @@
 //   kPeakFirst        buffers live at the busiest steps first (by the most bytes live at any
 //                     step of their lifetime, then size): the peak's producer/consumer pairs
 //                     settle their overlaps before smaller buffers take the low offsets.
-// Complexity O(n k log k) for k time-overlapping neighbours per buffer. SearchPlacementOrder
-// looks for a better order than these three by local search (plan_graph.h RefinePlan).
+// Complexity O(n log n + E + n k log k) for E time-overlapping pairs and k time-overlapping
+// neighbours per buffer (O(n^2) time and no lists when there are too many pairs to list).
+// SearchPlacementOrder looks for a better order than these three by local search (plan_graph.h
+// RefinePlan).
 #pragma once
+
+#include <optional>
 
 #include "memfold/placement/planner.h"
 
 namespace memfold {
 
+// How long SearchPlacementOrder may look: at most `moves` swaps and about `neighbour_checks`
+// neighbour checks in all (a placement checks each buffer against the placed buffers live at
+// the same time as it).
+struct SearchBudget {
+  int32_t moves = 1000;
+  int64_t neighbour_checks = 0;
+};
+
 // Local search over placement orders: from `order`, swaps two positions drawn by a fixed-seed
-// generator and keeps the swap unless the arena grows (plateaus are crossed); stops after
-// `moves` swaps or once the arena reaches `floor`. Returns the smallest plan seen, named
-// `planner`. Deterministic; O(moves x one placement).
-Plan SearchPlacementOrder(std::span<const BufferRequest> requests, std::vector<int32_t> order,
-                          int64_t floor, int32_t moves, const std::string& planner);
+// generator and keeps the swap unless the arena grows (plateaus are crossed); stops when the
+// budget is spent or the arena reaches `floor`. Returns the smallest plan seen, named
+// `planner`. Each buffer's time-overlapping neighbours are listed once (a sweep, O(n log n +
+// E) for E overlapping pairs) and a swap at positions i < j places only positions i.. again,
+// so a move costs the neighbour checks of the buffers from i on, not n^2 / 2. Returns nothing
+// when the lists would pass 2^25 entries (32 million): a training step's stashed feature maps
+// are live together, so its graph is dense (DeepSpeech2's 74k buffers have 627 million) and
+// is not searched. Deterministic.
+std::optional<Plan> SearchPlacementOrder(std::span<const BufferRequest> requests,
+                                         std::vector<int32_t> order, int64_t floor,
+                                         const SearchBudget& budget, const std::string& planner);
 
 class DiagonalPlanner final : public Planner {
  public:

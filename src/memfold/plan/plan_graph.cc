@@ -68,25 +68,24 @@ int64_t OverlapBytes(const GraphPlan& gp, int32_t id) {
 }
 
 Status RefinePlan(const Graph& graph, GraphPlan* gp) {
-  constexpr double kWork = 2e7;     // neighbour checks per refinement
-  constexpr int32_t kMoves = 1000;  // enough to reach the bound on every zoo model's split graph
+  // Enough moves to reach the bound on every zoo model's split graph; about 1 s of neighbour
+  // checks on this machine at most.
+  constexpr SearchBudget kBudget{.moves = 1000, .neighbour_checks = 30'000'000};
   const std::string& planner = gp->plan.planner;
   if (planner.rfind("greedy", 0) != 0 && planner.rfind("diagonal", 0) != 0) return Status::Ok();
   Liveness live = ComputeLiveness(graph);
   AddOverlapAllowances(graph, OverlapSource::kAlgorithmic, &live);
   const int64_t floor = AlignUp(LowerBoundWithOverlaps(live.requests), kArenaAlignment);
-  const auto n = static_cast<double>(live.requests.size());
-  const auto moves = static_cast<int32_t>(std::min<double>(kMoves, kWork / std::max(1.0, n * n)));
-  if (gp->plan.arena_bytes <= floor || moves == 0 ||
-      gp->plan.offsets.size() != live.requests.size())
+  if (gp->plan.arena_bytes <= floor || gp->plan.offsets.size() != live.requests.size())
     return Status::Ok();
   std::vector<int32_t> order(live.requests.size());
   std::iota(order.begin(), order.end(), 0);
   const std::vector<int64_t>& at = gp->plan.offsets;
   std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return at[a] < at[b]; });
-  Plan searched =
-      SearchPlacementOrder(live.requests, std::move(order), floor, moves, "diagonal_search");
-  if (searched.arena_bytes >= gp->plan.arena_bytes) return Status::Ok();
+  std::optional<Plan> found =
+      SearchPlacementOrder(live.requests, std::move(order), floor, kBudget, "diagonal_search");
+  if (!found || found->arena_bytes >= gp->plan.arena_bytes) return Status::Ok();
+  Plan searched = std::move(found).value();
   if (Status verified = VerifyPlan(live.requests, searched); !verified.ok()) {
     return Status::Error(
         "the placement-order search produced an invalid plan (a memfold bug, "

@@ -39,8 +39,8 @@ Result<GraphPlan> PlanGraph(const Graph& graph, std::string_view strategy,
 
 // Improves a greedy or diagonal plan of `graph` by a local search over placement orders
 // (SearchPlacementOrder, with the algorithmic safe overlaps) from the order of its offsets,
-// within a fixed amount of work (a placement costs about n^2 / 2 neighbour checks for n
-// buffers; the search stops at the overlap-aware lower bound). The result replaces the plan
+// within a fixed budget (1000 moves or 3e7 neighbour checks, about 1 s here, whichever comes
+// first; the search stops at the overlap-aware lower bound). The result replaces the plan
 // only when it verifies and is smaller; its planner is "diagonal_search". Deterministic.
 // Errors: a searched plan that fails verification (an internal bug).
 Status RefinePlan(const Graph& graph, GraphPlan* plan);
