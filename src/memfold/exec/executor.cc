@@ -1,5 +1,7 @@
 #include "memfold/exec/executor.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -120,15 +122,35 @@ Status Fetch(const Graph& graph, const Node& node, size_t input, const KernelCon
                        context.outputs[0].data);
 }
 
-struct AlignedFree {
-  void operator()(std::byte* p) const { ::operator delete[](p, std::align_val_t{64}); }
-};
-using Arena = std::unique_ptr<std::byte[], AlignedFree>;
+}  // namespace
 
-Arena AllocateArena(int64_t bytes) {
-  const auto size = static_cast<size_t>(std::max<int64_t>(bytes, 1));
-  return Arena(static_cast<std::byte*>(::operator new[](size, std::align_val_t{64})));
+// Arenas of at least this size are mapped from the kernel.
+constexpr size_t kMappedArenaBytes = size_t{1} << 20;
+
+void ArenaMemory::Release::operator()(std::byte* block) const {
+  if (mapped > 0) {
+    munmap(block, mapped);
+  } else {
+    ::operator delete[](block, std::align_val_t{64});
+  }
 }
+
+std::byte* ArenaMemory::Reserve(int64_t bytes) {
+  const auto size = static_cast<size_t>(std::max<int64_t>(bytes, 1));
+  if (block_ != nullptr && size <= size_) return block_.get();
+  block_.reset();
+  if (size >= kMappedArenaBytes) {
+    void* mapped = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mapped == MAP_FAILED) throw std::bad_alloc();
+    block_ = {static_cast<std::byte*>(mapped), Release{size}};
+  } else {
+    block_ = {static_cast<std::byte*>(::operator new[](size, std::align_val_t{64})), Release{0}};
+  }
+  size_ = size;
+  return block_.get();
+}
+
+namespace {
 
 // Poison that always differs from what it replaces: every byte inverted.
 void Invert(std::byte* begin, std::byte* end) {
@@ -334,34 +356,33 @@ Result<RunOutputs> Session::Run(const std::vector<Bytes>& inputs, const Liveness
       where[static_cast<size_t>(v)] = storage_[static_cast<size_t>(v)].data();
   }
   BindStreamedInputs(graph, inputs, &where);
-  Arena arena = AllocateArena(planned ? plan->arena_bytes : 0);
-  if (planned && options.poison) std::fill(arena.get(), arena.get() + plan->arena_bytes, kPoison);
+  std::byte* const arena = planned ? arena_.Reserve(plan->arena_bytes) : nullptr;
+  if (planned && options.poison) std::fill(arena, arena + plan->arena_bytes, kPoison);
   UnplannedMemory own(graph, shared_);  // unplanned: one buffer per value while it lives
   if (planned) {
     const std::vector<ValueHome> homes = PlannedHomes(graph, shared_, *live, *plan);
     for (ValueId v = 0; v < graph.num_values(); ++v) {
       if (homes[static_cast<size_t>(v)].home == Home::kArena)
-        where[static_cast<size_t>(v)] = arena.get() + homes[static_cast<size_t>(v)].offset;
+        where[static_cast<size_t>(v)] = arena + homes[static_cast<size_t>(v)].offset;
     }
   } else {
     own.BindFed(&where);
   }
   BindConstantsAndShared(graph, shared_, &where);
   std::vector<Bytes> captured(options.capture.size());
-  if (planned && options.poison) PoisonStartingBuffers(*live, *plan, 0, arena.get());
+  if (planned && options.poison) PoisonStartingBuffers(*live, *plan, 0, arena);
   CopyInputs(graph, inputs, where);
   RunMonitor* monitor = options.monitor;
-  if (monitor != nullptr)
-    MF_RETURN_IF_ERROR(monitor->Started(where, planned ? arena.get() : nullptr));
+  if (monitor != nullptr) MF_RETURN_IF_ERROR(monitor->Started(where, planned ? arena : nullptr));
   for (size_t pos = 0; pos < graph.schedule.size(); ++pos) {
     const NodeId id = graph.schedule[pos];
     const Node& node = graph.node(id);
     std::vector<Bytes> scratch_storage;
     std::vector<std::byte*> scratch;
     if (planned) {
-      if (options.poison) PoisonStartingBuffers(*live, *plan, NodeTime(pos), arena.get());
+      if (options.poison) PoisonStartingBuffers(*live, *plan, NodeTime(pos), arena);
       for (int32_t r : live->scratch_of[static_cast<size_t>(id)])
-        scratch.push_back(arena.get() + plan->offsets[static_cast<size_t>(r)]);
+        scratch.push_back(arena + plan->offsets[static_cast<size_t>(r)]);
     } else if (const OpDef* def = OpOf(node); def->scratch != nullptr) {
       for (int64_t bytes : def->scratch(graph, node)) {
         scratch_storage.emplace_back(static_cast<size_t>(bytes), kPoison);

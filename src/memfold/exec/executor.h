@@ -22,6 +22,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -94,6 +95,25 @@ std::vector<OperatorGap> OperatorsThatCannotRun(const Graph& graph);
 // Checks that every node has a kernel for its types and the inputs have the right sizes.
 Status CheckRunnable(const Graph& graph, const std::vector<Bytes>& inputs);
 
+// A run's arena: mapped from the kernel when it is large, so the process's resident memory
+// grows by exactly the pages runs touch (a heap block could reuse pages an earlier allocation
+// left resident), which is what training reports as measured_peak_bytes beside the plan;
+// small arenas come from the heap. A Session keeps its arena across runs, as TFLM keeps its
+// tensor arena, so later runs pay no page faults.
+class ArenaMemory {
+ public:
+  // At least `bytes` (64-byte aligned), keeping the current block when it is large enough.
+  std::byte* Reserve(int64_t bytes);
+
+ private:
+  struct Release {
+    size_t mapped;  // the mapping's length, or 0 for a heap block
+    void operator()(std::byte* block) const;
+  };
+  std::unique_ptr<std::byte[], Release> block_;
+  size_t size_ = 0;
+};
+
 class Session {
  public:
   // Copies the initial contents of every persistent tensor; `graph` must outlive the session.
@@ -113,6 +133,7 @@ class Session {
   const Graph& graph_;
   SharedStorage shared_;
   std::vector<Bytes> storage_;  // per value owning persistent bytes: them; others empty
+  ArenaMemory arena_;           // planned runs' arena, kept across runs
 };
 
 Result<RunOutputs> RunUnplanned(const Graph& graph, const std::vector<Bytes>& inputs,
