@@ -337,9 +337,32 @@ TEST(Cli, TrainStrategyAllComparesTheThree) {
   EXPECT_LT(columns.find(" none"), columns.find(" mirror")) << columns;
   EXPECT_LT(columns.find(" mirror"), columns.find(" echo")) << columns;
   EXPECT_NE(columns.find(" echo"), std::string::npos) << columns;
-  const Outcome steps = Memfold("train zoo:nmt,size=tiny --strategy all --steps 2");
-  EXPECT_EQ(steps.code, 2);
-  EXPECT_NE(steps.err.find("--strategy all compares plans only"), std::string::npos) << steps.err;
+}
+
+// `--strategy all --steps K`: every strategy's first step checked, then K planned steps of the
+// three interleaved; the same gradients under each, a median step and its ratio to none's.
+TEST(Cli, TrainAllStrategiesInterleavesTimedSteps) {
+  const Outcome r = Memfold("train zoo:nmt,size=tiny --strategy all --steps 3 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto out = r.Json();
+  EXPECT_EQ(out["steps"], 3);
+  ASSERT_EQ(out["strategies"].size(), 3U);
+  const auto none_ms = out["strategies"][0]["step_ms"].get<double>();
+  for (const auto& s : out["strategies"]) {
+    EXPECT_EQ(s["grad_sha256"], out["strategies"][0]["grad_sha256"]) << s["strategy"];
+    ASSERT_EQ(s["step_ms_runs"].size(), 3U) << s["strategy"];
+    std::vector<double> runs = s["step_ms_runs"].get<std::vector<double>>();
+    std::sort(runs.begin(), runs.end());
+    EXPECT_GT(runs.front(), 0.0);
+    EXPECT_EQ(s["step_ms"].get<double>(), runs[1]) << s["strategy"];
+    EXPECT_DOUBLE_EQ(s["step_vs_none"].get<double>(), s["step_ms"].get<double>() / none_ms);
+    EXPECT_TRUE(s.contains("loss") && s.contains("measured_peak_bytes") &&
+                s.contains("total_bytes"));
+  }
+  const Outcome table = Memfold("train zoo:nmt,size=tiny --strategy all --steps 1");
+  ASSERT_EQ(table.code, 0) << table.err;
+  EXPECT_NE(table.out.find("step (median)"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("\necho "), std::string::npos) << table.out;
 }
 
 TEST(Cli, TrainSvgDrawsAllThreeStrategies) {

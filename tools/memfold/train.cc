@@ -1,12 +1,14 @@
 // `memfold train`: builds the training step of a model (forward, backward, optimizer update),
 // plans its memory and reports the footprint and its breakdown; with --steps it also trains,
 // planned and unplanned side by side, and prints the loss per step and the gradient hash.
-// `--strategy all` plans none, mirror and echo and compares them side by side (plans only);
-// `--svg OUT` draws the live memory of all three strategies in one picture.
+// `--strategy all` plans none, mirror and echo and compares them side by side; with --steps K
+// it also times K steps of the three interleaved in one process (RunInterleaved); `--svg OUT`
+// draws the live memory of all three strategies in one picture.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
@@ -112,6 +114,9 @@ std::string Fixed(double value, int digits, const char* suffix = "") {
   return text;
 }
 
+// A resident size the OS reported, or "unknown" where /proc could not say.
+std::string MeasuredText(int64_t bytes) { return bytes >= 0 ? HumanBytes(bytes) : "unknown"; }
+
 // `--strategy all`: the comparison table, or one JSON object with a `strategies` array of the
 // single-strategy objects.
 int PrintAllStrategies(const TrainOptions& o, const std::vector<PlannedTraining>& planned) {
@@ -177,14 +182,92 @@ int RunSteps(const TrainOptions& o, const PlannedTraining& p, Json* out) {
   (*out)["step_ms"] = step_ms[step_ms.size() / 2];
   if (!o.common.json) {
     std::cout << "planned step: " << Fixed(step_ms[step_ms.size() / 2], 1)
-              << " ms (median); measured peak resident "
-              << (measured_peak >= 0 ? HumanBytes(measured_peak) : std::string("unknown"))
-              << " for " << HumanBytes(p.profile.breakdown.total()) << " planned\n";
+              << " ms (median); measured peak resident " << MeasuredText(measured_peak) << " for "
+              << HumanBytes(p.profile.breakdown.total()) << " planned\n";
     std::cout << "time by layer type (planned runs):";
     for (const auto& [layer, ms] : layer_ms) std::cout << " " << layer << " " << ms << " ms;";
     std::cout << "\ngrad_sha256 " << (*out)["grad_sha256"].get<std::string>()
               << " (planned and unplanned steps identical)\n";
   }
+  return kExitOk;
+}
+
+// The median of `values` (the upper one of an even count). Precondition: not empty.
+double Median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+
+// `--strategy all --steps K`: each strategy's first step checked against its unplanned twin
+// (which is then freed), then K planned steps of the three interleaved in one process, the
+// order rotating every round so that the machine's drift falls on all three alike; per
+// strategy the median step and its overhead against none. The three planned sessions stay
+// alive together: before each is made, the planned footprints of those already alive plus
+// what its checked step needs are compared with the memory available.
+int RunInterleaved(const TrainOptions& o, const std::vector<PlannedTraining>& planned) {
+  const int64_t available = AvailableMemoryBytes();
+  const std::vector<Bytes> inputs = TrainingInputs(planned.front().graph);
+  std::vector<std::unique_ptr<Trainer>> trainers;
+  Json strategies = Json::array();
+  int64_t alive = 0;
+  for (const PlannedTraining& p : planned) {
+    const int64_t needed = alive + CheckedStepBytes(p.graph, p.plan, p.training.grads);
+    if (available >= 0 && needed > available) {
+      return Fail(o.common.model + ": checking " + p.strategy + "'s step beside the other " +
+                      "strategies' sessions needs about " + HumanBytes(needed) +
+                      " but the machine has " + HumanBytes(available) +
+                      " available; time the strategies one at a time (--strategy S --steps K)",
+                  kExitFailed);
+    }
+    Phase phase("checked step (" + p.strategy + ", planned and unplanned)");
+    trainers.push_back(std::make_unique<Trainer>(p.graph, p.training.grads, p.plan));
+    Result<StepResult> checked = trainers.back()->Step(inputs);
+    if (!checked.ok())
+      return Fail(o.common.model + ": " + p.strategy + ": " + checked.status().message(),
+                  kExitFailed);
+    trainers.back()->DropTwin();
+    phase.Done("loss " + Fixed(checked->loss, 5));
+    alive += p.profile.breakdown.total();
+    Json row = PlanJson(o.common.model, p);
+    row["loss"] = checked->loss;
+    row["grad_sha256"] = Sha256Hex(checked->gradients);
+    row["measured_peak_bytes"] = checked->measured_peak_bytes;
+    strategies.push_back(std::move(row));
+  }
+  std::vector<std::vector<double>> runs(planned.size());
+  for (int round = 0; round < o.steps; ++round) {
+    Phase phase("round " + std::to_string(round + 1) + " of " + std::to_string(o.steps) +
+                " (one planned step of each strategy)");
+    for (size_t k = 0; k < planned.size(); ++k) {
+      const size_t s = (k + static_cast<size_t>(round)) % planned.size();
+      Result<double> ms = trainers[s]->TimedStep(inputs);
+      if (!ms.ok()) return Fail(o.common.model + ": " + ms.status().message(), kExitFailed);
+      runs[s].push_back(*ms);
+    }
+  }
+  const double none_ms = Median(runs.front());
+  TextTable table({"strategy", ">planned", ">measured peak RSS", ">step (median)", ">vs none"});
+  for (size_t s = 0; s < planned.size(); ++s) {
+    const double median = Median(runs[s]);
+    strategies[s]["step_ms"] = median;
+    strategies[s]["step_ms_runs"] = runs[s];
+    strategies[s]["step_vs_none"] = median / none_ms;
+    table.Add({planned[s].strategy, HumanBytes(planned[s].profile.breakdown.total()),
+               MeasuredText(strategies[s]["measured_peak_bytes"].get<int64_t>()),
+               Fixed(median, 1, " ms"), Fixed(100 * (median / none_ms - 1), 1, " %")});
+  }
+  if (o.common.json) {
+    std::cout << JsonText(Json{{"model", o.common.model},
+                               {"planner", o.planner},
+                               {"steps", o.steps},
+                               {"strategies", strategies}})
+              << "\n";
+    return kExitOk;
+  }
+  std::cout << o.common.model << ": " << o.steps
+            << " planned steps of each strategy, interleaved in one process (first steps "
+               "checked against unplanned twins; operators' time)\n\n"
+            << table.Render();
   return kExitOk;
 }
 
@@ -290,11 +373,6 @@ bool IsTrainingModel(const Graph& g) {
 
 int TrainCommand(const TrainOptions& o) {
   const bool all = o.strategy == "all";
-  if (all && o.steps > 0) {
-    return Fail(
-        "--strategy all compares plans only; to run --steps, choose one strategy (none, mirror or "
-        "echo)");
-  }
   Phase load("load " + o.common.model);
   Result<TrainingSource> loaded = LoadTrainingSource(o.common.model);
   if (!loaded.ok()) return Fail(loaded.status().message());
@@ -318,6 +396,7 @@ int TrainCommand(const TrainOptions& o) {
       Status written = WriteFile(*o.svg, StrategiesSvg(o.common.model, planned));
       if (!written.ok()) return Fail(written.message());
     }
+    if (all && !o.plan_only && o.steps > 0) return RunInterleaved(o, planned);
     if (all) return PrintAllStrategies(o, planned);
     const auto chosen = std::find_if(planned.begin(), planned.end(), [&](const PlannedTraining& p) {
       return p.strategy == o.strategy;

@@ -95,4 +95,15 @@ Result<StepResult> Trainer::Step(const std::vector<Bytes>& inputs) {
   return step;
 }
 
+Result<double> Trainer::TimedStep(const std::vector<Bytes>& inputs) {
+  std::map<std::string, double> layer_ms;
+  ExecOptions options;
+  options.poison = false;
+  options.layer_ms = &layer_ms;
+  MF_RETURN_IF_ERROR(planned_.Run(inputs, &plan_.liveness, &plan_.plan, options).status());
+  double ms = 0;
+  for (const auto& [layer, layer_time] : layer_ms) ms += layer_time;
+  return ms;
+}
+
 }  // namespace memfold
