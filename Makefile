@@ -85,8 +85,9 @@ device-table: build
 	/usr/bin/python3 scripts/device_table.py $(BUILD)/memfold $(BUILD)/device/table
 
 # The README's patch-based inference table (issue 17): every figure from `memfold plan --json`.
-# One checked full-size training step per model and strategy: planned bytes beside the resident
-# memory the OS measured, and step time (scripts/training_table.py; tens of minutes).
+# Full-size training per model: each strategy's first step checked, then three planned steps of
+# the three strategies interleaved in one process; planned bytes beside the resident memory the
+# OS measured, and the median step (scripts/training_table.py; about half an hour).
 training-table: build
 	scripts/training_table.py $(BUILD)/memfold
 
