@@ -1,5 +1,7 @@
 #include "memfold/exec/process_memory.h"
 
+#include <malloc.h>
+
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -34,5 +36,7 @@ bool ResetPeakResident() {
 }
 
 int64_t AvailableMemoryBytes() { return ProcKilobytes("/proc/meminfo", "MemAvailable"); }
+
+void ReturnFreedHeapMemory() { malloc_trim(0); }
 
 }  // namespace memfold

@@ -24,6 +24,13 @@ int64_t IntegerRange(const Graph& g, ValueId v) {
   return std::max<int64_t>(range, 1);
 }
 
+// The resident size once the heap's free pages are back with the OS, so that what a session
+// adds after it is its own and not pages a freed allocation left resident.
+int64_t TrimmedResidentBytes() {
+  ReturnFreedHeapMemory();
+  return ResidentBytes();
+}
+
 }  // namespace
 
 std::vector<Bytes> TrainingInputs(const Graph& graph) {
@@ -64,7 +71,7 @@ Trainer::Trainer(const Graph& graph, std::vector<ValueId> gradients, const Graph
     : graph_(graph),
       gradients_(std::move(gradients)),
       plan_(plan),
-      planned_resident_(ResidentBytes()),
+      planned_resident_(TrimmedResidentBytes()),
       planned_(graph) {
   const int64_t after = ResidentBytes();
   planned_resident_ = planned_resident_ < 0 || after < 0 ? -1 : after - planned_resident_;
