@@ -114,12 +114,6 @@ class OverlapLists {
     built_ = true;
   }
 
-  // Whether the lists of `requests` have at most `max_entries` entries. O(n log n).
-  static bool Fit(std::span<const BufferRequest> requests, std::span<const int64_t> sizes,
-                  int64_t max_entries) {
-    return ListStarts(requests, sizes).back() <= max_entries;
-  }
-
   bool built() const { return built_; }
   std::span<const int32_t> of(int32_t id) const {
     return {entries_.data() + begin_[static_cast<size_t>(id)],
@@ -165,11 +159,12 @@ constexpr int64_t kMaxOverlapEntries = int64_t{1} << 25;
 // After a change of the order at position p only positions p.. are placed again.
 class OrderedPlacement {
  public:
-  OrderedPlacement(std::span<const BufferRequest> requests, std::vector<int32_t> order,
-                   int64_t max_entries)
+  // `lists` are those of `requests` (built or not) with occupied `sizes`.
+  OrderedPlacement(std::span<const BufferRequest> requests, std::vector<int64_t> sizes,
+                   OverlapLists lists, std::vector<int32_t> order)
       : requests_(requests),
-        sizes_(OccupiedSizes(requests)),
-        lists_(requests, sizes_, max_entries),
+        sizes_(std::move(sizes)),
+        lists_(std::move(lists)),
         order_(std::move(order)),
         position_(requests.size(), 0),
         offsets_(requests.size(), 0),
@@ -178,7 +173,6 @@ class OrderedPlacement {
     PlaceFrom(0);
   }
 
-  bool incremental() const { return lists_.built(); }
   int64_t arena_bytes() const { return top_.empty() ? 0 : top_.back(); }
   size_t size() const { return order_.size(); }
   // Neighbour checks done so far, plus one per placement.
@@ -275,9 +269,10 @@ class OrderedPlacement {
 std::optional<Plan> SearchPlacementOrder(std::span<const BufferRequest> requests,
                                          std::vector<int32_t> order, int64_t floor,
                                          const SearchBudget& budget, const std::string& planner) {
-  if (!OverlapLists::Fit(requests, OccupiedSizes(requests), kMaxOverlapEntries))
-    return std::nullopt;
-  OrderedPlacement placement(requests, std::move(order), kMaxOverlapEntries);
+  std::vector<int64_t> sizes = OccupiedSizes(requests);
+  OverlapLists lists(requests, sizes, kMaxOverlapEntries);
+  if (!lists.built()) return std::nullopt;
+  OrderedPlacement placement(requests, std::move(sizes), std::move(lists), std::move(order));
   Plan best = placement.ToPlan(planner);
   int64_t current = best.arena_bytes;
   std::mt19937 random(20261129);
@@ -307,8 +302,10 @@ std::optional<Plan> SearchPlacementOrder(std::span<const BufferRequest> requests
 }
 
 Plan DiagonalPlanner::Place(std::span<const BufferRequest> requests) const {
-  const OrderedPlacement placement(
-      requests, PlacementOrder(requests, OccupiedSizes(requests), order_), kMaxOverlapEntries);
+  std::vector<int64_t> sizes = OccupiedSizes(requests);
+  OverlapLists lists(requests, sizes, kMaxOverlapEntries);
+  std::vector<int32_t> order = PlacementOrder(requests, sizes, order_);
+  const OrderedPlacement placement(requests, std::move(sizes), std::move(lists), std::move(order));
   return placement.ToPlan(std::string(name()));
 }
 

@@ -12,14 +12,11 @@
 
 #include "memfold/placement/diagonal_planner.h"
 #include "memfold/placement/lower_bound.h"
+#include "memfold/placement/plan_test_util.h"
 #include "memfold/placement/verify_plan.h"
 
 namespace memfold {
 namespace {
-
-int64_t Uniform(std::mt19937& rng, int64_t lo, int64_t hi) {
-  return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
-}
 
 // A schedule of short-lived buffers with a few long-lived ones and some empty ones; an output
 // may overlap an input that dies at its first step by a random allowance.

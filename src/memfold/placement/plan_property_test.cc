@@ -10,15 +10,12 @@
 
 #include "memfold/placement/greedy_planner.h"
 #include "memfold/placement/lower_bound.h"
+#include "memfold/placement/plan_test_util.h"
 #include "memfold/placement/planner.h"
 #include "memfold/placement/verify_plan.h"
 
 namespace memfold {
 namespace {
-
-int64_t Uniform(std::mt19937& rng, int64_t lo, int64_t hi) {
-  return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
-}
 
 // Lifetimes follow one of three shapes: a schedule (short spans, a few long-lived buffers),
 // random windows, or few distinct steps (many ties). Sizes are sometimes drawn from a few

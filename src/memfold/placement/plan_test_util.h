@@ -1,8 +1,8 @@
-// Helpers shared by the planner tests (greedy_planner_test.cc, lower_bound_test.cc,
-// planner_test.cc, verify_plan_test.cc). Header-only, for test targets; O(1).
+// Helpers shared by the placement module's tests. Header-only, for test targets; O(1).
 #pragma once
 
 #include <cstdint>
+#include <random>
 
 #include "memfold/placement/buffer.h"
 
@@ -18,6 +18,11 @@ inline BufferRequest Request(int32_t id, int64_t bytes, int32_t first, int32_t l
           .first = first,
           .last = last,
           .may_overlap = {}};
+}
+
+// A uniform draw from [lo, hi].
+inline int64_t Uniform(std::mt19937& rng, int64_t lo, int64_t hi) {
+  return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
 }
 
 }  // namespace memfold
