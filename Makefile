@@ -5,6 +5,11 @@ FUZZ_BUILD ?= build/fuzz
 JOBS  ?= $(shell nproc)
 CMAKE_FLAGS ?= -DMEMFOLD_WERROR=ON
 FUZZ_SECONDS ?= 60
+# The Python package's virtual environment (python/requirements.txt), made from a Python 3.11:
+# the CPU build of torch==2.13.0 is a cp311 wheel.
+VENV ?= build/venv
+PYTHON_BASE ?= python3.11
+PYTHON := $(CURDIR)/$(VENV)/bin/python
 FUZZ_CORPUS := tests/fuzz_corpus/tflite
 
 # The sanitizer build keeps -Werror but not GCC 12's -Wmaybe-uninitialized, which misfires
@@ -16,15 +21,23 @@ FUZZ_FLAGS := -DCMAKE_CXX_COMPILER=clang++ -DMEMFOLD_FUZZ=ON -DMEMFOLD_WERROR=OF
   -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only"
 SANITIZE_ENV := ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
-.PHONY: deps build test test-release test-sanitize fuzz fuzz-build fuzz-merge demo bench torch-bench device-table patch-table training-table clean format format-check
+.PHONY: deps venv build test test-release test-sanitize fuzz fuzz-build fuzz-merge demo bench torch-bench device-table patch-table training-table clean format format-check
 
 deps:
 	@scripts/install-deps.sh
 
-$(BUILD)/build.ninja: CMakeLists.txt | deps
-	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
+$(VENV)/installed: python/requirements.txt
+	$(PYTHON_BASE) -m venv $(VENV)
+	$(VENV)/bin/pip install -q --disable-pip-version-check -r python/requirements.txt
+	touch $@
 
-build: deps $(BUILD)/build.ninja
+venv: $(VENV)/installed
+
+$(BUILD)/build.ninja: CMakeLists.txt | deps venv
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython_EXECUTABLE=$(PYTHON) \
+	  $(CMAKE_FLAGS)
+
+build: deps venv $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
 
 # Every test twice: the Release build, then the whole suite under AddressSanitizer and
@@ -77,7 +90,7 @@ bench: build
 # memfold's Echo as PyTorch's partitioner against eager, checkpointing, AOT's default and
 # min-cut partitions on five PyTorch models: one table (python/bench/measure.py).
 torch-bench: build
-	cd python/bench && PYTHONPATH=$(CURDIR)/$(BUILD)/python /usr/bin/python3 measure.py
+	cd python/bench && PYTHONPATH=$(CURDIR)/$(BUILD)/python $(PYTHON) measure.py
 
 # memfold compile --run on the emulated Cortex-M4 for every shared model and the int8 zoo
 # MobileNets under greedy, diagonal and best, beside TFLM's minimum arena (docs/device.md).

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "memfold/joint/joint_graph.h"
+#include "memfold/passes/echo.h"
+#include "memfold/passes/recompute.h"
 
 namespace py = pybind11;
 
@@ -21,21 +23,25 @@ T OrRaise(memfold::Result<T> result) {
   return std::move(result).value();
 }
 
+// The node ids marked in `choice` among the file's first `nodes`.
+std::vector<int> Marked(const std::vector<char>& choice, size_t nodes) {
+  std::vector<int> ids;
+  for (size_t id = 0; id < nodes && id < choice.size(); ++id) {
+    if (choice[id]) ids.push_back(static_cast<int>(id));
+  }
+  return ids;
+}
+
 // Plans the joint graph `json_text` under `strategy` and says what the plan keeps.
 py::dict PlanJoint(const std::string& json_text, const std::string& strategy,
                    const std::string& planner) {
   memfold::JointGraph joint = OrRaise(memfold::ReadJointGraph(json_text));
-  const std::map<std::string, int> opaque = joint.opaque_forward;
-  const int mapped = joint.mapped_forward;
+  const std::map<std::string, int> kept = joint.kept_forward;
   const auto nodes = static_cast<size_t>(joint.graph.num_nodes());
   memfold::PlannedTraining p =
       OrRaise(memfold::PlanJointGraph(std::move(joint), strategy, planner));
-  std::vector<int> recomputed;
-  for (size_t id = 0; id < nodes && id < p.recomputed.size(); ++id) {
-    if (p.recomputed[id]) recomputed.push_back(static_cast<int>(id));
-  }
   py::dict out;
-  out["recomputed"] = recomputed;
+  out["recomputed"] = Marked(p.recomputed, nodes);
   out["chosen_strategy"] = p.chosen_strategy;
   out["fell_back"] = p.fell_back;
   out["total_bytes"] = p.profile.breakdown.total();
@@ -43,9 +49,18 @@ py::dict PlanJoint(const std::string& json_text, const std::string& strategy,
   out["echo_own_bytes"] = p.echo_own_bytes;
   out["recomputed_nodes"] = p.recomputed_nodes;
   out["forward_nodes"] = p.training.forward_nodes;
-  out["mapped_forward"] = mapped;
-  out["opaque_forward"] = opaque;
+  out["kept_forward"] = kept;
   out["plan_ms"] = p.plan_ms;
+  return out;
+}
+
+// Echo's and Mirror's recomputation choices for the joint graph, without planning.
+py::dict RecomputeChoices(const std::string& json_text) {
+  const memfold::JointGraph joint = OrRaise(memfold::ReadJointGraph(json_text));
+  const auto nodes = static_cast<size_t>(joint.graph.num_nodes());
+  py::dict out;
+  out["echo"] = Marked(memfold::EchoChoice(joint.graph, joint.training), nodes);
+  out["mirror"] = Marked(memfold::MirrorChoice(joint.graph, joint.training), nodes);
   return out;
 }
 
@@ -57,4 +72,6 @@ PYBIND11_MODULE(_memfold, m) {
         py::arg("planner") = "mxnet",
         "Plans a memfold-joint-graph (JSON text) under none, mirror or echo; returns the "
         "recomputed node indices, whose graph was kept and the planned bytes.");
+  m.def("recompute_choices", &RecomputeChoices, py::arg("json_text"),
+        "Echo's and Mirror's choices of forward nodes to recompute (node indices), unplanned.");
 }

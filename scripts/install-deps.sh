@@ -19,12 +19,6 @@ packages=(
   libclang-rt-14-dev  # libFuzzer, ASan and UBSan runtimes for clang
   chromium            # renders the HTML report in a test (headless screenshot)
   clang-format        # make format, and CI's format check
-  python3-dev         # the Python extension (pybind11), for Debian's /usr/bin/python3
-  pybind11-dev
-  python3-torch       # memfold.torch: Echo as PyTorch's AOTAutograd partitioner
-  python3-torchvision # the ResNets it is measured on
-  python3-networkx    # PyTorch's min-cut partitioner, measured beside it
-  python3-pytest      # the Python tests in make test
   make                # builds the trees memfold compile writes
   gcc-arm-none-eabi   # memfold compile: the Cortex-M cross compiler
   libnewlib-arm-none-eabi          # its C library (memcpy, expf; no heap used)

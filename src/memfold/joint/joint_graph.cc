@@ -1,11 +1,11 @@
 #include "memfold/joint/joint_graph.h"
 
+#include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <utility>
 
 #include "memfold/ir/verify.h"
-#include "memfold/joint/aten_ops.h"
 #include "memfold/ops/registry.h"
 
 namespace memfold {
@@ -14,7 +14,7 @@ namespace {
 using Json = nlohmann::json;
 
 constexpr char kFormat[] = "memfold-joint-graph";
-constexpr int kVersion = 1;
+constexpr int kVersion = 2;
 // Larger tensors than this are refused: element counts times 8 bytes stay far from overflow.
 constexpr int64_t kMaxElements = int64_t{1} << 40;
 
@@ -88,25 +88,6 @@ Result<Value> ParseValue(const Json& j, size_t k) {
   return v;
 }
 
-// The value ids a node argument names ({"value": id} or {"values": [ids]}), checked to be in
-// range; other arguments name none.
-Result<std::vector<ValueId>> ArgumentValues(const Json& arg, int32_t num_values) {
-  std::vector<ValueId> ids;
-  if (!arg.is_object()) return ids;
-  std::vector<const Json*> items;
-  if (arg.contains("value")) items.push_back(&arg["value"]);
-  if (arg.contains("values") && arg["values"].is_array()) {
-    for (const Json& id : arg["values"]) items.push_back(&id);
-  }
-  for (const Json* id : items) {
-    if (!id->is_number_integer() || id->get<int64_t>() < 0 || id->get<int64_t>() >= num_values) {
-      return Status::Error("names a value id outside [0, " + std::to_string(num_values) + ")");
-    }
-    ids.push_back(id->get<ValueId>());
-  }
-  return ids;
-}
-
 // A list of value ids in range (-1 allowed where `absent_ok`).
 Result<std::vector<ValueId>> IdList(const Json& root, const char* key, int32_t num_values,
                                     bool absent_ok) {
@@ -125,9 +106,9 @@ Result<std::vector<ValueId>> IdList(const Json& root, const char* key, int32_t n
   return ids;
 }
 
-// Builds graphs node by node and chooses between the translated op and an opaque node. Reads
-// of views of parameters are resolved to the parameters once the op is chosen (the views take
-// no arena bytes, and the parameter tells Echo which recurrent step a product belongs to).
+// Builds the graph node by node. Reads of views of parameters are resolved to the parameters
+// (the views take no arena bytes, and the parameter tells Echo which recurrent step a product
+// belongs to).
 class Builder {
  public:
   // Precondition: the graph holds the file's values and nothing else yet.
@@ -140,102 +121,103 @@ class Builder {
   }
 
   Status Add(const Json& j, size_t k) {
-    Graph& g = joint_->graph;
     if (!j.is_object() || !j.contains("target") || !j["target"].is_string() ||
-        !j.contains("args") || !j["args"].is_array() || !j.contains("outputs") ||
+        !j.contains("inputs") || !j["inputs"].is_array() || !j.contains("outputs") ||
         !j["outputs"].is_array()) {
-      return Status::Error(Where("nodes", k) + " needs target, args and outputs");
+      return Status::Error(Where("nodes", k) + " needs target, inputs and outputs");
     }
     Node node;
-    const std::string target = j["target"].get<std::string>();
     node.name = j.contains("name") && j["name"].is_string() ? j["name"].get<std::string>()
                                                             : Where("node", k);
-    const bool forward = j.contains("forward") && j["forward"].is_boolean() && j["forward"];
+    const bool forward = Flag(j, "forward", false);
     if (forward && seen_backward_) {
       return Status::Error(Where("nodes", k) + " (" + node.name +
                            ") is a forward node after a backward one; forward nodes come first");
     }
     seen_backward_ = seen_backward_ || !forward;
-    const Json& args = j["args"];
-    for (const Json& arg : args) MF_RETURN_IF_ERROR(CheckArgument(arg, node, &node.inputs));
-    MF_ASSIGN_OR_RETURN(node.outputs, IdList(j, "outputs", file_values_, false));
-    for (ValueId out : node.outputs) {
-      if (written_[static_cast<size_t>(out)] || IsFedByTheCaller(g.value(out).role)) {
-        return Status::Error(Where("nodes", k) + " (" + node.name + ") writes " +
-                             g.value(out).name + ", an input or a value written before");
-      }
-      written_[static_cast<size_t>(out)] = 1;
-    }
-    if (!Translate(target, args, &node)) {
+    MF_RETURN_IF_ERROR(ReadInputs(j["inputs"], node.name, &node.inputs));
+    MF_RETURN_IF_ERROR(ClaimOutputs(j, Where("nodes", k) + " (" + node.name + ")", &node.outputs));
+    const std::string target = j["target"].get<std::string>();
+    if (Flag(j, "view", false)) {
+      MF_RETURN_IF_ERROR(MakeView(target, Where("nodes", k) + " (" + node.name + ")", &node));
+    } else if (Flag(j, "recompute", true)) {
+      node.op = "traced_op";
+      node.attrs = Attrs{{"target", target}, {"flops", Flops(j)}};
+    } else {  // random draws, in-place updates: kept as they are, never recomputed
       node.op = target;
       node.attrs = Attrs{{"recompute", std::string("never")}};
-      node.layer = "aten";
-      if (forward) ++joint_->opaque_forward[target];
-    } else if (forward) {
-      ++joint_->mapped_forward;
-      if (IsAtenAliasView(target) && g.value(Resolved(node.inputs[0])).role == Role::kWeight) {
-        g.value(node.outputs[0]).role = Role::kWeight;
-        root_[static_cast<size_t>(node.outputs[0])] = Resolved(node.inputs[0]);
-      }
+      if (forward) ++joint_->kept_forward[target];
     }
+    node.layer = "aten";
+    if (const OpDef* def = FindOp(node.op)) MF_RETURN_IF_ERROR(CheckAndFillAttrs(*def, &node));
     for (ValueId& in : node.inputs) in = Resolved(in);
-    g.AddNode(std::move(node));
+    joint_->graph.AddNode(std::move(node));
     if (forward) ++joint_->training.forward_nodes;
     return Status::Ok();
   }
 
  private:
-  // Checks the value ids of one argument and records them as the node's inputs.
-  Status CheckArgument(const Json& arg, const Node& node, std::vector<ValueId>* inputs) const {
-    Result<std::vector<ValueId>> ids = ArgumentValues(arg, file_values_);
-    if (!ids.ok()) return Status::Error(node.name + ": an argument " + ids.status().message());
-    for (ValueId id : *ids) {
-      if (!written_[static_cast<size_t>(id)] && !IsFedByTheCaller(joint_->graph.value(id).role)) {
-        return Status::Error(node.name + " reads " + joint_->graph.value(id).name +
+  static bool Flag(const Json& j, const char* key, bool absent) {
+    return j.contains(key) && j[key].is_boolean() ? j[key].get<bool>() : absent;
+  }
+
+  static double Flops(const Json& j) {
+    if (!j.contains("flops") || !j["flops"].is_number()) return 0.0;
+    const double flops = j["flops"].get<double>();
+    return std::isfinite(flops) && flops > 0 ? flops : 0.0;
+  }
+
+  // Checks each input id and records it; every input must be fed or written before.
+  Status ReadInputs(const Json& ids, const std::string& name, std::vector<ValueId>* inputs) const {
+    for (const Json& id : ids) {
+      if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() >= file_values_) {
+        return Status::Error(name + ": an input names a value id outside [0, " +
+                             std::to_string(file_values_) + ")");
+      }
+      const auto v = id.get<ValueId>();
+      if (!written_[static_cast<size_t>(v)] && !IsFedByTheCaller(joint_->graph.value(v).role)) {
+        return Status::Error(name + " reads " + joint_->graph.value(v).name +
                              " before any node writes it");
       }
-      inputs->push_back(id);
+      inputs->push_back(v);
     }
     return Status::Ok();
   }
 
-  // The parameter a view of a parameter resolves to; other values (and constants the
-  // translation added) are themselves.
-  ValueId Resolved(ValueId v) const {
-    return v >= 0 && v < file_values_ ? root_[static_cast<size_t>(v)] : v;
+  Status ClaimOutputs(const Json& j, const std::string& where, std::vector<ValueId>* outputs) {
+    MF_ASSIGN_OR_RETURN(*outputs, IdList(j, "outputs", file_values_, false));
+    for (ValueId out : *outputs) {
+      const Value& value = joint_->graph.value(out);
+      if (written_[static_cast<size_t>(out)] || IsFedByTheCaller(value.role)) {
+        return Status::Error(where + " writes " + value.name + ", an input or a value written before");
+      }
+      written_[static_cast<size_t>(out)] = 1;
+    }
+    return Status::Ok();
   }
 
-  // The translated op, if memfold's inference agrees with the traced types (same element type
-  // and bytes per output; a differing shape of equal bytes takes memfold's).
-  bool Translate(const std::string& target, const Json& args, Node* node) {
+  // A view: one output sharing the storage of input 0. A view of a parameter is the parameter.
+  Status MakeView(const std::string& target, const std::string& where, Node* node) {
+    if (node->inputs.empty() || node->outputs.size() != 1) {
+      return Status::Error(where + " is a view: it needs an input and exactly one output");
+    }
+    node->inputs = {node->inputs.front()};
+    node->op = "traced_view";
+    node->attrs = Attrs{{"target", target}};
     Graph& g = joint_->graph;
-    std::optional<AtenTranslation> t = TranslateAten(&g, target, args, node->outputs);
-    if (!t) return false;
-    const OpDef* def = FindOp(t->op);
-    Node mapped = *node;
-    mapped.op = t->op;
-    mapped.inputs = t->inputs;
-    mapped.attrs = t->attrs;
-    if (def == nullptr || static_cast<int>(mapped.outputs.size()) != def->num_outputs ||
-        !CheckAndFillAttrs(*def, &mapped).ok()) {
-      return false;
+    const ValueId base = Resolved(node->inputs[0]);
+    if (g.value(base).role == Role::kWeight) {
+      g.value(node->outputs[0]).role = Role::kWeight;
+      root_[static_cast<size_t>(node->outputs[0])] = base;
     }
-    Result<std::vector<TensorType>> types = InferNode(g, mapped);
-    if (!types.ok() || types->size() != mapped.outputs.size()) return false;
-    for (size_t k = 0; k < types->size(); ++k) {
-      const Value& out = g.value(mapped.outputs[k]);
-      if ((*types)[k].dtype != out.dtype ||
-          StorageBytes(out.dtype, NumElements((*types)[k].shape)) != out.bytes()) {
-        return false;
-      }
-    }
-    for (size_t k = 0; k < types->size(); ++k) g.value(mapped.outputs[k]).shape = (*types)[k].shape;
-    *node = std::move(mapped);
-    return true;
+    return Status::Ok();
   }
+
+  // The parameter a view of a parameter resolves to; other values are themselves.
+  ValueId Resolved(ValueId v) const { return root_[static_cast<size_t>(v)]; }
 
   JointGraph* joint_;
-  int32_t file_values_;        // ids the file may name (constants the translation adds come after)
+  int32_t file_values_;
   std::vector<ValueId> root_;  // the parameter a view of a parameter resolves to
   std::vector<char> written_;
   bool seen_backward_ = false;

@@ -3,19 +3,21 @@
 // the gradient data-dependencies the file itself records, and planned by the same training
 // pipeline `memfold train` uses (passes/training_plan.h: Echo, Mirror, the baseline).
 //
-// Format ("memfold-joint-graph", version 1), one JSON object:
+// Format ("memfold-joint-graph", version 2), one JSON object:
 //   values:  [{name, dtype (PyTorch's name: float32, int64, bool, ...), shape, role}], role one
-//            of input, weight (a parameter: outside the arena), state (running statistics),
-//            activation, gradient;
-//   nodes:   [{name, target (e.g. "aten.relu.default"), args (positional; a tensor argument is
-//            {"value": id}, a list of tensors {"values": [ids]}), outputs: [value ids],
-//            forward: true|false}] in execution order, forward nodes first;
+//            of input, weight (a parameter: outside the arena), state, activation, gradient;
+//   nodes:   [{name, target (e.g. "aten.relu.default"), inputs: [value ids], outputs: [value
+//            ids], forward: true|false, view: true when output 0 shares the storage of input 0,
+//            flops: the operator's arithmetic, recompute: false for operators that must not
+//            run twice (random draws, in-place updates)}] in execution order, forward first;
 //   forward_outputs: [value ids], params: [value ids], grads: [value ids] (same order; -1 for a
 //            parameter without one).
-// Each node becomes one memfold node: the op aten_ops.h maps it to, or an opaque node that is
-// never recomputed (conservative) when the target is unknown or memfold's inference of the
-// mapped op disagrees with the traced types.
-// O(V + E) plus the registry's inference per node. Errors name the entry at fault.
+// Every node is modelled as memory, whatever its operator: a view is memfold's traced_view
+// (an alias: no bytes of its own), any other recomputable node a traced_op whose outputs are
+// the traced types and whose cost is its flops (so Echo never re-runs compute-heavy ones),
+// and a node that must not run twice an opaque node that is never recomputed. memfold never
+// runs these graphs: the framework that traced them re-runs what Echo recomputes.
+// O(V + E). Errors name the entry at fault.
 #pragma once
 
 #include <map>
@@ -33,9 +35,8 @@ namespace memfold {
 struct JointGraph {
   Graph graph;
   TrainingGraph training;
-  // Forward targets memfold has no translation for (kept, never recomputed), with counts.
-  std::map<std::string, int> opaque_forward;
-  int mapped_forward = 0;  // forward nodes translated to memfold ops
+  // Forward targets that must not run twice (kept, never recomputed), with counts.
+  std::map<std::string, int> kept_forward;
 };
 
 // Parses and translates a joint graph file's text. Node k of the file is memfold node k.

@@ -50,6 +50,12 @@ Cost PoolCost(const Graph& graph, const Node& node) {
 
 Cost MoveCost(const Graph& graph, const Node& node) { return Traffic(graph, node); }
 
+Cost TracedCost(const Graph& graph, const Node& node) {
+  Cost cost = Traffic(graph, node);
+  cost.flops = node.attrs.Float("flops");
+  return cost;
+}
+
 Cost TransposeConvCost(const Graph& graph, const Node& node) {
   const Shape& filter = graph.value(node.inputs[1]).shape;
   return StepCost(graph, node, 2.0, graph.value(node.inputs[0]).elements(),

@@ -14,6 +14,7 @@ Cost ConvCost(const Graph& graph, const Node& node);    // conv2d and depthwise_
 Cost MatrixCost(const Graph& graph, const Node& node);  // fully_connected, (batch_)matmul
 Cost PoolCost(const Graph& graph, const Node& node);    // max/avg pooling
 Cost MoveCost(const Graph& graph, const Node& node);    // data movement: 0 FLOPs
+Cost TracedCost(const Graph& graph, const Node& node);  // traffic and the "flops" attribute
 // Every input element times every filter tap of its channel (taps outside the output counted).
 Cost TransposeConvCost(const Graph& graph, const Node& node);
 // Four weighted neighbours per output element.

@@ -20,6 +20,13 @@ const std::vector<OpDef>& Table() {
 
 std::string NodeLabel(const Node& node) { return "node '" + node.name + "' (" + node.op + ")"; }
 
+// A traced operator's outputs keep the types the framework recorded.
+std::vector<TensorType> TracedTypes(const Graph& graph, const Node& node) {
+  std::vector<TensorType> types;
+  for (ValueId out : node.outputs) types.push_back({graph.value(out).dtype, graph.value(out).shape});
+  return types;
+}
+
 bool SameAlternative(const AttrValue& a, const AttrValue& b) { return a.index() == b.index(); }
 
 }  // namespace
@@ -85,6 +92,7 @@ Status CheckAndFillAttrs(const OpDef& def, Node* node) {
 Result<std::vector<TensorType>> InferNode(const Graph& graph, const Node& node) {
   const OpDef* def = OpOf(node);
   if (def == nullptr) return Status::Error(NodeLabel(node) + ": unknown op");
+  if (def->traced) return TracedTypes(graph, node);
   InferContext ctx{node, {}};
   for (ValueId in : node.inputs) ctx.inputs.push_back(in == kNoValue ? nullptr : &graph.value(in));
   auto too_many_dimensions = [&](const Shape& shape) {

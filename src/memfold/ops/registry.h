@@ -109,6 +109,10 @@ struct OpDef {
   int inplace_input = -1;
   // Output 0 is a view of input 0: same bytes, no copy, no buffer of its own (reshape).
   bool alias = false;
+  // An operator of the framework a joint graph was traced in (joint/): memfold plans its memory
+  // and may choose to recompute it there, but never runs it. Its output types are the traced
+  // ones (not inferred) and its FLOPs the node's "flops" attribute.
+  bool traced = false;
   std::vector<KernelEntry> kernels;
   ScratchFn scratch = nullptr;
   PrepareFn prepare = nullptr;

@@ -192,8 +192,10 @@ std::set<ValueId> Affected(const Graph& g, const std::vector<NodeId>& group) {
 
 // Algorithm 1's backward walk: from the loss, a subgraph grows backward through candidates;
 // a node that cannot be recomputed (compute-heavy, forbidden, or where a chain bound cuts)
-// stops it and becomes the root of a later subgraph. Subgraphs are disjoint; each is returned
-// in schedule order.
+// stops it and becomes the root of a later subgraph. Forward nodes the walk never reaches
+// feed only the backward pass (a traced graph's detach of an activation): each seeds a
+// subgraph of its own, itself included when it is a candidate. Subgraphs are disjoint; each
+// is returned in schedule order.
 std::vector<std::vector<NodeId>> Partition(const Graph& g, const TrainingGraph& t,
                                            const std::vector<char>& candidate) {
   std::vector<size_t> position(static_cast<size_t>(g.num_nodes()),
@@ -212,13 +214,25 @@ std::vector<std::vector<NodeId>> Partition(const Graph& g, const TrainingGraph& 
   std::vector<std::vector<NodeId>> parts;
   std::vector<NodeId> roots;
   for (ValueId out : t.BackwardRoots()) roots.push_back(g.value(out).producer);
-  while (!roots.empty()) {
-    const NodeId root = roots.back();
-    roots.pop_back();
-    if (root == kNoNode || reached[static_cast<size_t>(root)]) continue;
-    reached[static_cast<size_t>(root)] = 1;
+  size_t unscanned = t.forward_nodes;  // forward positions below this may be unreached
+  while (true) {
+    NodeId start = kNoNode;
+    bool seeds_itself = false;
+    if (!roots.empty()) {
+      start = roots.back();
+      roots.pop_back();
+    } else {
+      while (unscanned > 0 && reached[static_cast<size_t>(g.schedule[unscanned - 1])])
+        --unscanned;
+      if (unscanned == 0) break;
+      start = g.schedule[--unscanned];
+      seeds_itself = candidate[static_cast<size_t>(start)];
+    }
+    if (start == kNoNode || reached[static_cast<size_t>(start)]) continue;
+    reached[static_cast<size_t>(start)] = 1;
     std::vector<NodeId> part, work;
-    push_producers(root, &work);
+    if (seeds_itself) part.push_back(start);
+    push_producers(start, &work);
     while (!work.empty()) {
       const NodeId w = work.back();
       work.pop_back();

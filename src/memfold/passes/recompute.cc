@@ -153,7 +153,7 @@ bool RecomputesOutput(const Node& node, size_t output) {
 
 bool MustNotRecompute(const Graph& graph, const Node& node) {
   const OpDef* def = OpOf(node);
-  if (def == nullptr || (def->kernels.empty() && !def->alias)) return true;
+  if (def == nullptr || (def->kernels.empty() && !def->alias && !def->traced)) return true;
   if (!def->updates_input.empty()) return true;
   if (node.op == kBatchNorm) return false;  // re-run as batch_norm_apply
   for (ValueId in : node.inputs) {          // reads state it may update

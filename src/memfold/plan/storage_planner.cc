@@ -138,6 +138,7 @@ StoragePlan PlanWithRange(const Liveness& live, const SweepEvents& e, int64_t ra
       plan.storage_of[static_cast<size_t>(b)] = alloc.Request(bytes_of(b));
   }
   std::vector<std::pair<int64_t, int32_t>> fresh;  // per node: (bytes, request), largest first
+  std::vector<int32_t> made;                       // per node: the buffers it gives storage
   for (size_t pos = 0; pos + 1 < e.output_begin.size(); ++pos) {
     const std::span<const SweepEvents::Output> outputs(e.outputs.data() + e.output_begin[pos],
                                                        e.outputs.data() + e.output_begin[pos + 1]);
@@ -146,8 +147,10 @@ StoragePlan PlanWithRange(const Liveness& live, const SweepEvents& e, int64_t ra
     const std::span<const int32_t> reads(e.reads.data() + e.read_begin[pos],
                                          e.reads.data() + e.read_begin[pos + 1]);
     fresh.clear();
+    made.clear();
     for (const auto& [out, from] : outputs) {
       if (plan.storage_of[static_cast<size_t>(out)] >= 0) continue;  // views keep theirs
+      made.push_back(out);
       if (from != kNoBuffer && refs[static_cast<size_t>(from)] == 1) {
         plan.storage_of[static_cast<size_t>(out)] = plan.storage_of[static_cast<size_t>(from)];
         plan.in_place.emplace_back(out, from);
@@ -166,7 +169,9 @@ StoragePlan PlanWithRange(const Liveness& live, const SweepEvents& e, int64_t ra
       if (refs[static_cast<size_t>(b)] > 0 && --refs[static_cast<size_t>(b)] == 0)
         release_if_dead(b);
     }
-    for (const auto& [out, from] : outputs) {  // outputs nobody reads are released at once
+    // Outputs this node made that nobody reads are released at once (a view's buffer was
+    // made, and is released, by the node that owns it).
+    for (int32_t out : made) {
       if (refs[static_cast<size_t>(out)] == 0) release_if_dead(out);
     }
   }
