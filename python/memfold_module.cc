@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "memfold/joint/joint_graph.h"
+#include "memfold/passes/budget.h"
 #include "memfold/passes/echo.h"
 #include "memfold/passes/recompute.h"
 
@@ -54,13 +55,17 @@ py::dict PlanJoint(const std::string& json_text, const std::string& strategy,
   return out;
 }
 
-// Echo's and Mirror's recomputation choices for the joint graph, without planning.
-py::dict RecomputeChoices(const std::string& json_text) {
+// Echo's and Mirror's recomputation choices for the joint graph, without planning, and the
+// memory-budget choice for `budget` bytes when it is not negative.
+py::dict RecomputeChoices(const std::string& json_text, int64_t budget) {
   const memfold::JointGraph joint = OrRaise(memfold::ReadJointGraph(json_text));
   const auto nodes = static_cast<size_t>(joint.graph.num_nodes());
   py::dict out;
   out["echo"] = Marked(memfold::EchoChoice(joint.graph, joint.training), nodes);
   out["mirror"] = Marked(memfold::MirrorChoice(joint.graph, joint.training), nodes);
+  if (budget >= 0) {
+    out["budget"] = Marked(memfold::BudgetChoice(joint.graph, joint.training, budget), nodes);
+  }
   return out;
 }
 
@@ -72,6 +77,7 @@ PYBIND11_MODULE(_memfold, m) {
         py::arg("planner") = "mxnet",
         "Plans a memfold-joint-graph (JSON text) under none, mirror or echo; returns the "
         "recomputed node indices, whose graph was kept and the planned bytes.");
-  m.def("recompute_choices", &RecomputeChoices, py::arg("json_text"),
-        "Echo's and Mirror's choices of forward nodes to recompute (node indices), unplanned.");
+  m.def("recompute_choices", &RecomputeChoices, py::arg("json_text"), py::arg("budget") = -1,
+        "Echo's and Mirror's choices of forward nodes to recompute (node indices), unplanned, "
+        "and with budget >= 0 the fewest-FLOPs choice that keeps at most `budget` bytes.");
 }

@@ -63,6 +63,28 @@ TEST(StoragePlanner, ValuesNothingComputesGetAStorage) {
   EXPECT_TRUE(PlanGraph(g, "mxnet").ok());
 }
 
+// A view that is the last reader of its base: the base's storage is released once, by its
+// read, not again as the view's own output. Released twice, two buffers of the next node
+// shared it (a traced group norm's mean and rstd, each read only through a detach).
+TEST(StoragePlanner, AViewsLastReadReleasesItsStorageOnce) {
+  GraphBuilder b("views");
+  const ValueId x = b.Input("x", {1, 16});
+  const ValueId a = b.Op("tanh", {x}, {}, "a");
+  b.Op("reshape", {a}, Attrs{{"shape", std::vector<int64_t>{16}}}, "view_of_a");  // unread
+  const ValueId c = b.Op("sigmoid", {x}, {}, "c");
+  const ValueId d = b.Op("exp", {x}, {}, "d");
+  const ValueId sum = b.Op("add", {c, d}, {}, "sum");
+  Result<Graph> g = b.Finish({b.Op("add", {sum, x}, {}, "total")});  // x never runs in place
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  const Liveness live = ComputeLiveness(*g);
+  const StoragePlan plan = PlanStorage(*g, live);
+  auto storage = [&](ValueId v) {
+    return plan.storage_of[static_cast<size_t>(live.buffer_of[static_cast<size_t>(v)])];
+  };
+  EXPECT_NE(storage(c), storage(d));
+  EXPECT_TRUE(PlanGraph(*g, "mxnet").ok());
+}
+
 TEST(StoragePlanner, MxnetPlansVerifyAndRunIdentically) {
   GraphBuilder b("mix");
   const ValueId x = b.Input("x", {1, 8, 8, 4});

@@ -49,7 +49,7 @@ _DTYPES = {torch.float32: "float32", torch.int64: "int64", torch.int32: "int32",
            torch.float16: "float16", torch.bfloat16: "bfloat16", torch.float64: "float64"}
 
 
-def _mutates(target):
+def mutates(target):
     schema = getattr(target, "_schema", None)
     return schema is not None and any(a.alias_info is not None and a.alias_info.is_write
                                       for a in schema.arguments)
@@ -60,7 +60,7 @@ def _is_random(target):
 
 
 def _elements(node):
-    values = [_graph.tensor_value(n) for n in [node, *_value_nodes(node)]]
+    values = [_graph.tensor_value(n) for n in [node, *value_nodes(node)]]
     values += [_graph.tensor_value(a) for a in node.all_input_nodes]
     return float(max((v.numel() for v in values if v is not None), default=0))
 
@@ -68,7 +68,7 @@ def _elements(node):
 def cost(node):
     """(FLOPs, recomputable, known) for a call_function node (see the module docstring)."""
     target = node.target
-    if _is_random(target) or _mutates(target):
+    if _is_random(target) or mutates(target):
         return 0.0, False, True
     flops = _graph.registered_flops(node)
     if flops is not None:
@@ -81,7 +81,7 @@ def cost(node):
     return 0.0, False, False
 
 
-def _value_nodes(node):
+def value_nodes(node):
     """The fx nodes holding a call's tensor results: itself, or the getitems of its tuple."""
     if _graph.tensor_value(node) is not None:
         return [node]
@@ -179,11 +179,11 @@ class JointExport:
     def _add_outputs(self, node):
         """Adds the call's tensor results as values; False when it has none (not exported)."""
         role = "activation" if node.name in self.forward else "gradient"
-        return sum(self._add_value(n, role) for n in _value_nodes(node)) > 0
+        return sum(self._add_value(n, role) for n in value_nodes(node)) > 0
 
     def _node_json(self, node):
         inputs = [self.value_of[a] for a in node.all_input_nodes if a in self.value_of]
-        outputs = [self.value_of[n] for n in _value_nodes(node)]
+        outputs = [self.value_of[n] for n in value_nodes(node)]
         entry = {"name": node.name, "target": target_name(node), "inputs": inputs,
                  "outputs": outputs, "forward": node.name in self.forward}
         base = _graph.viewed(node)

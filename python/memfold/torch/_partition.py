@@ -27,10 +27,11 @@ import logging
 
 import torch
 from torch._functorch.partitioners import (_extract_fwd_bwd_modules, default_partition,
-                                           is_sym_node, min_cut_rematerialization_partition)
+                                           is_not_collective, is_sym_node,
+                                           min_cut_rematerialization_partition)
 
 from memfold import _memfold
-from memfold.torch import _export, _graph, _rewrite
+from memfold.torch import _explain, _export, _graph, _rewrite
 
 _LOG = logging.getLogger("memfold.torch")
 _WARNED = set()  # operators already reported as unknown (once per process)
@@ -43,17 +44,24 @@ class Candidate:
     fwd: torch.fx.GraphModule
     bwd: torch.fx.GraphModule
     saved_bytes: int
-    recomputed: list  # forward nodes (names) the backward module runs again
-
-
-def _recomputed_names(bwd, forward):
-    return sorted(n.name for n in bwd.graph.nodes
-                  if n.op == "call_function" and n.name in forward and _graph.viewed(n) is None)
+    recomputed: list  # (name, target) of the forward calls the backward module runs again
+    recompute_flops: float
 
 
 def _candidate(name, fwd, bwd, num_fwd_outputs, forward):
+    again = [n for n in bwd.graph.nodes
+             if n.op == "call_function" and n.name in forward and _graph.viewed(n) is None]
     return Candidate(name, fwd, bwd, _graph.saved_bytes(fwd, num_fwd_outputs),
-                     _recomputed_names(bwd, forward))
+                     sorted((n.name, _export.target_name(n)) for n in again),
+                     sum(_export.cost(n)[0] for n in again))
+
+
+def _has_effects(node):
+    """What dead-code elimination must keep: collectives and in-place updates. A random draw
+    nobody reads goes (the extraction copies one into the backward module whenever its input
+    is saved there; run, it would advance the generator and change the next step's draws)."""
+    return (node.op in ("placeholder", "output") or not is_not_collective(node) or
+            _export.mutates(node.target))
 
 
 def _is_recomputed(node, recomputed):
@@ -87,33 +95,72 @@ def saved_values_for(graph, forward, recomputed):
 
 
 class EchoPartitioner:
-    """A partition_fn for aot_module / aot_function / aot_autograd. `strategy` is "echo" (the
-    smallest of every candidate), or "default" / "min-cut" / "mirror" to force one. `last`
-    holds what was decided for the most recent graph (see explain())."""
+    """A partition_fn for aot_module / aot_function / aot_autograd.
 
-    def __init__(self, strategy="echo", planner="mxnet"):
+    strategy  "echo": the candidate that saves the fewest bytes; "default", "min-cut",
+              "mirror" or "budget" force that one.
+    budget    None, or the bytes the forward pass may save for the backward pass (an int) or
+              a fraction of what AOT's default partition saves (a float): then the candidate
+              that fits with the fewest recomputed FLOPs is kept (memfold's budget choice among
+              them: Echo's cheap recomputations first, dearer ones only as the budget demands),
+              the smallest when none fits.
+
+    `log` holds what was decided for every graph partitioned, `last` the most recent: the
+    candidates' saved bytes and recomputed FLOPs, whose partition was kept and why, what it
+    recomputes, and what memfold kept as it was (explain() prints it)."""
+
+    def __init__(self, strategy="echo", planner="mxnet", budget=None):
         self.strategy = strategy
         self.planner = planner
-        self.last = None
+        self.budget = budget
+        self.log = []
+
+    @property
+    def last(self):
+        return self.log[-1] if self.log else None
 
     def __call__(self, joint_module, joint_inputs, *, num_fwd_outputs, **kwargs):
         pytorch = self._pytorch_candidates(joint_module, joint_inputs, num_fwd_outputs, kwargs)
-        ours, report = self._memfold_candidates(joint_module, num_fwd_outputs, kwargs)
+        budget = self._budget_bytes(pytorch[0].saved_bytes)
+        ours, report = self._memfold_candidates(joint_module, num_fwd_outputs, kwargs, budget)
         candidates = pytorch + ours
         wanted = [c for c in candidates if self.strategy in ("echo", c.name)] or candidates
-        chosen = min(wanted, key=lambda c: c.saved_bytes)  # ties: the first, PyTorch's
+        chosen = self._choose(wanted, budget)
         report.update(
-            chosen=chosen.name, saved_bytes={c.name: c.saved_bytes for c in candidates},
-            recomputed=chosen.recomputed,
-            why=self._why(chosen, candidates))
-        self.last = report
+            chosen=chosen.name, budget=budget,
+            saved_by_reason=_explain.saved_by_reason(chosen.fwd, num_fwd_outputs),
+            saved_bytes={c.name: c.saved_bytes for c in candidates},
+            recompute_flops={c.name: c.recompute_flops for c in candidates},
+            recomputed=chosen.recomputed, why=self._why(chosen, candidates, budget))
+        self.log.append(report)
         _LOG.info("memfold.torch: kept the %s partition (%s)", chosen.name, report["why"])
         return chosen.fwd, chosen.bwd
 
+    def _budget_bytes(self, default_bytes):
+        if self.budget is None:
+            return None
+        if isinstance(self.budget, float):
+            return int(self.budget * default_bytes)
+        return int(self.budget)
+
     @staticmethod
-    def _why(chosen, candidates):
+    def _choose(candidates, budget):
+        """The fewest saved bytes (ties: the first, PyTorch's); under a budget, the fewest
+        recomputed FLOPs among those that fit."""
+        fits = [c for c in candidates if budget is not None and c.saved_bytes <= budget]
+        if fits:
+            return min(fits, key=lambda c: (c.recompute_flops, c.saved_bytes))
+        return min(candidates, key=lambda c: c.saved_bytes)
+
+    @staticmethod
+    def _why(chosen, candidates, budget):
         others = ", ".join("%s %d" % (c.name, c.saved_bytes) for c in candidates if c is not chosen)
-        return "saves %d bytes for the backward pass; %s" % (chosen.saved_bytes, others)
+        if budget is not None and chosen.saved_bytes <= budget:
+            return ("fits the budget of %d bytes (saves %d) with the fewest recomputed FLOPs "
+                    "(%.3g); others save %s" % (budget, chosen.saved_bytes,
+                                                chosen.recompute_flops, others))
+        return "saves the fewest bytes for the backward pass, %d; others save %s" % (
+            chosen.saved_bytes, others)
 
     @staticmethod
     def _pytorch_candidates(joint_module, joint_inputs, num_fwd_outputs, kwargs):
@@ -126,7 +173,7 @@ class EchoPartitioner:
             result.append(_candidate(name, fwd, bwd, num_fwd_outputs, forward))
         return result
 
-    def _memfold_candidates(self, joint_module, num_fwd_outputs, kwargs):
+    def _memfold_candidates(self, joint_module, num_fwd_outputs, kwargs, budget):
         joint = copy.deepcopy(joint_module)
         _rewrite.express_dropout_outputs(joint)
         forward = _graph.forward_names(joint)
@@ -134,7 +181,7 @@ class EchoPartitioner:
         export = _export.JointExport(joint, forward, num_fwd_outputs)
         try:
             text = export.text()
-            choices = dict(_memfold.recompute_choices(text))
+            choices = dict(_memfold.recompute_choices(text, -1 if budget is None else budget))
             plan = _memfold.plan_joint(text, "echo", self.planner)
         except ValueError as refusal:  # e.g. a dtype memfold cannot plan
             _LOG.warning("memfold cannot plan this graph (%s); keeping PyTorch's partition",
@@ -146,8 +193,8 @@ class EchoPartitioner:
         self._warn_unknown(export.unknown)
         choices["memfold"] = plan["recomputed"]
         result, seen = [], set()
-        for name in ("echo", "mirror", "memfold"):
-            key = tuple(choices[name])
+        for name in ("echo", "mirror", "memfold", "budget"):
+            key = tuple(choices.get(name, ()))
             if not key or key in seen:
                 continue
             seen.add(key)
@@ -172,6 +219,9 @@ class EchoPartitioner:
         fwd, bwd = _extract_fwd_bwd_modules(
             joint, saved, symbols, num_fwd_outputs=num_fwd_outputs,
             static_lifetime_input_nodes=kwargs.get("static_lifetime_input_nodes"))
+        for module in (fwd, bwd):
+            module.graph.eliminate_dead_code(is_impure_node=_has_effects)
+            module.recompile()
         _rewrite.pack_saved_masks(fwd, bwd, num_fwd_outputs)
         return _candidate(name, fwd, bwd, num_fwd_outputs, forward)
 

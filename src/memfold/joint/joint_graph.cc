@@ -254,6 +254,7 @@ Status ReadOutputs(const Json& root, int32_t file_values, JointGraph* joint) {
     return Status::Error("params and grads must have the same length");
   }
   t.loss = t.forward_outputs.front();
+  t.caller_holds_inputs = true;  // the framework's tensors: alive for the whole step anyway
   g.outputs = t.forward_outputs;
   for (ValueId grad : t.grads) {
     if (grad != kNoValue) g.outputs.push_back(grad);

@@ -5,80 +5,10 @@
 
 #include "memfold/ops/registry.h"
 #include "memfold/passes/recompute.h"
+#include "memfold/passes/stash_model.h"
 
 namespace memfold {
 namespace {
-
-// Whether the node only re-labels its input's bytes (reshape, and the views a PyTorch joint
-// graph is full of): it adds nothing to a recomputation chain's cost.
-bool IsView(const Node& n) {
-  const OpDef* def = OpOf(n);
-  return def != nullptr && def->alias;
-}
-
-// The stash accounting of a recomputation set R over the whole training graph.
-class StashModel {
- public:
-  StashModel(const Graph& g, const TrainingGraph& t)
-      : g_(g),
-        readers_(g.Consumers()),
-        forward_(static_cast<size_t>(g.num_nodes()), 0),
-        storage_(static_cast<size_t>(g.num_values())) {
-    for (size_t pos = 0; pos < t.forward_nodes; ++pos)
-      forward_[static_cast<size_t>(g.schedule[pos])] = 1;
-    for (ValueId v = 0; v < g.num_values(); ++v) storage_[static_cast<size_t>(v)] = v;
-    for (NodeId id : g.schedule) {  // a view's bytes are its input's (schedule order: inputs first)
-      const Node& n = g.node(id);
-      if (IsView(n) && !n.inputs.empty() && n.inputs[0] != kNoValue && !n.outputs.empty()) {
-        storage_[static_cast<size_t>(n.outputs[0])] = storage_[static_cast<size_t>(n.inputs[0])];
-      }
-    }
-  }
-
-  // Whether value v must be kept until the backward pass when `in_set` nodes are recomputed:
-  // a backward node reads it, or a recomputed node does, and it is not itself recomputed.
-  bool Kept(ValueId v, const std::vector<char>& in_set) const {
-    const NodeId producer = g_.value(v).producer;
-    if (producer != kNoNode && in_set[static_cast<size_t>(producer)] &&
-        RecomputesOutput(g_.node(producer), OutputIndex(producer, v)))
-      return false;
-    if (g_.value(v).is_constant() || g_.value(v).role == Role::kWeight)
-      return false;  // never in the arena
-    for (NodeId reader : readers_[static_cast<size_t>(v)]) {
-      if (!forward_[static_cast<size_t>(reader)] || in_set[static_cast<size_t>(reader)])
-        return true;
-    }
-    return false;
-  }
-
-  // Bytes kept among `values` under `in_set`: each storage once, however many of its views
-  // are kept (keeping a view keeps the bytes it views).
-  int64_t KeptBytes(const std::set<ValueId>& values, const std::vector<char>& in_set) const {
-    std::set<ValueId> storages;
-    for (ValueId v : values) {
-      if (Kept(v, in_set)) storages.insert(storage_[static_cast<size_t>(v)]);
-    }
-    int64_t bytes = 0;
-    for (ValueId s : storages) {
-      const Value& value = g_.value(s);
-      if (!value.is_constant() && value.role != Role::kWeight) bytes += value.bytes();
-    }
-    return bytes;
-  }
-
-  const std::vector<NodeId>& readers(ValueId v) const { return readers_[static_cast<size_t>(v)]; }
-
-  size_t OutputIndex(NodeId producer, ValueId v) const {
-    const std::vector<ValueId>& outs = g_.node(producer).outputs;
-    return static_cast<size_t>(std::find(outs.begin(), outs.end(), v) - outs.begin());
-  }
-
- private:
-  const Graph& g_;
-  std::vector<std::vector<NodeId>> readers_;
-  std::vector<char> forward_;
-  std::vector<ValueId> storage_;  // the value whose bytes a value is (itself, or a view's base)
-};
 
 // A chain of candidate nodes as seen from one of its values: its length, how many recurrent
 // steps it spans, and its step signature: per parameter, the latest compute-heavy node reading

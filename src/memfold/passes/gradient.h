@@ -30,6 +30,9 @@ struct TrainingGraph {
   // The forward results the backward pass starts from when there are several (a joint graph
   // traced by PyTorch returns the model's outputs); empty = just the loss.
   std::vector<ValueId> forward_outputs;
+  // The graph's inputs are held by the caller for the whole step (a framework's tensors, as
+  // in a joint graph), so keeping them for the backward pass costs nothing.
+  bool caller_holds_inputs = false;
 
   std::vector<ValueId> BackwardRoots() const {
     return forward_outputs.empty() ? std::vector<ValueId>{loss} : forward_outputs;

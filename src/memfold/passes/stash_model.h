@@ -1,0 +1,48 @@
+// The stash accounting of a recomputation set R over a whole training graph: which forward
+// values stay alive until the backward pass (a backward node or a recomputed node reads them,
+// and they are not recomputed themselves), and how many bytes they hold, each storage once
+// however many of its views are kept (a view keeps the bytes it views). Weights and constants
+// are outside the arena and cost nothing; so are graph inputs when the caller holds them
+// (TrainingGraph::caller_holds_inputs). Echo's trim and the memory-budget choice both ask it.
+// Construction O(V + E); Kept O(readers); KeptBytes O(values * readers).
+#pragma once
+
+#include <cstdint>
+#include <set>
+#include <vector>
+
+#include "memfold/ir/graph.h"
+#include "memfold/passes/gradient.h"
+
+namespace memfold {
+
+// Whether the node only re-labels its input's bytes (reshape, and the views a PyTorch joint
+// graph is full of): re-creating it costs nothing.
+bool IsView(const Node& node);
+
+class StashModel {
+ public:
+  StashModel(const Graph& graph, const TrainingGraph& training);
+
+  // Whether value v is kept until the backward pass when `in_set` nodes are recomputed.
+  bool Kept(ValueId v, const std::vector<char>& in_set) const;
+  // Bytes kept among `values` under `in_set`.
+  int64_t KeptBytes(const std::set<ValueId>& values, const std::vector<char>& in_set) const;
+  // Bytes kept over the whole graph under `in_set`.
+  int64_t TotalKeptBytes(const std::vector<char>& in_set) const;
+
+  const std::vector<NodeId>& readers(ValueId v) const { return readers_[static_cast<size_t>(v)]; }
+  bool forward(NodeId id) const { return forward_[static_cast<size_t>(id)] != 0; }
+
+ private:
+  bool Free(ValueId v) const;  // outside the arena, or held by the caller
+  size_t OutputIndex(NodeId producer, ValueId v) const;
+
+  const Graph& g_;
+  bool caller_holds_inputs_;
+  std::vector<std::vector<NodeId>> readers_;
+  std::vector<char> forward_;
+  std::vector<ValueId> storage_;  // the value whose bytes a value is (itself, or a view's base)
+};
+
+}  // namespace memfold
