@@ -13,6 +13,7 @@
 #include "memfold/passes/budget.h"
 #include "memfold/passes/echo.h"
 #include "memfold/passes/recompute.h"
+#include "memfold/passes/stash_model.h"
 
 namespace py = pybind11;
 
@@ -60,12 +61,16 @@ py::dict PlanJoint(const std::string& json_text, const std::string& strategy,
 py::dict RecomputeChoices(const std::string& json_text, int64_t budget) {
   const memfold::JointGraph joint = OrRaise(memfold::ReadJointGraph(json_text));
   const auto nodes = static_cast<size_t>(joint.graph.num_nodes());
-  py::dict out;
-  out["echo"] = Marked(memfold::EchoChoice(joint.graph, joint.training), nodes);
-  out["mirror"] = Marked(memfold::MirrorChoice(joint.graph, joint.training), nodes);
-  if (budget >= 0) {
-    out["budget"] = Marked(memfold::BudgetChoice(joint.graph, joint.training, budget), nodes);
-  }
+  const memfold::StashModel stash(joint.graph, joint.training);
+  py::dict out, kept;
+  auto add = [&](const char* name, const std::vector<char>& choice) {
+    out[name] = Marked(choice, nodes);
+    kept[name] = stash.TotalKeptBytes(choice);
+  };
+  add("echo", memfold::EchoChoice(joint.graph, joint.training));
+  add("mirror", memfold::MirrorChoice(joint.graph, joint.training));
+  if (budget >= 0) add("budget", memfold::BudgetChoice(joint.graph, joint.training, budget));
+  out["kept_bytes"] = kept;  // memfold's estimate of what each choice keeps
   return out;
 }
 

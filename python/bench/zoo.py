@@ -777,6 +777,82 @@ def tcn():
     return model, (torch.randn(8, 4, 64),), list(model.blocks)
 
 
+class ResNet(nn.Module):
+    """torchvision's ResNet architecture, written out (7x7 stem, max pool, four stages of
+    basic or bottleneck blocks, average pool, classifier)."""
+
+    def __init__(self, depth, classes=100):
+        super().__init__()
+        basic = depth < 50
+        counts = {18: [2, 2, 2, 2], 34: [3, 4, 6, 3], 50: [3, 4, 6, 3]}[depth]
+        self.stem = nn.Sequential(nn.Conv2d(3, 64, 7, 2, 3, bias=False), nn.BatchNorm2d(64),
+                                  nn.ReLU(), nn.MaxPool2d(3, 2, 1))
+        stages, cin = [], 64
+        for k, count in enumerate(counts):
+            width = 64 * 2 ** k
+            blocks = []
+            for j in range(count):
+                stride = 2 if k > 0 and j == 0 else 1
+                blocks.append(BasicBlock(cin, width, stride) if basic else
+                              Bottleneck(cin, width, stride))
+                cin = width if basic else 4 * width
+            stages.append(nn.Sequential(*blocks))
+        self.stages = nn.Sequential(*stages)
+        self.fc = nn.Linear(cin, classes)
+
+    def forward(self, x):
+        return self.fc(torch.flatten(F.adaptive_avg_pool2d(self.stages(self.stem(x)), 1), 1))
+
+
+def resnet(depth, batch=8, resolution=64, classes=100):
+    torch.manual_seed(0)
+    model = ResNet(depth, classes)
+    return model, (torch.randn(batch, 3, resolution, resolution),), list(model.stages)
+
+
+def _gpt_large():
+    torch.manual_seed(0)
+    model = NanoGPT(vocab=512, dim=256, heads=8, layers=4, block=128)
+    idx, targets = torch.randint(0, 512, (8, 128)), torch.randint(0, 512, (8, 128))
+    return model, (idx, targets), list(model.blocks)
+
+
+def _gated_mlp_large():
+    torch.manual_seed(0)
+    model = GatedMLP(dim=512, hidden=1376, layers=4)
+    return model, (torch.randn(8, 128, 512),), []
+
+
+def _bert_large():
+    torch.manual_seed(0)
+    model = BertMini(vocab=1000, dim=256, heads=8, layers=4, length=128)
+    ids, kinds = torch.randint(0, 1000, (8, 128)), torch.randint(0, 2, (8, 128))
+    pad = torch.zeros(8, 128, dtype=torch.bool)
+    pad[:, 100:] = True
+    labels = torch.full((8, 128), -100)
+    labels[:, ::3] = ids[:, ::3]
+    return model, (ids, kinds, pad, labels), list(model.ffn)
+
+
+def _unet_large():
+    torch.manual_seed(0)
+    model = UNet()
+    target = (torch.rand(8, 1, 64, 64) > 0.5).float()
+    return model, (torch.randn(8, 3, 64, 64), target), []
+
+
+# Larger sizes for timing (python/bench/measure.py), where arithmetic rather than per-operator
+# dispatch sets the step time. Not in the test suite.
+BENCH = {
+    "resnet18-64": lambda: resnet(18),
+    "resnet50-64": lambda: resnet(50),
+    "gpt-256": _gpt_large,
+    "gated-mlp-512": _gated_mlp_large,
+    "bert-256": _bert_large,
+    "unet-64": _unet_large,
+    "nmt-256": lambda: nmt(hidden=256, batch=32, vocab=1024, source=24, target=16),
+}
+
 ZOO = {f.__name__: f for f in [
     resnet_cifar, resnet_bottleneck, unet, densenet, audio_m5, groupnorm_cnn,
     style_instancenorm, mobilenet_v2_small, se_vgg, conv_autoencoder, lstm_tagger, gru_tagger,

@@ -55,8 +55,18 @@ def mutates(target):
                                       for a in schema.arguments)
 
 
-def _is_random(target):
-    return torch.Tag.nondeterministic_seeded in getattr(target, "tags", ())
+def _is_random(node):
+    """Whether the call draws random numbers: its operator is tagged as seeded, unless the only
+    randomness is a dropout probability it was given as zero (attention without dropout)."""
+    if torch.Tag.nondeterministic_seeded not in getattr(node.target, "tags", ()):
+        return False
+    schema = node.target._schema
+    for k, argument in enumerate(schema.arguments):
+        if argument.name == "dropout_p":
+            value = node.args[k] if k < len(node.args) else node.kwargs.get(
+                "dropout_p", argument.default_value)
+            return value != 0
+    return True
 
 
 def _elements(node):
@@ -65,12 +75,26 @@ def _elements(node):
     return float(max((v.numel() for v in values if v is not None), default=0))
 
 
+def _attention_flops(node):
+    """Scaled dot-product attention's two batched products, for the kernels PyTorch's FLOP
+    counter has no formula for (its CPU kernel): 2 L S (E + Ev) per batch and head."""
+    if "scaled_dot_product" not in str(node.target) or len(node.args) < 3:
+        return None
+    q, k, v = (_graph.tensor_value(a) if isinstance(a, fx.Node) else None for a in node.args[:3])
+    if q is None or k is None or v is None or q.dim() < 2:
+        return None
+    heads = q.numel() // (q.shape[-2] * q.shape[-1])
+    return 2.0 * heads * q.shape[-2] * k.shape[-2] * (q.shape[-1] + v.shape[-1])
+
+
 def cost(node):
     """(FLOPs, recomputable, known) for a call_function node (see the module docstring)."""
     target = node.target
-    if _is_random(target) or mutates(target):
+    if _is_random(node) or mutates(target):
         return 0.0, False, True
     flops = _graph.registered_flops(node)
+    if flops is None:
+        flops = _attention_flops(node)
     if flops is not None:
         return flops, True, True
     packet = getattr(target, "overloadpacket", None)

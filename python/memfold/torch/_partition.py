@@ -182,6 +182,7 @@ class EchoPartitioner:
         try:
             text = export.text()
             choices = dict(_memfold.recompute_choices(text, -1 if budget is None else budget))
+            report["estimated_bytes"] = dict(choices.pop("kept_bytes"))
             plan = _memfold.plan_joint(text, "echo", self.planner)
         except ValueError as refusal:  # e.g. a dtype memfold cannot plan
             _LOG.warning("memfold cannot plan this graph (%s); keeping PyTorch's partition",

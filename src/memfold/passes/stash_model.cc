@@ -27,6 +27,20 @@ StashModel::StashModel(const Graph& g, const TrainingGraph& t)
       storage_[static_cast<size_t>(n.outputs[0])] = storage_[static_cast<size_t>(n.inputs[0])];
     }
   }
+  for (ValueId v = 0; v < g.num_values(); ++v) {
+    const ValueId s = storage_[static_cast<size_t>(v)];
+    if (s != v) views_[s].push_back(v);
+  }
+}
+
+bool StashModel::StorageKept(ValueId s, const std::vector<char>& in_set) const {
+  if (Kept(s, in_set)) return true;
+  const auto views = views_.find(s);
+  if (views == views_.end()) return false;
+  for (ValueId v : views->second) {
+    if (Kept(v, in_set)) return true;
+  }
+  return false;
 }
 
 bool StashModel::Free(ValueId v) const {
@@ -37,6 +51,7 @@ bool StashModel::Free(ValueId v) const {
 
 bool StashModel::Kept(ValueId v, const std::vector<char>& in_set) const {
   const NodeId producer = g_.value(v).producer;
+  if (producer != kNoNode && !forward_[static_cast<size_t>(producer)]) return false;  // backward
   if (producer != kNoNode && in_set[static_cast<size_t>(producer)] &&
       RecomputesOutput(g_.node(producer), OutputIndex(producer, v)))
     return false;
@@ -50,12 +65,10 @@ bool StashModel::Kept(ValueId v, const std::vector<char>& in_set) const {
 int64_t StashModel::KeptBytes(const std::set<ValueId>& values,
                               const std::vector<char>& in_set) const {
   std::set<ValueId> storages;
-  for (ValueId v : values) {
-    if (Kept(v, in_set)) storages.insert(storage_[static_cast<size_t>(v)]);
-  }
+  for (ValueId v : values) storages.insert(storage_[static_cast<size_t>(v)]);
   int64_t bytes = 0;
   for (ValueId s : storages) {
-    if (!Free(s)) bytes += g_.value(s).bytes();
+    if (!Free(s) && StorageKept(s, in_set)) bytes += g_.value(s).bytes();
   }
   return bytes;
 }

@@ -4,10 +4,11 @@
 // however many of its views are kept (a view keeps the bytes it views). Weights and constants
 // are outside the arena and cost nothing; so are graph inputs when the caller holds them
 // (TrainingGraph::caller_holds_inputs). Echo's trim and the memory-budget choice both ask it.
-// Construction O(V + E); Kept O(readers); KeptBytes O(values * readers).
+// Construction O(V + E); Kept O(readers); KeptBytes O(values * views * readers).
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <set>
 #include <vector>
 
@@ -24,9 +25,11 @@ class StashModel {
  public:
   StashModel(const Graph& graph, const TrainingGraph& training);
 
-  // Whether value v is kept until the backward pass when `in_set` nodes are recomputed.
+  // Whether value v (a forward value or an input) is kept until the backward pass when
+  // `in_set` nodes are recomputed; backward values never are.
   bool Kept(ValueId v, const std::vector<char>& in_set) const;
-  // Bytes kept among `values` under `in_set`.
+  // Bytes of the storages of `values` kept under `in_set` (a storage is kept when the value
+  // owning it or any view of it is).
   int64_t KeptBytes(const std::set<ValueId>& values, const std::vector<char>& in_set) const;
   // Bytes kept over the whole graph under `in_set`.
   int64_t TotalKeptBytes(const std::vector<char>& in_set) const;
@@ -36,6 +39,7 @@ class StashModel {
 
  private:
   bool Free(ValueId v) const;  // outside the arena, or held by the caller
+  bool StorageKept(ValueId storage, const std::vector<char>& in_set) const;
   size_t OutputIndex(NodeId producer, ValueId v) const;
 
   const Graph& g_;
@@ -43,6 +47,7 @@ class StashModel {
   std::vector<std::vector<NodeId>> readers_;
   std::vector<char> forward_;
   std::vector<ValueId> storage_;  // the value whose bytes a value is (itself, or a view's base)
+  std::map<ValueId, std::vector<ValueId>> views_;  // per storage with views: the views
 };
 
 }  // namespace memfold
