@@ -87,10 +87,14 @@ bench: build
 	$(BUILD)/training_bench
 	$(BUILD)/schedule_bench
 
-# memfold's Echo as PyTorch's partitioner against eager, checkpointing, AOT's default and
-# min-cut partitions on five PyTorch models: one table (python/bench/measure.py).
+# memfold.torch against eager, AOT's default and min-cut partitions and PyTorch's memory
+# budget on the user-style zoo, then memfold's budget choice against PyTorch's at equal memory
+# (python/bench/measure.py; docs/torch.md).
+TORCH_BUDGET_MODELS ?= gated_mlp nanogpt vit mlp_mixer bert_mini tcn lstm_tagger resnet_cifar
 torch-bench: build
 	cd python/bench && PYTHONPATH=$(CURDIR)/$(BUILD)/python $(PYTHON) measure.py
+	cd python/bench && PYTHONPATH=$(CURDIR)/$(BUILD)/python $(PYTHON) measure.py \
+	  $(TORCH_BUDGET_MODELS) --budgets 0.5,0.2
 
 # memfold compile --run on the emulated Cortex-M4 for every shared model and the int8 zoo
 # MobileNets under greedy, diagonal and best, beside TFLM's minimum arena (docs/device.md).
