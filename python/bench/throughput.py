@@ -7,7 +7,7 @@ PyTorch runs eager forward, loss, backward and an SGD-with-momentum update of th
 architecture written here; its step is timed around all four.
 
 Usage (from the repository root, after `make build`):
-  /usr/bin/python3 python/bench/throughput.py [path/to/memfold]
+  build/venv/bin/python python/bench/throughput.py [path/to/memfold]
 """
 import json
 import os
@@ -18,7 +18,8 @@ import time
 
 import torch
 from torch import nn
-import torchvision
+
+from zoo import ResNet
 
 THREADS = 2
 STEPS = 5
@@ -84,7 +85,7 @@ def nmt_case(batch=64, seq=25, hidden=512, layers=2, vocab=4096, dropout=0.1):
 
 
 def resnet18_case(batch=8, resolution=64, classes=100):
-    model = torchvision.models.resnet18(num_classes=classes)
+    model = ResNet(18, classes)  # torchvision's architecture, written out
     images = torch.randn(batch, 3, resolution, resolution)
     labels = torch.randint(0, classes, (batch,))
     zoo = f"zoo:resnet,depth=18,res={resolution},batch={batch},classes={classes}"

@@ -120,30 +120,6 @@ def target_name(node):
     return getattr(node.target, "__name__", str(node.target))
 
 
-def _sink_views(nodes, is_view):
-    """`nodes` (one pass, in order) with each view moved just before its first reader among
-    them (views of views first); views nobody in the pass reads go last."""
-    ordered, pending = [], {}
-    names = {n for n in nodes}
-
-    def emit(node):
-        for arg in node.all_input_nodes:
-            if arg in pending:
-                emit(pending.pop(arg))
-        ordered.append(node)
-
-    for node in nodes:
-        if is_view(node):
-            pending[node] = node
-        else:
-            emit(node)
-    for node in list(pending):
-        if node in pending:
-            emit(pending.pop(node))
-    assert len(ordered) == len(names)
-    return ordered
-
-
 class JointExport:
     """The joint graph in memfold's format, with the maps back to fx nodes: `nodes[k]` is the
     fx node of the file's node k (for a view of a multi-output view, the getitem)."""
@@ -162,7 +138,7 @@ class JointExport:
                 self._add_value(node, "weight" if node in trained else "input")
         calls = [n for n in self._calls(graph) if self._add_outputs(n)]
         fwd = [n for n in calls if n.name in forward]
-        bwd = _sink_views([n for n in calls if n.name not in forward], self._is_view)
+        bwd = _graph.lazy_order([n for n in calls if n.name not in forward], self._is_view)
         self.nodes = fwd + bwd
         ids = lambda nodes: [self.value_of[n] for n in nodes if n in self.value_of]
         self.json = {

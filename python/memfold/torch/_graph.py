@@ -96,6 +96,28 @@ def saved_bytes(fwd_module, num_fwd_outputs):
     return bytes_of(saved_nodes(fwd_module, num_fwd_outputs))
 
 
+def lazy_order(nodes, is_lazy):
+    """`nodes` (a topological order) with each node `is_lazy` accepts moved just before its
+    first reader among them, its own lazy inputs first; lazy nodes nobody reads go last.
+    O(nodes + edges)."""
+    ordered, pending = [], {}
+
+    def emit(node):
+        for arg in node.all_input_nodes:
+            if arg in pending:
+                emit(pending.pop(arg))
+        ordered.append(node)
+
+    for node in nodes:
+        if is_lazy(node):
+            pending[node] = node
+        else:
+            emit(node)
+    while pending:
+        emit(pending.pop(next(iter(pending))))
+    return ordered
+
+
 def _fake(arg):
     return tensor_value(arg) if isinstance(arg, fx.Node) else arg
 

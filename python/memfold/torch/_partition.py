@@ -223,6 +223,7 @@ class EchoPartitioner:
         for module in (fwd, bwd):
             module.graph.eliminate_dead_code(is_impure_node=_has_effects)
             module.recompile()
+        _rewrite.run_recomputation_late(bwd, forward)
         _rewrite.pack_saved_masks(fwd, bwd, num_fwd_outputs)
         return _candidate(name, fwd, bwd, num_fwd_outputs, forward)
 

@@ -6,7 +6,9 @@ recompute more, exactly (every result bit-identical to AOT's default partition):
 * a recomputed batch norm re-runs without running statistics (its output, mean and inverse
   standard deviation are the same bits), since the statistics it read are updated in place
   after the forward pass;
-* boolean tensors the backward pass keeps (dropout's masks) cross packed, one bit per element.
+* boolean tensors the backward pass keeps (dropout's masks) cross packed, one bit per element;
+* the backward module runs each recomputed node just before its first reader (extracted from
+  the joint graph, they would all run first and live through the whole backward pass).
 
 Each rewrite is O(nodes) and keeps the fx graph's metadata (traced values) on the nodes it adds.
 """
@@ -89,6 +91,23 @@ def rerun_batch_norms_without_statistics(graph, recomputed, forward):
                     user.replace_input_with(items[index], item)
         copies.append(rerun)
     return copies
+
+
+def run_recomputation_late(bwd_module, forward):
+    """Moves every recomputed forward node of the backward module just before its first
+    reader (memfold's own recomputation places its clones the same way)."""
+    graph = bwd_module.graph
+    calls = [n for n in graph.nodes if n.op not in ("placeholder", "output")]
+    order = _graph.lazy_order(calls, lambda n: n.name in forward)
+    anchor = next((n for n in reversed(graph.nodes) if n.op == "placeholder"), None)
+    for node in order:
+        if anchor is None:
+            next(iter(graph.nodes)).prepend(node)
+        else:
+            anchor.append(node)
+        anchor = node
+    graph.lint()
+    bwd_module.recompile()
 
 
 def _pack_bits(graph, mask):

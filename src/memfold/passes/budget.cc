@@ -195,11 +195,8 @@ std::vector<char> BudgetChoice(const Graph& g, const TrainingGraph& t, int64_t b
   const Chooser chooser(g, t);
   std::vector<char> set = EchoChoice(g, t);
   int64_t total = chooser.Total(set);
-  if (total > budget) {
-    chooser.Shrink(&set, &total, budget);
-  } else {
-    chooser.Relax(&set, &total, budget);
-  }
+  if (total > budget) chooser.Shrink(&set, &total, budget);
+  if (total <= budget) chooser.Relax(&set, &total, budget);  // what a move freed beyond it
   return set;
 }
 
