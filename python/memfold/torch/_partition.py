@@ -24,6 +24,7 @@ Cost: one export, one memfold planning and five extractions per traced graph, at
 import copy
 import dataclasses
 import logging
+import operator
 
 import torch
 from torch._functorch.partitioners import (_extract_fwd_bwd_modules, default_partition,
@@ -50,7 +51,8 @@ class Candidate:
 
 def _candidate(name, fwd, bwd, num_fwd_outputs, forward):
     again = [n for n in bwd.graph.nodes
-             if n.op == "call_function" and n.name in forward and _graph.viewed(n) is None]
+             if n.op == "call_function" and n.name in forward and _graph.viewed(n) is None and
+             n.target is not operator.getitem]
     return Candidate(name, fwd, bwd, _graph.saved_bytes(fwd, num_fwd_outputs),
                      sorted((n.name, _export.target_name(n)) for n in again),
                      sum(_export.cost(n)[0] for n in again))
@@ -65,7 +67,7 @@ def _has_effects(node):
 
 
 def _is_recomputed(node, recomputed):
-    return node in recomputed or (node.target is _rewrite.operator.getitem and
+    return node in recomputed or (node.target is operator.getitem and
                                   node.args[0] in recomputed)
 
 
