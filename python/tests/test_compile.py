@@ -58,6 +58,18 @@ def test_every_graph_of_a_broken_model_is_partitioned():
     assert len(partitioner.log) == 2
 
 
+def test_symbolic_shapes_keep_pytorchs_partition_and_say_why():
+    model, inputs, _ = ZOO["gated_mlp"]()
+    partitioner = mt.EchoPartitioner()
+    copied = copy.deepcopy(model)
+    torch._dynamo.reset()
+    got = train(copied, torch.compile(copied, backend=mt.backend(partitioner), dynamic=True),
+                inputs)
+    assert identical(got, partitioned_run(model, default_partition, inputs))
+    assert "symbolic shape" in partitioner.last["refused"]
+    assert partitioner.last["chosen"] in ("default", "min-cut")
+
+
 def test_a_budget_is_met_with_the_fewest_recomputed_flops():
     model, inputs, _ = ZOO["gated_mlp"]()
     unbounded = mt.EchoPartitioner()

@@ -26,7 +26,7 @@ def test_echo_is_exact_and_never_saves_more_than_pytorch(name):
     report = partitioner.last
     saved = report["saved_bytes"]
     assert saved[report["chosen"]] <= min(saved["default"], saved["min-cut"])
-    assert report["refused"] is None and not report["unknown"]
+    assert report["refused"] is None and not report["failed"] and not report["unknown"]
     SAVED[name] = saved
 
 

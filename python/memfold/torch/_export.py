@@ -170,6 +170,9 @@ class JointExport:
         val = _graph.tensor_value(node)
         if val is None:
             return False
+        if not all(isinstance(d, int) for d in val.shape):
+            raise ValueError("%s has a symbolic shape %s; memfold plans static shapes "
+                             "(torch.compile(..., dynamic=False))" % (node.name, list(val.shape)))
         dtype = _DTYPES.get(val.dtype, str(val.dtype).replace("torch.", ""))
         self.value_of[node] = len(self.values)
         self.values.append({"name": node.name, "dtype": dtype, "shape": [int(d) for d in val.shape],

@@ -179,14 +179,14 @@ class EchoPartitioner:
         joint = copy.deepcopy(joint_module)
         _rewrite.express_dropout_outputs(joint)
         forward = _graph.forward_names(joint)
-        report = {"refused": None, "kept_forward": {}, "unknown": {}}
-        export = _export.JointExport(joint, forward, num_fwd_outputs)
+        report = {"refused": None, "failed": {}, "kept_forward": {}, "unknown": {}}
         try:
+            export = _export.JointExport(joint, forward, num_fwd_outputs)
             text = export.text()
             choices = dict(_memfold.recompute_choices(text, -1 if budget is None else budget))
             report["estimated_bytes"] = dict(choices.pop("kept_bytes"))
             plan = _memfold.plan_joint(text, "echo", self.planner)
-        except ValueError as refusal:  # e.g. a dtype memfold cannot plan
+        except ValueError as refusal:  # a dtype or symbolic shape memfold cannot plan
             _LOG.warning("memfold cannot plan this graph (%s); keeping PyTorch's partition",
                          refusal)
             report["refused"] = str(refusal)
@@ -202,7 +202,12 @@ class EchoPartitioner:
                 continue
             seen.add(key)
             recomputed = {export.nodes[k] for k in key}
-            result.append(self._build(joint, recomputed, name, num_fwd_outputs, kwargs))
+            try:
+                result.append(self._build(joint, recomputed, name, num_fwd_outputs, kwargs))
+            except Exception as failure:  # never break a user's training: PyTorch's stand
+                report["failed"][name] = "%s: %s" % (type(failure).__name__, failure)
+                _LOG.warning("memfold.torch: building the %s partition failed (%s), a memfold "
+                             "bug; the others stand", name, report["failed"][name])
         return result, report
 
     @staticmethod

@@ -189,7 +189,8 @@ class Builder {
     for (ValueId out : *outputs) {
       const Value& value = joint_->graph.value(out);
       if (written_[static_cast<size_t>(out)] || IsFedByTheCaller(value.role)) {
-        return Status::Error(where + " writes " + value.name + ", an input or a value written before");
+        return Status::Error(where + " writes " + value.name +
+                             ", an input or a value written before");
       }
       written_[static_cast<size_t>(out)] = 1;
     }

@@ -22,14 +22,13 @@ Json Val(const std::string& name, Shape shape, const std::string& role,
 // An operator node: `flops` of arithmetic, recomputable unless `recompute` is false.
 Json Op(const std::string& target, std::vector<int> inputs, std::vector<int> outputs, bool forward,
         double flops, bool recompute = true) {
-  return {{"name", target},     {"target", target},   {"inputs", inputs},
-          {"outputs", outputs}, {"forward", forward}, {"flops", flops},
-          {"recompute", recompute}};
+  return {{"name", target},     {"target", target}, {"inputs", inputs},      {"outputs", outputs},
+          {"forward", forward}, {"flops", flops},   {"recompute", recompute}};
 }
 
 Json View(const std::string& target, int input, int output, bool forward) {
-  return {{"name", target},        {"target", target},    {"inputs", {input}},
-          {"outputs", {output}},   {"forward", forward},  {"view", true}};
+  return {{"name", target},      {"target", target},   {"inputs", {input}},
+          {"outputs", {output}}, {"forward", forward}, {"view", true}};
 }
 
 // x [4, 8] -> mm(x, t(W)) -> relu -> detach (read only by the backward pass, as PyTorch traces a
@@ -38,10 +37,10 @@ Json View(const std::string& target, int input, int output, bool forward) {
 // mm's input.
 Json SmallJoint() {
   Json j = {{"format", "memfold-joint-graph"}, {"version", 2}, {"name", "small"}};
-  j["values"] = {Val("W", {16, 8}, "weight"),        Val("x", {4, 8}, "input"),
-                 Val("t", {8, 16}, "activation"),    Val("mm", {4, 16}, "activation"),
-                 Val("relu", {4, 16}, "activation"), Val("tangent", {4, 16}, "input"),
-                 Val("dmm", {4, 16}, "gradient"),    Val("dW", {16, 8}, "gradient"),
+  j["values"] = {Val("W", {16, 8}, "weight"),          Val("x", {4, 8}, "input"),
+                 Val("t", {8, 16}, "activation"),      Val("mm", {4, 16}, "activation"),
+                 Val("relu", {4, 16}, "activation"),   Val("tangent", {4, 16}, "input"),
+                 Val("dmm", {4, 16}, "gradient"),      Val("dW", {16, 8}, "gradient"),
                  Val("detach", {4, 16}, "activation"), Val("sum", {}, "activation")};
   j["nodes"] = {View("aten.t.default", 0, 2, true),
                 Op("aten.mm.default", {1, 2}, {3}, true, 2.0 * 4 * 8 * 16),

@@ -23,7 +23,8 @@ std::string NodeLabel(const Node& node) { return "node '" + node.name + "' (" + 
 // A traced operator's outputs keep the types the framework recorded.
 std::vector<TensorType> TracedTypes(const Graph& graph, const Node& node) {
   std::vector<TensorType> types;
-  for (ValueId out : node.outputs) types.push_back({graph.value(out).dtype, graph.value(out).shape});
+  for (ValueId out : node.outputs)
+    types.push_back({graph.value(out).dtype, graph.value(out).shape});
   return types;
 }
 

@@ -41,20 +41,24 @@ class Chooser {
 
   // Recomputes more, best bytes freed per FLOP first, until the kept bytes fit `budget`.
   void Shrink(std::vector<char>* set, int64_t* total, int64_t budget) const {
-    Greedy(set, total, [&](size_t k, std::vector<char>* s) { return EnterMove(k, s); },
-           [&](int64_t now) { return now <= budget; }, /*enter=*/true);
+    Greedy(
+        set, total, [&](size_t k, std::vector<char>* s) { return EnterMove(k, s); },
+        [&](int64_t now) { return now <= budget; }, /*enter=*/true);
   }
 
   // Recomputes less, most FLOPs saved per byte added first, while the kept bytes fit `budget`.
   void Relax(std::vector<char>* set, int64_t* total, int64_t budget) const {
-    Greedy(set, total, [&](size_t k, std::vector<char>* s) {
-      Move m{{k}};
-      if (!Contains(k, *s)) return m;
-      const int64_t added = -Delta(m.units, s, /*enter=*/false);
-      if (*total + added <= budget)
-        m.score = units_[k].flops / static_cast<double>(std::max<int64_t>(added, 1));
-      return m;
-    }, [](int64_t) { return false; }, /*enter=*/false);
+    Greedy(
+        set, total,
+        [&](size_t k, std::vector<char>* s) {
+          Move m{{k}};
+          if (!Contains(k, *s)) return m;
+          const int64_t added = -Delta(m.units, s, /*enter=*/false);
+          if (*total + added <= budget)
+            m.score = units_[k].flops / static_cast<double>(std::max<int64_t>(added, 1));
+          return m;
+        },
+        [](int64_t) { return false; }, /*enter=*/false);
   }
 
   int64_t Total(const std::vector<char>& set) const { return model_.TotalKeptBytes(set); }

@@ -152,8 +152,7 @@ std::vector<std::vector<NodeId>> Partition(const Graph& g, const TrainingGraph& 
       start = roots.back();
       roots.pop_back();
     } else {
-      while (unscanned > 0 && reached[static_cast<size_t>(g.schedule[unscanned - 1])])
-        --unscanned;
+      while (unscanned > 0 && reached[static_cast<size_t>(g.schedule[unscanned - 1])]) --unscanned;
       if (unscanned == 0) break;
       start = g.schedule[--unscanned];
       seeds_itself = candidate[static_cast<size_t>(start)];
