@@ -21,7 +21,8 @@ def aot(model, partition):
 
 def train(model, runner, inputs, steps=2):
     """`steps` SGD steps of `runner` (the model itself, or a compiled wrapper of it), the loss
-    the mean square of the output; returns the last output, the gradients and the buffers
+    the mean square of the output (the sum over outputs for several); returns the last
+    outputs, the gradients and the buffers
     (batch-norm statistics), so that statistic and weight updates over several steps are
     compared too. Each step starts from its own seed: AOTAutograd's default partition copies
     dead dropout draws into its backward module, which advance the generator there (eager and
@@ -31,10 +32,11 @@ def train(model, runner, inputs, steps=2):
         torch.manual_seed(1 + step)
         optimizer.zero_grad(set_to_none=True)
         out = runner(*inputs)
-        out.float().pow(2).mean().backward()
+        outputs = out if isinstance(out, (tuple, list)) else [out]
+        sum(o.float().pow(2).mean() for o in outputs).backward()
         grads = [None if p.grad is None else p.grad.clone() for p in model.parameters()]
         optimizer.step()
-    return out.detach(), grads, [b.clone() for b in model.buffers()]
+    return [o.detach() for o in outputs], grads, [b.clone() for b in model.buffers()]
 
 
 def identical(a, b):

@@ -42,6 +42,11 @@ _adaptive_avg_pool2d _adaptive_avg_pool3d adaptive_max_pool2d upsample_nearest1d
 upsample_nearest2d upsample_nearest3d upsample_bilinear2d upsample_linear1d grid_sampler_2d
 sort topk searchsorted rsub clamp clamp_min clamp_max hardtanh elu leaky_relu softplus gelu silu
 mish hardswish hardsigmoid glu threshold logit triu_indices tril_indices bucketize one_hot
+slice_scatter select_scatter diagonal_scatter as_strided_scatter index_copy index_fill
+masked_scatter repeat_interleave pixel_shuffle pixel_unshuffle im2col col2im upsample_bicubic2d
+upsample_trilinear3d _upsample_bilinear2d_aa argsort kthvalue median std_mean linspace eye
+empty_strided new_empty_strided _unsafe_index_put _weight_norm_interface renorm prelu
+_prelu_kernel rrelu_with_noise_functional celu selu _log_softmax_backward_data norm_except_dim
 """.split())
 # PyTorch's dtype names memfold plans (by storage size where it has no type of its own).
 _DTYPES = {torch.float32: "float32", torch.int64: "int64", torch.int32: "int32",
