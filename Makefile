@@ -84,6 +84,8 @@ demo: build
 	$(BUILD)/memfold compare zoo:mobilenet_v1 zoo:mobilenet_v2
 	$(BUILD)/memfold run zoo:mobilenet_v2 --planner diagonal
 	$(BUILD)/memfold train zoo:nmt,size=tiny --strategy echo --steps 3
+	cd python/bench && PYTHONPATH=$(CURDIR)/$(BUILD)/python $(PYTHON) -c "import zoo, memfold.torch \
+	  as mt; model, inputs, _ = zoo.ZOO['resnet_cifar'](); print(mt.explain(model, *inputs))"
 
 bench: build
 	$(BUILD)/planner_bench

@@ -45,7 +45,7 @@ def export(model, inputs, path, name=None):
     captured = {}
 
     def capture(joint_module, joint_inputs, *, num_fwd_outputs, **kwargs):
-        joint = copy.deepcopy(joint_module)
+        joint = _graph.copy_module(joint_module)
         _rewrite.express_dropout_outputs(joint)
         captured["export"] = _export.JointExport(joint, _graph.forward_names(joint),
                                                  num_fwd_outputs, name or type(model).__name__)

@@ -8,7 +8,9 @@ many of its views are saved, graph inputs (parameters, data, buffers) not counte
 caller holds them anyway. O(nodes) per call.
 """
 
+import copy
 import operator
+import warnings
 
 import torch
 from torch import fx
@@ -20,6 +22,14 @@ _aten = torch.ops.aten
 # Ops whose results share their input's storage although their schemas do not say so.
 _UNANNOTATED_VIEWS = {_aten._unsafe_view.default, _aten.unsafe_split.Tensor,
                       _aten.unsafe_split_with_sizes.default, _aten.unsafe_chunk.default}
+
+
+def copy_module(module):
+    """A deep copy of a graph module, without the FutureWarning PyTorch 2.13's own pickling of
+    its tree specs raises (a deprecation inside torch, nothing the caller did)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*LeafSpec.*", category=FutureWarning)
+        return copy.deepcopy(module)
 
 
 def forward_names(joint):

@@ -21,7 +21,6 @@ same inputs, so outputs and gradients are bit-identical to the default partition
 Cost: one export, one memfold planning and five extractions per traced graph, at its first call.
 """
 
-import copy
 import dataclasses
 import logging
 import operator
@@ -169,14 +168,14 @@ class EchoPartitioner:
         result = []
         for name, partition in (("default", default_partition),
                                 ("min-cut", min_cut_rematerialization_partition)):
-            joint = copy.deepcopy(joint_module)
+            joint = _graph.copy_module(joint_module)
             forward = _graph.forward_names(joint)
             fwd, bwd = partition(joint, joint_inputs, num_fwd_outputs=num_fwd_outputs, **kwargs)
             result.append(_candidate(name, fwd, bwd, num_fwd_outputs, forward))
         return result
 
     def _memfold_candidates(self, joint_module, num_fwd_outputs, kwargs, budget):
-        joint = copy.deepcopy(joint_module)
+        joint = _graph.copy_module(joint_module)
         _rewrite.express_dropout_outputs(joint)
         forward = _graph.forward_names(joint)
         report = {"refused": None, "failed": {}, "kept_forward": {}, "unknown": {}}
@@ -213,7 +212,7 @@ class EchoPartitioner:
     @staticmethod
     def _build(joint_module, recomputed_nodes, name, num_fwd_outputs, kwargs):
         """The partition that recomputes `recomputed_nodes` (nodes of `joint_module`)."""
-        joint = copy.deepcopy(joint_module)
+        joint = _graph.copy_module(joint_module)
         by_name = {n.name: n for n in joint.graph.nodes}
         recomputed = {by_name[n.name] for n in recomputed_nodes}
         forward = _graph.forward_names(joint)
