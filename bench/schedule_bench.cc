@@ -17,10 +17,10 @@
 #include <string>
 #include <vector>
 
-#include "memfold/io/model_loader.h"
 #include "memfold/ops/builder.h"
 #include "memfold/passes/gradient.h"
 #include "memfold/passes/schedule.h"
+#include "memfold/pipeline/model_loader.h"
 
 namespace memfold {
 namespace {

@@ -6,9 +6,9 @@
 #include <malloc.h>
 
 #include "memfold/exec/training.h"
-#include "memfold/io/model_loader.h"
 #include "memfold/passes/echo.h"
 #include "memfold/passes/training_plan.h"
+#include "memfold/pipeline/model_loader.h"
 
 namespace memfold {
 namespace {

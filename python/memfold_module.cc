@@ -1,7 +1,11 @@
-// The Python extension memfold._memfold (pybind11): memfold's joint-graph reader and training
-// pipeline for PyTorch's partitioner (python/memfold/torch.py). The graph crosses as the
-// joint-graph file's JSON text (joint/joint_graph.h), so Python and `memfold train FILE` read
-// the same format through the same code. Errors raise ValueError with memfold's message.
+// The Python extension memfold._memfold (pybind11) over the library's entry points:
+//   * inference (pipeline/): plan any model source (a .tflite path, its bytes, "zoo:NAME")
+//     into one verified planned program, run it checked against an unplanned run, compile it
+//     for a micro-controller board (memfold.plan / run / compile, python/memfold/__init__.py);
+//   * training: the joint-graph reader and training pipeline for PyTorch's partitioner
+//     (python/memfold/torch/). The graph crosses as the joint-graph file's JSON text
+//     (joint/joint_graph.h), so Python and `memfold train FILE` read the same format.
+// Errors raise ValueError with memfold's message; a run that differs is a result, not an error.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -9,11 +13,16 @@
 #include <string>
 #include <vector>
 
+#include "memfold/io/sha256.h"
 #include "memfold/joint/joint_graph.h"
+#include "memfold/ops/runnable.h"
 #include "memfold/passes/budget.h"
 #include "memfold/passes/echo.h"
 #include "memfold/passes/recompute.h"
 #include "memfold/passes/stash_model.h"
+#include "memfold/pipeline/device.h"
+#include "memfold/pipeline/model_loader.h"
+#include "memfold/pipeline/program.h"
 
 namespace py = pybind11;
 
@@ -23,6 +32,10 @@ template <typename T>
 T OrRaise(memfold::Result<T> result) {
   if (!result.ok()) throw py::value_error(result.status().message());
   return std::move(result).value();
+}
+
+void RaiseIfError(const memfold::Status& status) {
+  if (!status.ok()) throw py::value_error(status.message());
 }
 
 // The node ids marked in `choice` among the file's first `nodes`.
@@ -74,10 +87,160 @@ py::dict RecomputeChoices(const std::string& json_text, int64_t budget) {
   return out;
 }
 
+// --- inference -----------------------------------------------------------------------------
+
+// A model source: a path or "zoo:NAME[,key=value...]" (str), or a .tflite file's bytes.
+memfold::Graph LoadSource(const py::object& model) {
+  if (py::isinstance<py::bytes>(model) || py::isinstance<py::bytearray>(model)) {
+    const std::string data = py::cast<std::string>(py::bytes(model));
+    const auto* begin = reinterpret_cast<const std::byte*>(data.data());
+    return OrRaise(memfold::LoadTflite(memfold::Bytes(begin, begin + data.size()), "<bytes>"));
+  }
+  return OrRaise(memfold::LoadModel(py::cast<std::string>(model)));
+}
+
+// The model's inputs: CONTRACT.md's default when `inputs` is None, else one bytes-like object
+// per graph input (numpy arrays included), each of exactly the input's size.
+std::vector<memfold::Bytes> InputsOf(const memfold::Graph& graph, const py::object& inputs) {
+  std::vector<memfold::Bytes> out;
+  if (inputs.is_none()) out = memfold::DefaultInputs(graph);
+  for (const py::handle item : inputs.is_none() ? py::list() : py::list(inputs)) {
+    const py::buffer_info info = py::reinterpret_borrow<py::buffer>(item).request();
+    const auto* begin = static_cast<const std::byte*>(info.ptr);
+    out.emplace_back(begin, begin + info.size * info.itemsize);
+  }
+  RaiseIfError(memfold::CheckRunnable(graph, out));
+  return out;
+}
+
+memfold::PlannedProgram Plan(const py::object& model, const std::string& planner,
+                             double max_recompute, bool stream_input) {
+  return OrRaise(memfold::PlanProgram(
+      LoadSource(model),
+      {planner, {.max_recompute = max_recompute, .stream_input = stream_input}}));
+}
+
+py::list Buffers(const memfold::PlannedProgram& p) {
+  py::list buffers;
+  const memfold::Liveness& live = p.liveness();
+  for (const memfold::BufferRequest& r : live.requests) {
+    const memfold::ValueId v = live.value_of[static_cast<size_t>(r.id)];
+    py::dict b;
+    b["value"] = v == memfold::kNoValue ? std::string("(scratch)") : p.graph().value(v).name;
+    b["offset"] = p.plan().plan.offsets[static_cast<size_t>(r.id)];
+    b["bytes"] = r.bytes;
+    b["first"] = r.first;
+    b["last"] = r.last;
+    buffers.append(b);
+  }
+  return buffers;
+}
+
+py::list Steps(const memfold::PlannedProgram& p) {
+  py::list steps;
+  for (const memfold::BestStep& s : p.steps()) {
+    py::dict d;
+    d["step"] = s.name;
+    d["arena_bytes"] = s.arena_bytes;
+    d["ms"] = s.ms;
+    d["detail"] = s.detail;
+    steps.append(d);
+  }
+  return steps;
+}
+
+// Outputs as dicts: name, dtype, shape, data (bytes), sha256.
+py::list Outputs(const memfold::Graph& g, const std::vector<memfold::Bytes>& outputs) {
+  py::list out;
+  for (size_t k = 0; k < g.outputs.size() && k < outputs.size(); ++k) {
+    const memfold::Value& v = g.value(g.outputs[k]);
+    py::dict d;
+    d["name"] = v.name;
+    d["dtype"] = std::string(memfold::DTypeName(v.dtype));
+    d["shape"] = v.shape;
+    d["data"] = py::bytes(reinterpret_cast<const char*>(outputs[k].data()), outputs[k].size());
+    d["sha256"] = memfold::Sha256Hex(outputs[k].data(), outputs[k].size());
+    out.append(d);
+  }
+  return out;
+}
+
+py::dict RunProgram(const memfold::PlannedProgram& p, const py::object& inputs) {
+  const memfold::CheckedRun run = OrRaise(memfold::RunChecked(p, InputsOf(p.source(), inputs)));
+  py::dict out;
+  out["arena_bytes"] = p.arena_bytes();
+  out["identical_to_unplanned"] = run.identical();
+  out["values_checked"] = run.values_checked;
+  out["operators_traced"] = run.operators_traced;
+  out["first_difference"] = run.identical()
+                                ? py::object(py::none())
+                                : py::object(py::str(DescribeDifference(*run.first_difference)));
+  out["outputs"] =
+      Outputs(p.source(), run.identical() ? run.planned.outputs : run.unplanned.outputs);
+  return out;
+}
+
+py::dict CompileProgram(const memfold::PlannedProgram& p, const std::string& output,
+                        const std::string& name, const std::string& target, bool run,
+                        const py::object& inputs) {
+  const memfold::Board* board = memfold::FindBoard(target);
+  if (board == nullptr) throw py::value_error(target + " is not a board memfold builds for");
+  const std::vector<memfold::Bytes> data = InputsOf(p.source(), inputs);
+  const memfold::CodegenOptions codegen{memfold::CIdentifier(name), "python", p.planner()};
+  const memfold::CompiledTree tree =
+      OrRaise(memfold::CompileProgram(p, codegen, data, *board, output));
+  py::dict out;
+  out["dir"] = output;
+  out["arena_bytes"] = p.arena_bytes();
+  out["constants_bytes"] = tree.counted.constants;
+  out["state_bytes"] = tree.counted.state;
+  py::list files;
+  for (const memfold::GeneratedFile& f : tree.files) files.append(f.path);
+  out["files"] = files;
+  if (!run) return out;
+  const memfold::BoardRun ran =
+      OrRaise(memfold::RunProgramOnBoard(p, data, {.dir = output, .name = codegen.name}, *board));
+  out["elf"] = ran.elf;
+  out["ram_bytes"] = ran.measured.ram();
+  out["stack_bytes"] = ran.measured.stack;
+  out["flash_bytes"] = ran.measured.flash;
+  out["identical_to_host"] = ran.identical;
+  out["agrees_with_host"] = ran.agrees;
+  out["outputs"] = Outputs(p.graph(), ran.outputs);
+  return out;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_memfold, m) {
-  m.doc() = "memfold's joint-graph planning (Echo) for PyTorch";
+  m.doc() = "memfold: memory planning for inference programs and training steps";
+  py::class_<memfold::PlannedProgram>(m, "Program",
+                                      "A verified planned program (pipeline/program.h).")
+      .def_property_readonly("planner", &memfold::PlannedProgram::planner)
+      .def_property_readonly("chosen_planner",
+                             [](const memfold::PlannedProgram& p) { return p.plan().plan.planner; })
+      .def_property_readonly("arena_bytes", &memfold::PlannedProgram::arena_bytes)
+      .def_property_readonly("lower_bound_bytes",
+                             [](const memfold::PlannedProgram& p) { return p.plan().lower_bound; })
+      .def_property_readonly(
+          "operators", [](const memfold::PlannedProgram& p) { return p.graph().schedule.size(); })
+      .def_property_readonly("rewritten", &memfold::PlannedProgram::rewritten)
+      .def_property_readonly("buffers", &Buffers)
+      .def_property_readonly("steps", &Steps)
+      .def("run", &RunProgram, py::arg("inputs") = py::none(),
+           "Runs the program in its arena (dead memory poisoned) and the model unplanned, "
+           "compared at every read.")
+      .def("compile", &CompileProgram, py::arg("output"), py::arg("name") = "model",
+           py::arg("target") = "cortex-m4", py::arg("run") = false, py::arg("inputs") = py::none(),
+           "Writes the bare-metal C++ tree; with run=True builds it and runs it under QEMU.");
+  m.def("plan", &Plan, py::arg("model"), py::arg("planner") = "greedy",
+        py::arg("max_recompute") = 0.10, py::arg("stream_input") = false,
+        "Plans a model (a .tflite path or its bytes, or zoo:NAME) into a verified Program.");
+  m.def("planners", [] {
+    py::list rows;
+    for (const memfold::ProgramPlanner& r : memfold::ProgramPlanners()) rows.append(r.name);
+    return rows;
+  });
   m.def("plan_joint", &PlanJoint, py::arg("json_text"), py::arg("strategy") = "echo",
         py::arg("planner") = "mxnet",
         "Plans a memfold-joint-graph (JSON text) under none, mirror or echo; returns the "

@@ -10,7 +10,7 @@
 
 #include "memfold/exec/checked_run_test_util.h"
 #include "memfold/exec/executor.h"
-#include "memfold/io/model_loader.h"
+#include "memfold/pipeline/model_loader.h"
 #include "memfold/plan/plan_graph.h"
 #include "tests/test_models.h"
 

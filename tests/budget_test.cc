@@ -7,12 +7,12 @@
 #include <gtest/gtest.h>
 
 #include "memfold/exec/training.h"
-#include "memfold/io/model_loader.h"
 #include "memfold/io/sha256.h"
 #include "memfold/ops/registry.h"
 #include "memfold/passes/echo.h"
 #include "memfold/passes/recompute.h"
 #include "memfold/passes/stash_model.h"
+#include "memfold/pipeline/model_loader.h"
 #include "memfold/plan/plan_graph.h"
 
 namespace memfold {

@@ -10,9 +10,9 @@
 
 #include "memfold/compile/codegen.h"
 #include "memfold/compile/embedded_sources.h"
-#include "memfold/exec/planned_layout.h"
-#include "memfold/io/model_loader.h"
+#include "memfold/pipeline/model_loader.h"
 #include "memfold/plan/plan_graph.h"
+#include "memfold/plan/planned_layout.h"
 #include "memfold/plan/shared_storage.h"
 #include "tests/program_runner.h"
 
@@ -75,8 +75,7 @@ TEST(Codegen, OneArenaOfThePlannedSizeAndEveryTableStatic) {
 
 TEST(Codegen, EveryArenaTensorSitsAtTheOffsetTheHostExecutorUses) {
   const Generated g = Generate(kKws, "diagonal");
-  const std::vector<ValueHome> homes =
-      PlannedHomes(g.graph, ComputeSharedStorage(g.graph), g.plan.liveness, g.plan.plan);
+  const std::vector<ValueHome> homes = PlannedHomes(g.graph, g.plan.liveness, g.plan.plan);
   int checked = 0;
   for (const NodeId id : g.graph.schedule) {
     for (const ValueId v : g.graph.node(id).outputs) {

@@ -11,12 +11,12 @@
 
 #include "memfold/exec/checked_run_test_util.h"
 #include "memfold/exec/executor.h"
-#include "memfold/io/model_loader.h"
 #include "memfold/io/tflite_graph_writer.h"
 #include "memfold/ir/verify.h"
 #include "memfold/passes/best_plan.h"
 #include "memfold/passes/fold_pad.h"
 #include "memfold/passes/split.h"
+#include "memfold/pipeline/model_loader.h"
 #include "memfold/plan/plan_graph.h"
 
 namespace memfold {

@@ -36,9 +36,9 @@
 #include "memfold/exec/checked_run.h"
 #include "memfold/exec/executor.h"
 #include "memfold/exec/overlap_trace.h"
-#include "memfold/io/model_loader.h"
 #include "memfold/ops/registry.h"
 #include "memfold/passes/best_plan.h"
+#include "memfold/pipeline/model_loader.h"
 #include "memfold/placement/verify_plan.h"
 #include "memfold/plan/plan_graph.h"
 

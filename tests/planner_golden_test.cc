@@ -16,9 +16,9 @@
 
 #include "memfold/exec/overlap_trace.h"
 #include "memfold/exec/training.h"
-#include "memfold/io/model_loader.h"
 #include "memfold/passes/best_plan.h"
 #include "memfold/passes/training_plan.h"
+#include "memfold/pipeline/model_loader.h"
 #include "memfold/plan/plan_graph.h"
 #include "tests/test_models.h"
 

@@ -8,9 +8,9 @@
 #include <filesystem>
 
 #include "memfold/exec/executor.h"
-#include "memfold/io/model_loader.h"
 #include "memfold/ops/kernel_args.h"
 #include "memfold/ops/kernels/quant_math.h"
+#include "memfold/pipeline/model_loader.h"
 
 namespace memfold {
 namespace {

@@ -7,13 +7,13 @@
 #include <set>
 
 #include "memfold/exec/training.h"
-#include "memfold/io/model_loader.h"
 #include "memfold/io/sha256.h"
 #include "memfold/ops/builder.h"
 #include "memfold/passes/binarize.h"
 #include "memfold/passes/echo.h"
 #include "memfold/passes/training_plan.h"
 #include "memfold/passes/update_schedule.h"
+#include "memfold/pipeline/model_loader.h"
 #include "memfold/placement/lower_bound.h"
 
 namespace memfold {

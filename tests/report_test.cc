@@ -21,12 +21,12 @@
 
 #include "memfold/exec/training.h"
 #include "memfold/io/arena_svg.h"
-#include "memfold/io/model_loader.h"
 #include "memfold/io/text.h"
 #include "memfold/io/training_svg.h"
 #include "memfold/io/xml.h"
 #include "memfold/ops/builder.h"
 #include "memfold/passes/training_plan.h"
+#include "memfold/pipeline/model_loader.h"
 #include "memfold/plan/plan_graph.h"
 #include "tests/program_runner.h"
 #include "xml_check.h"

@@ -15,10 +15,10 @@
 
 #include "memfold/exec/checked_run_test_util.h"
 #include "memfold/exec/executor.h"
-#include "memfold/io/model_loader.h"
 #include "memfold/ir/verify.h"
 #include "memfold/ops/builder.h"
 #include "memfold/passes/gradient.h"
+#include "memfold/pipeline/model_loader.h"
 #include "memfold/placement/verify_plan.h"
 #include "tests/test_models.h"
 

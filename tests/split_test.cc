@@ -7,10 +7,10 @@
 
 #include "memfold/exec/checked_run_test_util.h"
 #include "memfold/exec/executor.h"
-#include "memfold/io/model_loader.h"
 #include "memfold/ops/builder.h"
 #include "memfold/ops/registry.h"
 #include "memfold/passes/quantize.h"
+#include "memfold/pipeline/model_loader.h"
 #include "memfold/placement/verify_plan.h"
 #include "memfold/plan/overlap_allowances.h"
 #include "memfold/plan/plan_graph.h"

@@ -8,8 +8,8 @@
 #include "fuzz/seed_graphs.h"
 #include "memfold/exec/checked_run_test_util.h"
 #include "memfold/exec/executor.h"
-#include "memfold/io/model_loader.h"
 #include "memfold/ops/registry.h"
+#include "memfold/pipeline/model_loader.h"
 #include "memfold/plan/plan_graph.h"
 
 namespace memfold {

@@ -9,7 +9,6 @@
 
 #include "memfold/exec/checked_run_test_util.h"
 #include "memfold/exec/executor.h"
-#include "memfold/io/model_loader.h"
 #include "memfold/io/plan_export.h"
 #include "memfold/io/tflite_graph_writer.h"
 #include "memfold/io/tflite_reader.h"
@@ -18,6 +17,7 @@
 #include "memfold/ir/verify.h"
 #include "memfold/ops/builder.h"
 #include "memfold/ops/registry.h"
+#include "memfold/pipeline/model_loader.h"
 #include "memfold/plan/plan_graph.h"
 
 namespace memfold {

@@ -8,11 +8,11 @@
 #include <cmath>
 #include <cstring>
 
-#include "memfold/io/model_loader.h"
 #include "memfold/ops/builder.h"
 #include "memfold/ops/registry.h"
 #include "memfold/passes/gradient.h"
 #include "memfold/passes/training_plan.h"
+#include "memfold/pipeline/model_loader.h"
 #include "memfold/plan/profile.h"
 #include "test_util.h"
 

@@ -6,9 +6,9 @@
 
 #include <algorithm>
 
-#include "memfold/io/model_loader.h"
 #include "memfold/ops/registry.h"
 #include "memfold/passes/gradient.h"
+#include "memfold/pipeline/model_loader.h"
 
 namespace memfold {
 namespace {

@@ -10,8 +10,8 @@
 #include "memfold/exec/checked_run.h"
 #include "memfold/exec/executor.h"
 #include "memfold/exec/overlap_trace.h"
-#include "memfold/io/model_loader.h"
 #include "memfold/passes/best_plan.h"
+#include "memfold/pipeline/model_loader.h"
 #include "memfold/plan/plan_graph.h"
 
 namespace memfold {

@@ -11,11 +11,13 @@
 
 #include "memfold/base/status.h"
 #include "memfold/exec/training.h"
-#include "memfold/io/model_loader.h"
 #include "memfold/ir/graph.h"
 #include "memfold/joint/joint_graph.h"
 #include "memfold/passes/best_plan.h"
 #include "memfold/passes/training_plan.h"
+#include "memfold/pipeline/model_loader.h"
+#include "memfold/pipeline/program.h"
+#include "memfold/pipeline/training.h"
 #include "memfold/plan/plan_graph.h"
 
 namespace memfold::cli {
@@ -99,20 +101,8 @@ int ReportCommand(const ReportOptions& options);
 
 // ---- Shared by train and report (train.cc) ----
 
-// The recomputation strategies in the order tables and pictures show them.
-inline const std::vector<std::string> kStrategies = {"none", "mirror", "echo"};
-
-// What a training command plans: a forward graph memfold differentiates itself, or a joint
-// forward + backward graph traced by PyTorch (a .json file memfold.torch.export wrote).
-struct TrainingSource {
-  Graph forward;
-  std::optional<JointGraph> joint;
-};
-Result<TrainingSource> LoadTrainingSource(const std::string& model);
-
-// The training step of `source` planned under `strategy`.
-Result<PlannedTraining> PlanSource(const TrainingSource& source, const std::string& strategy,
-                                   const TrainingConfig& config, const std::string& planner);
+// The recomputation strategies' names (passes/training_plan.h), in the order tables show them.
+std::vector<std::string> RecomputationNames();
 
 // The training step of `source` planned under each of kStrategies, with progress.
 Result<std::vector<PlannedTraining>> PlanAllStrategies(const TrainingSource& source,
@@ -130,31 +120,10 @@ StrategyTable CompareStrategies(const std::vector<PlannedTraining>& planned);
 // The live-memory picture of every planned strategy, titled with the model's name.
 std::string StrategiesSvg(const std::string& model, const std::vector<PlannedTraining>& planned);
 
-// A training model: its first output is a float32 scalar made by a loss layer, as the zoo's
-// training models build it (zoo/training_models.cc).
-bool IsTrainingModel(const Graph& graph);
-
 // Writes `bytes` to `path`; an error names the file.
 Status WriteFile(const std::string& path, const std::string& bytes);
 
 // ---- Shared by plan, run and compile (plan_run.cc) ----
-
-// The plan a command asked for: PlanGraph's, or for `best` the whole pipeline
-// (passes/best_plan.h), whose graph may be re-ordered and split.
-struct ChosenPlan {
-  Graph graph;
-  GraphPlan plan;
-  std::vector<BestStep> steps;  // `best` only
-  bool rewritten = false;       // re-ordered, with view concats, or split
-  bool concat = false;
-  bool split = false;
-  double recompute_fraction = 0;  // `best`: extra FLOPs of splitting over the model's
-};
-// With options.stream_input the graph's inputs are streamed for every planner (passes/split.h).
-Result<ChosenPlan> MakePlan(const Graph& g, const std::string& planner, const BestOptions& options);
-
-// The model's inputs: CONTRACT.md's default, or raw little-endian bytes from `file`.
-Result<std::vector<Bytes>> ReadInputs(const Graph& g, const std::optional<std::string>& file);
 
 // The bytes of a --budget option (0 when absent); an error says how sizes are written.
 Result<int64_t> BudgetBytes(const std::optional<std::string>& budget);

@@ -24,8 +24,8 @@ void AddModelArgs(CLI::App* command, memfold::cli::CommonOptions* common) {
 // Every planning strategy by name, and best: the pipeline that also re-orders operators,
 // makes concatenations copy-free and splits operators into row bands.
 CLI::Option* AddPlannerOption(CLI::App* command, std::string* planner) {
-  std::vector<std::string> names = memfold::StrategyNames();
-  names.push_back("best");
+  std::vector<std::string> names;
+  for (const memfold::ProgramPlanner& row : memfold::ProgramPlanners()) names.push_back(row.name);
   std::string list;
   for (const std::string& name : names) list += (list.empty() ? "" : ", ") + name;
   return command
@@ -34,6 +34,13 @@ CLI::Option* AddPlannerOption(CLI::App* command, std::string* planner) {
                    "file's own plan. One of: " +
                        list)
       ->check(CLI::IsMember(names));
+}
+
+// The recomputation strategies, and `all` (compare them).
+std::vector<std::string> StrategiesOrAll() {
+  std::vector<std::string> names = memfold::cli::RecomputationNames();
+  names.push_back("all");
+  return names;
 }
 
 // --max-recompute for --planner best: a fraction in [0, 1].
@@ -132,7 +139,7 @@ int main(int argc, char** argv) {
       ->add_option(
           "--strategy", train_options.strategy,
           "none (baseline), mirror (Chen et al.), echo, or all (compare the three; plans only)")
-      ->check(CLI::IsMember({"none", "mirror", "echo", "all"}));
+      ->check(CLI::IsMember(StrategiesOrAll()));
   train->add_flag("--plan-only", train_options.plan_only, "plan without executing");
   train->add_option("--steps", train_options.steps, "training steps to execute")
       ->check(CLI::Range(0, 1000000));
@@ -155,7 +162,7 @@ int main(int argc, char** argv) {
   fit->add_option("--vary", fit_options.vary, "batch or layers")
       ->check(CLI::IsMember({"batch", "layers"}));
   fit->add_option("--strategy", fit_options.strategy, "none, mirror or echo (default: all three)")
-      ->check(CLI::IsMember({"none", "mirror", "echo"}));
+      ->check(CLI::IsMember(memfold::cli::RecomputationNames()));
 
   memfold::cli::RunOptions run_options;
   CLI::App* run = app.add_subcommand(

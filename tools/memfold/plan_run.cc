@@ -83,20 +83,6 @@ Json DifferenceJson(const std::optional<ReadDifference>& d) {
 
 }  // namespace
 
-Result<ChosenPlan> MakePlan(const Graph& g, const std::string& planner,
-                            const BestOptions& options) {
-  if (planner != "best") {
-    Graph graph = g;
-    if (options.stream_input) StreamInputs(&graph);
-    MF_ASSIGN_OR_RETURN(GraphPlan gp, PlanGraph(graph, planner, {.refine = true}));
-    return ChosenPlan{std::move(graph), std::move(gp), {}, options.stream_input};
-  }
-  MF_ASSIGN_OR_RETURN(BestPlan best, PlanBest(g, options));
-  const bool rewritten = best.reordered || best.concat || best.split || options.stream_input;
-  return ChosenPlan{std::move(best.graph), std::move(best.plan), std::move(best.steps),  rewritten,
-                    best.concat,           best.split,           best.recompute_fraction};
-}
-
 Json FirstValues(const Value& v, const Bytes& bytes, int64_t count) {
   Json values = Json::array();
   const int64_t n = std::min(count, v.elements());
@@ -109,27 +95,6 @@ Json FirstValues(const Value& v, const Bytes& bytes, int64_t count) {
     if (!VisitElementType(v.dtype, read)) return values;  // packed bits: nothing to show
   }
   return values;
-}
-
-Result<std::vector<Bytes>> ReadInputs(const Graph& g, const std::optional<std::string>& file) {
-  if (!file) return DefaultInputs(g);
-  MF_ASSIGN_OR_RETURN(const std::string data, ReadWholeFile(*file, "the input file"));
-  int64_t needed = 0;
-  for (ValueId v : g.inputs) needed += g.value(v).bytes();
-  if (static_cast<int64_t>(data.size()) != needed) {
-    return Status::Error(*file + ": holds " + std::to_string(data.size()) +
-                         " bytes; the model's inputs need " + std::to_string(needed) +
-                         " (raw little-endian, inputs in order)");
-  }
-  std::vector<Bytes> inputs;
-  size_t at = 0;
-  for (ValueId v : g.inputs) {
-    const auto size = static_cast<size_t>(g.value(v).bytes());
-    const auto* begin = reinterpret_cast<const std::byte*>(data.data()) + at;
-    inputs.emplace_back(begin, begin + size);
-    at += size;
-  }
-  return inputs;
 }
 
 Json StepsJson(const std::vector<BestStep>& steps) {
@@ -165,17 +130,17 @@ Status CheckOffsetsFit(const std::string& flag, int64_t arena_bytes) {
 // Why a rewritten graph cannot be written as a .tflite file, or "" when it can: only
 // re-ordering is expressible (TFLM's own kernels copy concatenation inputs and know no
 // per-band padding).
-std::string NotExpressible(const ChosenPlan& chosen) {
-  if (chosen.split) return "splits operators into bands with explicit padding";
-  if (chosen.concat) return "writes concatenation inputs in place, which TFLM's kernels copy";
+std::string NotExpressible(const PlannedProgram& chosen) {
+  if (chosen.split()) return "splits operators into bands with explicit padding";
+  if (chosen.concat()) return "writes concatenation inputs in place, which TFLM's kernels copy";
   return "";
 }
 
 // The .tflite file the plan belongs to: the model's own file, or for a re-ordered graph that
 // graph written anew (operators in the new order, tensor k = value k, one subgraph).
-Result<TfliteModel> FileForPlan(const PlanOptions& options, const ChosenPlan& chosen) {
+Result<TfliteModel> FileForPlan(const PlanOptions& options, const PlannedProgram& chosen) {
   MF_ASSIGN_OR_RETURN(TfliteModel model, ReadTfliteFile(options.common.model));
-  if (!chosen.rewritten) return model;
+  if (!chosen.rewritten()) return model;
   if (const std::string why = NotExpressible(chosen); !why.empty()) {
     return Status::Error("--emit-tflite: the best plan " + why +
                          "; use --planner diagonal for a plan of the file as it is");
@@ -185,20 +150,20 @@ Result<TfliteModel> FileForPlan(const PlanOptions& options, const ChosenPlan& ch
                          std::to_string(model.subgraphs) +
                          " subgraphs, which memfold writes only with one; use --planner diagonal");
   }
-  MF_ASSIGN_OR_RETURN(Bytes written, GraphToTflite(chosen.graph));
+  MF_ASSIGN_OR_RETURN(Bytes written, GraphToTflite(chosen.graph()));
   return ParseTflite(std::move(written), options.common.model + " (re-ordered)");
 }
 
 // --emit-tflite: the model's file (or the re-ordered graph's) with the plan as its offline
 // plan; other subgraphs' tensors are left to TFLM (-1).
-Status EmitTflite(const PlanOptions& options, const ChosenPlan& chosen) {
-  MF_RETURN_IF_ERROR(CheckOffsetsFit("--emit-tflite", chosen.plan.plan.arena_bytes));
+Status EmitTflite(const PlanOptions& options, const PlannedProgram& chosen) {
+  MF_RETURN_IF_ERROR(CheckOffsetsFit("--emit-tflite", chosen.arena_bytes()));
   if (options.common.model.rfind("zoo:", 0) == 0) {
     return Status::Error(
         "--emit-tflite rewrites a .tflite model; zoo models have no file (use --emit-c)");
   }
   MF_ASSIGN_OR_RETURN(TfliteModel model, FileForPlan(options, chosen));
-  std::vector<int32_t> offsets = ValueOffsets(chosen.graph, chosen.plan);
+  std::vector<int32_t> offsets = ValueOffsets(chosen.graph(), chosen.plan());
   offsets.resize(static_cast<size_t>(model.total_tensors), -1);
   MF_ASSIGN_OR_RETURN(Bytes file, WithOfflinePlan(model, offsets));
   return WriteFile(*options.emit_tflite,
@@ -207,15 +172,16 @@ Status EmitTflite(const PlanOptions& options, const ChosenPlan& chosen) {
 
 // --emit-c: the arena size and every value's offset. A rewritten graph's values are not the
 // file's tensors, so it is refused.
-Status EmitC(const PlanOptions& options, const ChosenPlan& chosen) {
-  MF_RETURN_IF_ERROR(CheckOffsetsFit("--emit-c", chosen.plan.plan.arena_bytes));
-  if (chosen.rewritten) {
+Status EmitC(const PlanOptions& options, const PlannedProgram& chosen) {
+  MF_RETURN_IF_ERROR(CheckOffsetsFit("--emit-c", chosen.arena_bytes()));
+  if (chosen.rewritten()) {
     return Status::Error(
         "--emit-c: the best plan re-orders, splits or rewrites concatenations, "
         "so its tensors are not the model's; use --planner diagonal, or "
         "--emit-tflite for a re-ordered model");
   }
-  return WriteFile(*options.emit_c, PlanCHeader(chosen.graph, chosen.plan, options.common.model));
+  return WriteFile(*options.emit_c,
+                   PlanCHeader(chosen.graph(), chosen.plan(), options.common.model));
 }
 
 // The title of a plan's picture: the model (its file name for .tflite paths) and the planner.
@@ -252,10 +218,10 @@ int PlanCommand(const PlanOptions& options) {
   if (!loaded.ok()) return Fail(loaded.status().message());
   load.Done(std::to_string(loaded->schedule.size()) + " ops");
   Phase planning("plan " + options.planner);
-  Result<ChosenPlan> planned = MakePlan(*loaded, options.planner, options.best);
+  Result<PlannedProgram> planned = PlanProgram(std::move(*loaded), {options.planner, options.best});
   if (!planned.ok()) return Fail(planned.status().message(), kExitFailed);
-  const Graph& g = planned->graph;
-  const GraphPlan& gp = planned->plan;
+  const Graph& g = planned->graph();
+  const GraphPlan& gp = planned->plan();
   planning.Done(HumanBytes(gp.plan.arena_bytes) + ", verified");
   if (options.emit_tflite) {
     Phase phase("write " + *options.emit_tflite);
@@ -278,10 +244,10 @@ int PlanCommand(const PlanOptions& options) {
                 {"chosen_planner", gp.plan.planner},   {"arena_bytes", gp.plan.arena_bytes},
                 {"lower_bound_bytes", gp.lower_bound}, {"verified", true},
                 {"buffers", BuffersJson(g, gp)}};
-    if (!planned->steps.empty()) {
-      out["steps"] = StepsJson(planned->steps);
-      out["rewritten"] = planned->rewritten;
-      out["recompute_fraction"] = planned->recompute_fraction;
+    if (!planned->steps().empty()) {
+      out["steps"] = StepsJson(planned->steps());
+      out["rewritten"] = planned->rewritten();
+      out["recompute_fraction"] = planned->recompute_fraction();
       out["stream_input"] = options.best.stream_input;
     }
     if (options.budget) {
@@ -292,7 +258,7 @@ int PlanCommand(const PlanOptions& options) {
     std::cout << JsonText(out) << "\n";
   } else {
     PrintPlanTable(g, gp);
-    if (!planned->steps.empty()) PrintSteps(planned->steps);
+    if (!planned->steps().empty()) PrintSteps(planned->steps());
     std::cout << "planner      " << options.planner
               << (options.planner == gp.plan.planner ? "" : " (chose " + gp.plan.planner + ")")
               << "\n"
@@ -324,23 +290,23 @@ int RunCommand(const RunOptions& options) {
   Result<Graph> loaded = LoadModel(options.common.model);
   if (!loaded.ok()) return Fail(loaded.status().message());
   load.Done(std::to_string(loaded->schedule.size()) + " ops");
-  const Graph& g = *loaded;
-  Status fits_memory = CheckRunFitsInMemory(g);  // before anything large is allocated
+  Status fits_memory = CheckRunFitsInMemory(*loaded);  // before anything large is allocated
   if (!fits_memory.ok())
     return Fail(options.common.model + ": " + fits_memory.message(), kExitFailed);
-  Result<std::vector<Bytes>> inputs = ReadInputs(g, options.input_file);
+  Result<std::vector<Bytes>> inputs = ModelInputs(*loaded, options.input_file);
   if (!inputs.ok()) return Fail(inputs.status().message());
-  Status runnable = CheckRunnable(g, *inputs);
+  Status runnable = CheckRunnable(*loaded, *inputs);
   if (!runnable.ok()) return Fail(options.common.model + ": " + runnable.message());
   Phase planning("plan " + options.planner);
-  Result<ChosenPlan> chosen = MakePlan(g, options.planner, options.best);
-  if (!chosen.ok()) return Fail(chosen.status().message(), kExitFailed);
-  const GraphPlan* planned = &chosen->plan;
+  Result<PlannedProgram> program = PlanProgram(std::move(*loaded), {options.planner, options.best});
+  if (!program.ok()) return Fail(program.status().message(), kExitFailed);
+  const Graph& g = program->source();
+  const GraphPlan* planned = &program->plan();
   planning.Done(HumanBytes(planned->plan.arena_bytes) + ", verified");
   // The planned run executes the (possibly re-ordered and split) graph the plan is for; the
   // reference is the model as loaded, unplanned; every read is compared (exec/checked_run.h).
   Phase checked_run("run in the planned arena and unplanned, every read compared");
-  Result<CheckedRun> run = RunChecked(g, chosen->graph, planned->liveness, planned->plan, *inputs);
+  Result<CheckedRun> run = RunChecked(*program, *inputs);
   if (!run.ok()) return Fail(run.status().message(), kExitFailed);
   checked_run.Done(std::to_string(run->values_checked) + " reads compared");
   const bool identical = run->identical();

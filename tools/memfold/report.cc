@@ -69,24 +69,16 @@ ReportSection Summary(const Graph& g) {
   return s;
 }
 
-// A planner's plan; `best` runs the whole pipeline (passes/best_plan.h), whose graph may be
-// re-ordered and split.
-Result<BestPlan> PlanNamed(const Graph& g, const std::string& name) {
-  if (name == "best") return PlanBest(g);
-  MF_ASSIGN_OR_RETURN(GraphPlan plan, PlanGraph(g, name, {.refine = true}));
-  return BestPlan{.graph = g, .plan = std::move(plan)};
-}
-
-std::string Chose(const BestPlan& p) {
-  std::string chose = p.plan.plan.planner;
-  if (p.reordered) chose += ", re-ordered";
-  if (p.concat) chose += ", copy-free concatenations";
-  if (p.split) chose += ", split (+" + Fixed(100 * p.recompute_fraction, 2) + " % FLOPs)";
+std::string Chose(const PlannedProgram& p) {
+  std::string chose = p.plan().plan.planner;
+  if (p.reordered()) chose += ", re-ordered";
+  if (p.concat()) chose += ", copy-free concatenations";
+  if (p.split()) chose += ", split (+" + Fixed(100 * p.recompute_fraction(), 2) + " % FLOPs)";
   return chose;
 }
 
 // Every planner's plan, verified again here; the best plan is kept for the picture.
-ReportSection Planners(const Graph& g, std::optional<BestPlan>* best) {
+ReportSection Planners(const Graph& g, std::optional<PlannedProgram>* best) {
   ReportSection s{.id = "planners", .title = "Planners"};
   s.paragraphs.push_back(
       "Each plan is checked by the independent verifier: no two buffers that are live at the same "
@@ -101,7 +93,7 @@ ReportSection Planners(const Graph& g, std::optional<BestPlan>* best) {
   for (const std::string& name : planners) {
     Phase phase("plan " + name);
     const auto start = std::chrono::steady_clock::now();
-    Result<BestPlan> chosen = PlanNamed(g, name);
+    Result<PlannedProgram> chosen = PlanProgram(g, {.planner = name});
     const double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     if (!chosen.ok()) {
@@ -109,7 +101,7 @@ ReportSection Planners(const Graph& g, std::optional<BestPlan>* best) {
           {name, "", "", "", "", "", "no: " + chosen.status().message(), Fixed(ms, 1)});
       continue;
     }
-    const GraphPlan* planned = &chosen->plan;
+    const GraphPlan* planned = &chosen->plan();
     const Status verified = VerifyPlan(planned->liveness.requests, planned->plan);
     const int64_t arena = planned->plan.arena_bytes;
     if (name == "naive") naive = arena;
@@ -204,9 +196,9 @@ Result<Report> BuildReport(const std::string& model) {
     for (ReportSection& s : sections) report.sections.push_back(std::move(s));
     return report;
   }
-  std::optional<BestPlan> best;
+  std::optional<PlannedProgram> best;
   report.sections.push_back(Planners(g, &best));
-  if (best) report.sections.push_back(ArenaPicture(name, best->graph, best->plan));
+  if (best) report.sections.push_back(ArenaPicture(name, best->graph(), best->plan()));
   report.sections.push_back(Overlaps(g));
   return report;
 }

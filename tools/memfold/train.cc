@@ -61,7 +61,7 @@ Json PlanJson(const std::string& model, const PlannedTraining& p) {
               {"recompute_flops", p.recompute_flops},
               {"plan_ms", p.plan_ms}};
   out["chosen_strategy"] = p.chosen_strategy;
-  if (p.strategy == "echo") {
+  if (p.recomputation == Recomputation::kEcho) {
     out["fell_back_to_baseline"] = p.fell_back;
     out["echo_own_total_bytes"] = p.echo_own_bytes;
   }
@@ -72,9 +72,9 @@ Json PlanJson(const std::string& model, const PlannedTraining& p) {
 
 // Why Echo's result is another strategy's graph, if it is.
 std::string ChoiceNote(const PlannedTraining& t) {
-  if (t.strategy != "echo" || t.chosen_strategy == "echo") return "";
+  if (t.recomputation != Recomputation::kEcho || t.kept == Recomputation::kEcho) return "";
   const std::string own = HumanBytes(t.echo_own_bytes);
-  if (t.chosen_strategy == "mirror") {
+  if (t.kept == Recomputation::kMirror) {
     return "; Echo's own graph needs " + own + ", Mirror's less, so Mirror's graph is kept";
   }
   return "; Echo's own graph needs " + own + ", not less than the baseline, which is kept";
@@ -273,33 +273,11 @@ int RunInterleaved(const TrainOptions& o, const std::vector<PlannedTraining>& pl
 
 }  // namespace
 
-Result<TrainingSource> LoadTrainingSource(const std::string& model) {
-  TrainingSource source;
-  if (model.size() > 5 && model.compare(model.size() - 5, 5, ".json") == 0) {
-    MF_ASSIGN_OR_RETURN(const std::string text, ReadWholeFile(model));
-    if (!IsJointGraphText(text)) {
-      return Status::Error(model + " is not a joint graph (memfold.torch.export writes them)");
-    }
-    Result<JointGraph> joint = ReadJointGraph(text);
-    if (!joint.ok()) return Status::Error(model + ": " + joint.status().message());
-    source.joint = std::move(joint).value();
-    return source;
-  }
-  MF_ASSIGN_OR_RETURN(source.forward, LoadModel(model));
-  return source;
-}
-
-Result<PlannedTraining> PlanSource(const TrainingSource& source, const std::string& strategy,
-                                   const TrainingConfig& config, const std::string& planner) {
-  if (source.joint) return PlanJointGraph(*source.joint, strategy, planner);
-  return PlanTraining(source.forward, strategy, config, planner);
-}
-
 Result<std::vector<PlannedTraining>> PlanAllStrategies(const TrainingSource& source,
                                                        const TrainingConfig& config,
                                                        const std::string& planner) {
   std::vector<PlannedTraining> planned;
-  for (const std::string& strategy : kStrategies) {
+  for (const std::string& strategy : RecomputationNames()) {
     Phase phase("plan training step (" + strategy + ")");
     MF_ASSIGN_OR_RETURN(PlannedTraining p, PlanSource(source, strategy, config, planner));
     phase.Done(HumanBytes(p.profile.breakdown.total()));
@@ -308,12 +286,19 @@ Result<std::vector<PlannedTraining>> PlanAllStrategies(const TrainingSource& sou
   return planned;
 }
 
+std::vector<std::string> RecomputationNames() {
+  std::vector<std::string> names;
+  for (const RecomputationStrategy& s : RecomputationStrategies()) names.emplace_back(s.name);
+  return names;
+}
+
 StrategyTable CompareStrategies(const std::vector<PlannedTraining>& planned) {
   StrategyTable t;
   t.header = {""};
   for (const PlannedTraining& p : planned) t.header.push_back(">" + p.strategy);
-  const auto baseline = std::find_if(planned.begin(), planned.end(),
-                                     [](const PlannedTraining& p) { return p.strategy == "none"; });
+  const auto baseline = std::find_if(planned.begin(), planned.end(), [](const PlannedTraining& p) {
+    return p.recomputation == Recomputation::kNone;
+  });
   auto row = [&](const std::string& name, auto cell) {
     std::vector<std::string> r = {name};
     for (const PlannedTraining& p : planned) r.push_back(cell(p));
@@ -347,10 +332,12 @@ StrategyTable CompareStrategies(const std::vector<PlannedTraining>& planned) {
   row("plan ms", [](const PlannedTraining& p) { return Fixed(p.plan_ms, 1); });
   row("graph kept", [](const PlannedTraining& p) { return p.chosen_strategy; });
   row("Echo's own graph", [](const PlannedTraining& p) {
-    return p.strategy == "echo" ? HumanBytes(p.echo_own_bytes) : std::string("-");
+    return p.recomputation == Recomputation::kEcho ? HumanBytes(p.echo_own_bytes)
+                                                   : std::string("-");
   });
   row("fell back to baseline", [](const PlannedTraining& p) {
-    return p.strategy == "echo" ? std::string(p.fell_back ? "yes" : "no") : std::string("-");
+    return p.recomputation == Recomputation::kEcho ? std::string(p.fell_back ? "yes" : "no")
+                                                   : std::string("-");
   });
   return t;
 }
@@ -362,13 +349,6 @@ std::string StrategiesSvg(const std::string& model, const std::vector<PlannedTra
   }
   return TrainingSvg(strategies, model + ": live memory of one training step (" +
                                      planned.front().plan.plan.planner + " plans)");
-}
-
-bool IsTrainingModel(const Graph& g) {
-  if (g.outputs.empty()) return false;
-  const Value& loss = g.value(g.outputs[0]);
-  return loss.dtype == DType::kF32 && loss.elements() == 1 && loss.producer != kNoNode &&
-         g.node(loss.producer).layer == "loss";
 }
 
 int TrainCommand(const TrainOptions& o) {

@@ -8,10 +8,10 @@
 #include <sstream>
 
 #include "memfold/compile/embedded_sources.h"
-#include "memfold/exec/executor.h"
-#include "memfold/exec/planned_layout.h"
 #include "memfold/ops/kernel_args.h"
 #include "memfold/ops/registry.h"
+#include "memfold/ops/runnable.h"
+#include "memfold/plan/planned_layout.h"
 #include "memfold/plan/shared_storage.h"
 
 namespace memfold {
@@ -135,7 +135,7 @@ class ModelWriter {
         live_(live),
         plan_(plan),
         options_(options),
-        homes_(PlannedHomes(graph, ComputeSharedStorage(graph), live, plan)) {}
+        homes_(PlannedHomes(graph, live, plan)) {}
 
   std::string Source() {
     std::string steps = "constinit const StepDesc kSteps[] = {\n";

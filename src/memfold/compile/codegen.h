@@ -2,7 +2,7 @@
 // static arena of exactly the planned size, the constants as const arrays (flash), persistent
 // state as static arrays, and every node as a row of runtime/program.h's tables — its kernel
 // (the host executor's own, freestanding), its tensors at their planned homes
-// (exec/planned_layout.h), attributes, prepared data and scratch offsets — run in the planned
+// (plan/planned_layout.h), attributes, prepared data and scratch offsets — run in the planned
 // schedule by memfold_<name>_invoke. Split bands, copy-free views and diagonal overlaps need
 // nothing special: they are homes and row layouts, as in the host executor.
 //

@@ -245,7 +245,7 @@ class PlanChecker final : public RunMonitor {
   PlanChecker(const Graph& planned, const Liveness& live, const Plan& plan,
               const std::vector<std::optional<BoxKey>>& keys, const ReferenceRecorder& reference)
       : graph_(planned),
-        shared_(ComputeSharedStorage(planned)),
+        shared_(live.shared),
         live_(live),
         plan_(plan),
         keys_(keys),
@@ -486,7 +486,7 @@ class PlanChecker final : public RunMonitor {
   }
 
   const Graph& graph_;
-  SharedStorage shared_;
+  const SharedStorage& shared_;
   const Liveness& live_;
   const Plan& plan_;
   const std::vector<std::optional<BoxKey>>& keys_;

@@ -30,6 +30,7 @@
 #include "memfold/ir/graph.h"
 #include "memfold/ops/kernels/access.h"
 #include "memfold/ops/registry.h"
+#include "memfold/ops/runnable.h"
 #include "memfold/placement/buffer.h"
 #include "memfold/plan/liveness.h"
 #include "memfold/plan/shared_storage.h"
@@ -83,18 +84,6 @@ struct RunOutputs {
   int64_t allocated_bytes = 0;
 };
 
-// An operator the executor cannot run, and why (unknown to memfold, no kernel for its element
-// type, or it reads a tensor nothing writes).
-struct OperatorGap {
-  size_t position;  // in the schedule
-  std::string reason;
-};
-// Every such operator of the schedule, in order. O(nodes).
-std::vector<OperatorGap> OperatorsThatCannotRun(const Graph& graph);
-
-// Checks that every node has a kernel for its types and the inputs have the right sizes.
-Status CheckRunnable(const Graph& graph, const std::vector<Bytes>& inputs);
-
 // A run's arena: mapped from the kernel when it is large, so the process's resident memory
 // grows by exactly the pages runs touch (a heap block could reuse pages an earlier allocation
 // left resident), which is what training reports as measured_peak_bytes beside the plan;
@@ -140,8 +129,5 @@ Result<RunOutputs> RunUnplanned(const Graph& graph, const std::vector<Bytes>& in
                                 const ExecOptions& options = {});
 Result<RunOutputs> RunPlanned(const Graph& graph, const Liveness& liveness, const Plan& plan,
                               const std::vector<Bytes>& inputs, const ExecOptions& options = {});
-
-// The contract's default input for every graph input (CONTRACT.md "Default input").
-std::vector<Bytes> DefaultInputs(const Graph& graph);
 
 }  // namespace memfold

@@ -16,10 +16,11 @@ int64_t IntegerRange(const Graph& g, ValueId v) {
   int64_t range = 1000;  // the contract's int32 rule, when no reader constrains it
   for (NodeId id : g.schedule) {
     const Node& n = g.node(id);
-    if (n.op == "gather" && n.inputs.size() > 1 && n.inputs[1] == v)
-      range = std::min(range, g.value(n.inputs[0]).shape[0]);
-    if (n.op == "softmax_cross_entropy" && n.inputs.size() > 1 && n.inputs[1] == v)
-      range = std::min(range, g.value(n.inputs[0]).shape.back());
+    const IndexRule index = RulesOf(n).index;
+    const auto k = static_cast<size_t>(index.input);
+    if (index.input < 0 || n.inputs.size() <= k || n.inputs[k] != v) continue;
+    const Shape& table = g.value(n.inputs[0]).shape;
+    range = std::min(range, index.axis < 0 ? table.back() : table[static_cast<size_t>(index.axis)]);
   }
   return std::max<int64_t>(range, 1);
 }
@@ -55,7 +56,7 @@ std::vector<Bytes> TrainingInputs(const Graph& graph) {
 int64_t CheckedStepBytes(const Graph& graph, const GraphPlan& plan,
                          const std::vector<ValueId>& gradients) {
   int64_t persistent = 0;
-  const SharedStorage shared = ComputeSharedStorage(graph);
+  const SharedStorage& shared = plan.liveness.shared;
   for (ValueId v = 0; v < graph.num_values(); ++v) {
     if (shared.persistent[static_cast<size_t>(v)] && shared.root[static_cast<size_t>(v)] == v)
       persistent += graph.value(v).bytes();

@@ -2,7 +2,9 @@
 // the kernels.
 #include "memfold/ops/op_table.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 
 #include "memfold/ops/cost.h"
@@ -126,10 +128,56 @@ OpDef WithPrepare(OpDef def, std::initializer_list<KernelEntry> kernels, Prepare
   return def;
 }
 
+// Dropout's set mask bits decode to its scale 1 / (1 - rate), as its kernel computes it.
+double DropoutScale(const Node& node) {
+  return static_cast<float>(1.0 / (1.0 - node.attrs.Float("rate")));
+}
+
+OpDef& Row(std::vector<OpDef>* table, std::string_view name) {
+  const auto row = std::find_if(table->begin(), table->end(),
+                                [&](const OpDef& def) { return def.name == name; });
+  if (row == table->end()) std::abort();  // a rule for a row the table lacks: a build error
+  return *row;
+}
+
+// The rules passes ask about ops' meaning (registry.h: TileRule, ViewRule, Int8Rule, masks,
+// indices, randomness), one place for every op that has them.
+std::vector<OpDef> WithPassRules(std::vector<OpDef> table) {
+  auto rule = [&](std::initializer_list<std::string_view> names, auto set) {
+    for (std::string_view name : names) set(Row(&table, name));
+  };
+  rule({"conv2d", "depthwise_conv2d"}, [](OpDef& d) { d.tile = TileRule::kConvWindow; });
+  rule({"max_pool2d", "avg_pool2d"}, [](OpDef& d) { d.tile = TileRule::kPoolWindow; });
+  rule({"relu", "relu6", "tanh", "sigmoid", "exp", "neg", "hard_swish", "leaky_relu", "abs", "silu",
+        "gelu", "elu", "square", "quantize", "dequantize"},
+       [](OpDef& d) { d.tile = TileRule::kUnary; });
+  rule({"add", "sub", "mul", "max", "min"}, [](OpDef& d) { d.tile = TileRule::kBinary; });
+  Row(&table, "pad").tile = TileRule::kPad;
+  Row(&table, "slice").tile = TileRule::kSlice;
+  Row(&table, "concat").view = ViewRule::kConcatRows;
+  Row(&table, "slice").view = ViewRule::kSliceRows;
+  rule({"add", "sub", "mul", "mean"}, [](OpDef& d) { d.int8 = Int8Rule::kOwnScale; });
+  rule({"avg_pool2d", "max_pool2d", "reshape"}, [](OpDef& d) { d.int8 = Int8Rule::kSameScale; });
+  Row(&table, "concat").int8 = Int8Rule::kSameScaleAll;
+  Row(&table, "pad").int8 = Int8Rule::kPadFill;
+  Row(&table, "softmax").int8 = Int8Rule::kFixedSoftmax;
+  rule({"conv2d", "depthwise_conv2d", "fully_connected"},
+       [](OpDef& d) { d.int8 = Int8Rule::kLinear; });
+  Row(&table, "conv2d").int8_filter_axis = 0;            // [O, kh, kw, I]
+  Row(&table, "depthwise_conv2d").int8_filter_axis = 3;  // [1, kh, kw, C]
+  Row(&table, "relu").bit_mask = {.output = 0, .reader = "relu_grad"};
+  Row(&table, "dropout").bit_mask = {
+      .output = 1, .reader = "dropout_grad", .set_value = DropoutScale};
+  Row(&table, "dropout").random = true;
+  Row(&table, "gather").index = {.input = 1, .axis = 0};
+  Row(&table, "softmax_cross_entropy").index = {.input = 1, .axis = -1};
+  return table;
+}
+
 }  // namespace
 
 std::vector<OpDef> BuildOpTable() {
-  return {
+  return WithPassRules({
       WithPrepare(
           Unary("relu", MF_KERNEL(DType::kF32, ReluF32), GradRelu, kReadsFirst),
           {MF_KERNEL_T(DType::kI8, ReluInt, int8_t), MF_KERNEL_T(DType::kI16, ReluInt, int16_t)},
@@ -814,7 +862,7 @@ std::vector<OpDef> BuildOpTable() {
        .cost = OptimizerCost,
        .kernels = {MF_KERNEL(DType::kF32, AdamF32)},
        .updates_input = {0, 2, 3}},
-  };
+  });
 }
 #undef MF_MOVE_KERNELS
 

@@ -44,6 +44,8 @@ KernelFn OpDef::FindKernel(DType dtype) const {
   return entry ? entry->run : nullptr;
 }
 
+std::span<const OpDef> AllOps() { return Table(); }
+
 const OpDef* FindOp(std::string_view name) {
   const auto& table = Table();
   auto it = std::lower_bound(table.begin(), table.end(), name,
@@ -59,6 +61,12 @@ const OpDef* OpOf(const Node& node) {
     return &table[static_cast<size_t>(node.op_row)];
   }
   return FindOp(node.op);
+}
+
+const OpDef& RulesOf(const Node& node) {
+  static const OpDef kUnknown{.name = ""};
+  const OpDef* def = OpOf(node);
+  return def != nullptr ? *def : kUnknown;
 }
 
 Status CheckAndFillAttrs(const OpDef& def, Node* node) {

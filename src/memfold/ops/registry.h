@@ -91,6 +91,54 @@ struct AttrSpec {
   bool required = false;
 };
 
+// How operation splitting (passes/split.h) computes a band of an op's NHWC output from bands of
+// its inputs along H and W.
+enum class TileRule : uint8_t {
+  kNone,        // not splittable
+  kConvWindow,  // a sliding window over input 0; kernel size from the filter (input 1,
+                // [O or 1, kh, kw, I or C]); explicit zero padding folds into it
+  kPoolWindow,  // a sliding window over input 0; kernel size from the "filter" attribute
+  kUnary,       // output element i = f(input element i)
+  kBinary,      // output element i = f(input 0 element i, input 1 element i), same shapes
+  kPad,         // zero padding (attribute "paddings")
+  kSlice,       // a box of input 0 (attributes "begin", "size")
+};
+
+// A copy-free view the planner may make of an op instead of copying (plan/liveness.h).
+enum class ViewRule : uint8_t {
+  kNone,
+  kConcatRows,  // inputs written in place as rows of the output
+  kSliceRows,   // the output read in place as rows of input 0
+};
+
+// Post-training int8 quantisation (passes/quantize.h): how the op's int8 form is quantised.
+enum class Int8Rule : uint8_t {
+  kNone,          // no int8 form the quantiser makes
+  kOwnScale,      // the output gets its own calibrated quantisation
+  kSameScale,     // the output shares input 0's quantisation (the kernel moves stored bytes)
+  kSameScaleAll,  // the output shares every input's quantisation (concatenation)
+  kPadFill,       // as kSameScale; the fill value becomes the stored zero point
+  kFixedSoftmax,  // scale 1/256, zero point -128 (TFLM's softmax requirement)
+  kLinear,        // input 1 a filter (per channel along int8_filter_axis, or per tensor when
+                  // it is -1), input 2 an int32 bias of scale input x filter
+};
+
+// Training: an output whose every backward reader needs only which elements are set, so it
+// may be kept in one bit per element (passes/binarize.h).
+struct BitMaskRule {
+  int output = -1;          // -1: none
+  std::string_view reader;  // the gradient op that reads it, as input `reader_input`
+  int reader_input = 1;
+  double (*set_value)(const Node& node) = nullptr;  // what a set bit decodes to; null: 1
+};
+
+// Training: an integer input that indexes a dimension of input 0 (an embedding lookup's ids,
+// a loss's labels), so values fed to it must lie in [0, that dimension).
+struct IndexRule {
+  int input = -1;  // -1: none
+  int axis = 0;    // the dimension of input 0 it indexes; -1 the last
+};
+
 struct OpDef {
   std::string_view name;
   int min_inputs = 1;
@@ -125,6 +173,16 @@ struct OpDef {
   GradientFn gradient = nullptr;
   uint32_t grad_reads_inputs = 0;
   uint32_t grad_reads_outputs = 0;
+  BitMaskRule bit_mask;
+  IndexRule index;
+  // Draws random numbers: running it again would draw anew, so it is never recomputed.
+  bool random = false;
+
+  // Rules of the passes that act on an op's meaning rather than on a memory property.
+  TileRule tile = TileRule::kNone;
+  ViewRule view = ViewRule::kNone;
+  Int8Rule int8 = Int8Rule::kNone;
+  int int8_filter_axis = -1;
 
   KernelFn FindKernel(DType dtype) const;
   const KernelEntry* FindKernelEntry(DType dtype) const;
@@ -133,9 +191,14 @@ inline constexpr int kVariadic = 1 << 20;
 
 // The row named `name` (O(log ops)), or null.
 const OpDef* FindOp(std::string_view name);
+// Every row, by name.
+std::span<const OpDef> AllOps();
 // The row of a node: the one CheckAndFillAttrs resolved (O(1)), or, for a node made without
 // the registry (a file's opaque operator, a hand-built test graph), found by name; null if none.
 const OpDef* OpOf(const Node& node);
+// The row of a node, or for an op memfold does not know an empty row (no rules, no kernels):
+// what passes ask for an op's rules.
+const OpDef& RulesOf(const Node& node);
 
 // Checks arity and attributes of `node` against its row, fills attribute defaults, records the
 // row in node->op_row, and infers the output types. Errors name the node and say what to

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <sstream>
 
+#include "memfold/ops/registry.h"
 #include "memfold/passes/fold_pad.h"
 #include "memfold/passes/schedule.h"
 #include "memfold/passes/split.h"
@@ -37,7 +38,7 @@ std::string ConcatDetail(const Graph& graph, const Liveness& live, int concats) 
   int copy_free = 0, in_place = 0;
   for (NodeId id : graph.schedule) {
     const Node& node = graph.node(id);
-    if (node.op != "concat") continue;
+    if (RulesOf(node).view != ViewRule::kConcatRows) continue;
     copy_free += live.copy_free[static_cast<size_t>(id)];
     const int32_t out = live.buffer_of[static_cast<size_t>(node.outputs[0])];
     for (ValueId in : node.inputs) {
@@ -74,7 +75,7 @@ int MarkConcatViews(Graph* graph) {
   int concats = 0;
   for (NodeId id = 0; id < graph->num_nodes(); ++id) {
     Node& node = graph->node(id);
-    if (node.op != "concat") continue;
+    if (RulesOf(node).view != ViewRule::kConcatRows) continue;
     node.attrs.Set("view", int64_t{1});
     ++concats;
   }

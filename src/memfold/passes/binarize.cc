@@ -15,8 +15,8 @@ struct Encoding {
 // The encodable mask of a forward node, if it has one and only backward `gradient` nodes read
 // it at input `slot` in the backward pass.
 bool Encodable(const Graph& g, const std::vector<std::vector<NodeId>>& readers,
-               const std::vector<char>& backward, ValueId mask, const char* gradient, size_t slot,
-               std::vector<NodeId>* backward_readers) {
+               const std::vector<char>& backward, ValueId mask, std::string_view gradient,
+               size_t slot, std::vector<NodeId>* backward_readers) {
   for (NodeId r : readers[static_cast<size_t>(mask)]) {
     if (!backward[static_cast<size_t>(r)]) continue;
     const Node& n = g.node(r);
@@ -38,17 +38,15 @@ std::vector<Encoding> FindEncodings(const Graph& g, const TrainingGraph& t) {
   for (size_t pos = 0; pos < t.forward_nodes; ++pos) {
     const NodeId id = g.schedule[pos];
     const Node& n = g.node(id);
-    Encoding e{id, kNoValue, 1.0, {}};
-    if (n.op == "dropout") {
-      e.mask = n.outputs[1];
-      e.value =
-          static_cast<float>(1.0 / (1.0 - n.attrs.Float("rate")));  // the kernel's float scale
-      if (Encodable(g, readers, backward, e.mask, "dropout_grad", 1, &e.readers))
-        found.push_back(e);
-    } else if (n.op == "relu") {
-      e.mask = n.outputs[0];
-      if (Encodable(g, readers, backward, e.mask, "relu_grad", 1, &e.readers)) found.push_back(e);
-    }
+    const BitMaskRule& rule = RulesOf(n).bit_mask;
+    if (rule.output < 0 || n.outputs.size() <= static_cast<size_t>(rule.output)) continue;
+    Encoding e{id,
+               n.outputs[static_cast<size_t>(rule.output)],
+               rule.set_value != nullptr ? rule.set_value(n) : 1.0,
+               {}};
+    if (Encodable(g, readers, backward, e.mask, rule.reader, static_cast<size_t>(rule.reader_input),
+                  &e.readers))
+      found.push_back(e);
   }
   return found;
 }

@@ -27,7 +27,8 @@ bool SameQuantization(const Value& a, const Value& b) {
 // The pad's [top, bottom, left, right] when it pads only H and W of a rank-4 tensor with the
 // zero its reader's padding stands for; empty otherwise.
 std::vector<int64_t> FoldablePads(const Graph& graph, const Node& pad) {
-  if (pad.op != "pad" || pad.inputs.size() != 1 || pad.outputs.size() != 1) return {};
+  if (RulesOf(pad).tile != TileRule::kPad || pad.inputs.size() != 1 || pad.outputs.size() != 1)
+    return {};
   const auto& p = pad.attrs.Ints("paddings");
   const Value& out = graph.value(pad.outputs[0]);
   const Value& in = graph.value(pad.inputs[0]);
@@ -67,7 +68,7 @@ int FoldPads(Graph* graph) {
     const auto& readers = consumers[static_cast<size_t>(padded)];
     if (readers.size() != 1) continue;
     Node& conv = graph->node(readers[0]);
-    if ((conv.op != "conv2d" && conv.op != "depthwise_conv2d") || conv.inputs[0] != padded ||
+    if (RulesOf(conv).tile != TileRule::kConvWindow || conv.inputs[0] != padded ||
         std::count(conv.inputs.begin(), conv.inputs.end(), padded) != 1)
       continue;
     Result<std::vector<int64_t>> combined = CombinedPads(*graph, conv, pads);

@@ -20,15 +20,6 @@
 namespace memfold {
 namespace {
 
-// Ops with an int8 form, and the subsets with quantisation rules of their own.
-const std::set<std::string, std::less<>> kInt8Ops = {
-    "add",        "avg_pool2d", "concat", "conv2d", "depthwise_conv2d", "fully_connected",
-    "max_pool2d", "mean",       "mul",    "pad",    "reshape",          "softmax",
-    "sub"};
-// Output shares the (first) input's quantisation: the int8 kernel moves or averages stored
-// bytes without requantising (TFLite: restrict_same_input_output_scale).
-const std::set<std::string, std::less<>> kSameScaleOps = {"avg_pool2d", "concat", "max_pool2d",
-                                                          "pad", "reshape"};
 constexpr int32_t kMaxSymmetric = 127;  // weights use [-127, 127] (TFLite kMaxQuantizedValue)
 // Ranges narrower than this are widened around zero so the scale is never 0 (as the TFLite
 // MLIR quantiser's ExpandVerySmallRange does).
@@ -47,8 +38,24 @@ void WriteAt(Bytes* bytes, int64_t k, T x) {
 
 // --- calibration ---------------------------------------------------------------------------
 
-bool IsLinear(std::string_view op) {
-  return op == "conv2d" || op == "depthwise_conv2d" || op == "fully_connected";
+Int8Rule RuleOf(const Node& node) { return RulesOf(node).int8; }
+
+// Reads weights (input 1) and a bias (input 2).
+bool IsLinear(const Node& node) { return RuleOf(node) == Int8Rule::kLinear; }
+
+// The output shares its first input's quantisation (or every input's).
+bool IsSameScale(Int8Rule rule) {
+  return rule == Int8Rule::kSameScale || rule == Int8Rule::kSameScaleAll ||
+         rule == Int8Rule::kPadFill;
+}
+
+// The ops with an int8 form, for messages.
+std::string Int8OpNames() {
+  std::string names;
+  for (const OpDef& def : AllOps()) {
+    if (def.int8 != Int8Rule::kNone) names += (names.empty() ? "" : ", ") + std::string(def.name);
+  }
+  return names;
 }
 
 std::string ValueLabel(const Graph& g, ValueId v) { return "value '" + g.value(v).name + "'"; }
@@ -124,13 +131,11 @@ Status CheckQuantizable(const Graph& g) {
   }
   for (NodeId id : g.schedule) {
     const Node& node = g.node(id);
-    if (!kInt8Ops.contains(node.op)) {
-      std::string ops;
-      for (const std::string& op : kInt8Ops) ops += (ops.empty() ? "" : ", ") + op;
+    if (RuleOf(node) == Int8Rule::kNone) {
       return Status::Error("quantisation: node '" + node.name + "' (" + node.op +
-                           ") has no int8 form; int8 models may use " + ops);
+                           ") has no int8 form; int8 models may use " + Int8OpNames());
     }
-    const bool linear = IsLinear(node.op);
+    const bool linear = IsLinear(node);
     for (size_t k = 1; linear && k < node.inputs.size(); ++k) {
       if (node.inputs[k] != kNoValue && !g.value(node.inputs[k]).is_constant()) {
         return Status::Error(
@@ -163,8 +168,9 @@ class ScaleGroups {
     std::iota(parent_.begin(), parent_.end(), 0);
     for (NodeId id : g.schedule) {
       const Node& node = g.node(id);
-      if (!kSameScaleOps.contains(node.op)) continue;
-      const size_t tied = node.op == "concat" ? node.inputs.size() : 1;
+      const Int8Rule rule = RuleOf(node);
+      if (!IsSameScale(rule)) continue;
+      const size_t tied = rule == Int8Rule::kSameScaleAll ? node.inputs.size() : 1;
       for (size_t k = 0; k < tied; ++k) Join(node.inputs[k], node.outputs[0]);
     }
   }
@@ -189,7 +195,7 @@ std::vector<char> ActivationConstants(const Graph& g) {
     const Node& node = g.node(id);
     for (size_t k = 0; k < node.inputs.size(); ++k) {
       const ValueId in = node.inputs[k];
-      if (in == kNoValue || !g.value(in).is_constant() || (IsLinear(node.op) && k > 0)) continue;
+      if (in == kNoValue || !g.value(in).is_constant() || (IsLinear(node) && k > 0)) continue;
       marked[static_cast<size_t>(in)] = 1;
     }
   }
@@ -212,7 +218,8 @@ std::vector<Quantization> ActivationQuantizations(const Graph& g, const Calibrat
   std::vector<char> fixed_softmax(n, 0);
   for (NodeId id : g.schedule) {
     const Node& node = g.node(id);
-    if (node.op == "softmax") fixed_softmax[static_cast<size_t>(groups.Root(node.outputs[0]))] = 1;
+    if (RuleOf(node) == Int8Rule::kFixedSoftmax)
+      fixed_softmax[static_cast<size_t>(groups.Root(node.outputs[0]))] = 1;
   }
   std::vector<Quantization> quant(n);
   for (ValueId v = 0; v < g.num_values(); ++v) {
@@ -387,7 +394,7 @@ class Int8Builder {
   // TFLite's converter writes PAD); other nodes' attributes unchanged.
   Attrs QuantizedAttrs(const Node& node) const {
     Attrs attrs = node.attrs;
-    if (node.op != "pad") return attrs;
+    if (RuleOf(node) != Int8Rule::kPadFill) return attrs;
     const Quantization& q = quant_[static_cast<size_t>(node.outputs[0])];
     const double stored = std::nearbyint(node.attrs.Float("value") / q.scale[0]) +
                           static_cast<double>(q.zero_point[0]);
@@ -399,13 +406,13 @@ class Int8Builder {
   // in *filter for the bias that follows it.
   Value QuantizeConstant(const Node& node, size_t k, Quantization* filter) {
     const Value& v = g_.value(node.inputs[k]);
-    if (IsLinear(node.op) && k == 1) {
-      Value w = node.op == "fully_connected" ? PerTensorFilter(v)
-                                             : PerChannelFilter(v, node.op == "conv2d" ? 0 : 3);
+    if (IsLinear(node) && k == 1) {
+      const int axis = RulesOf(node).int8_filter_axis;
+      Value w = axis < 0 ? PerTensorFilter(v) : PerChannelFilter(v, axis);
       *filter = *w.quant;
       return w;
     }
-    if (IsLinear(node.op) && k == 2) {
+    if (IsLinear(node) && k == 2) {
       return Int32Bias(v, quant_[static_cast<size_t>(node.inputs[0])].scale[0], *filter);
     }
     return AsymmetricConstant(v, quant_[static_cast<size_t>(node.inputs[k])]);

@@ -159,7 +159,7 @@ bool MustNotRecompute(const Graph& graph, const Node& node) {
   for (ValueId in : node.inputs) {          // reads state it may update
     if (in != kNoValue && graph.value(in).role == Role::kState) return true;
   }
-  return node.op == "dropout" || node.layer == "loss";
+  return def->random || node.layer == "loss";
 }
 
 std::vector<char> MirrorChoice(const Graph& g, const TrainingGraph& t) {
@@ -167,7 +167,8 @@ std::vector<char> MirrorChoice(const Graph& g, const TrainingGraph& t) {
   for (size_t pos = 0; pos < t.forward_nodes; ++pos) {
     const Node& n = g.node(g.schedule[pos]);
     choice[static_cast<size_t>(g.schedule[pos])] =
-        !IsComputeHeavy(g, n) && !MustNotRecompute(g, n) && n.op != "concat";
+        !IsComputeHeavy(g, n) && !MustNotRecompute(g, n) &&
+        RulesOf(n).view != ViewRule::kConcatRows;  // as MXNet's mirror: no concatenation
   }
   return choice;
 }

@@ -19,22 +19,12 @@ namespace {
 
 constexpr size_t kAxisH = 1, kAxisW = 2;
 
-bool IsWindowOp(std::string_view op) {
-  return op == "conv2d" || op == "depthwise_conv2d" || op == "max_pool2d" || op == "avg_pool2d";
+bool IsWindowOp(const Node& node) {
+  const TileRule rule = RulesOf(node).tile;
+  return rule == TileRule::kConvWindow || rule == TileRule::kPoolWindow;
 }
 
-bool IsUnaryElementwise(std::string_view op) {
-  for (std::string_view name :
-       {"relu", "relu6", "tanh", "sigmoid", "exp", "neg", "hard_swish", "leaky_relu", "abs", "silu",
-        "gelu", "elu", "square", "quantize", "dequantize"}) {
-    if (op == name) return true;
-  }
-  return false;
-}
-
-bool IsBinaryElementwise(std::string_view op) {
-  return op == "add" || op == "sub" || op == "mul" || op == "maximum" || op == "minimum";
-}
+bool IsSlice(const Node& node) { return RulesOf(node).tile == TileRule::kSlice; }
 
 // How an op maps output indices to input indices along one spatial axis: output o reads
 // input [o * stride - before, o * stride - before + extent). Elementwise ops are the identity,
@@ -77,9 +67,10 @@ std::string NodeLabel(const Graph& graph, int32_t position) {
 }
 
 Result<TileKind> KindOf(const Graph& graph, const Node& node, const std::string& label) {
-  if (IsWindowOp(node.op)) return TileKind::kWindow;
-  if (IsUnaryElementwise(node.op) && node.inputs.size() == 1) return TileKind::kElementwise;
-  if (IsBinaryElementwise(node.op) && node.inputs.size() == 2) {
+  const TileRule rule = RulesOf(node).tile;
+  if (IsWindowOp(node)) return TileKind::kWindow;
+  if (rule == TileRule::kUnary && node.inputs.size() == 1) return TileKind::kElementwise;
+  if (rule == TileRule::kBinary && node.inputs.size() == 2) {
     for (ValueId in : node.inputs) {
       if (in == kNoValue || graph.value(in).is_constant() ||
           graph.value(in).shape != graph.value(node.outputs[0]).shape) {
@@ -88,14 +79,14 @@ Result<TileKind> KindOf(const Graph& graph, const Node& node, const std::string&
     }
     return TileKind::kElementwise;
   }
-  if (node.op == "pad") {
+  if (rule == TileRule::kPad) {
     const auto& pads = node.attrs.Ints("paddings");
     if (pads.size() != 8 || pads[0] != 0 || pads[1] != 0 || pads[6] != 0 || pads[7] != 0) {
       return Status::Error(label + " cannot be split: it pads more than H and W");
     }
     return TileKind::kPad;
   }
-  if (node.op == "slice") {
+  if (rule == TileRule::kSlice) {
     const Value& in = graph.value(node.inputs[0]);
     const Value& out = graph.value(node.outputs[0]);
     if (in.shape.size() != 4 || node.attrs.Ints("begin")[3] != 0 || out.shape[3] != in.shape[3]) {
@@ -142,7 +133,7 @@ Result<RegionOp> RegionOpOf(const Graph& graph, const Node& node) {
   if (op.kind != TileKind::kWindow) return op;
   const Shape& in = graph.value(node.inputs[0]).shape;
   int64_t k_h = 0, k_w = 0;
-  if (node.op == "conv2d" || node.op == "depthwise_conv2d") {
+  if (RulesOf(node).tile == TileRule::kConvWindow) {
     const Shape& filter = graph.value(node.inputs[1]).shape;  // [O or 1, kh, kw, I or C]
     k_h = filter[1];
     k_w = filter[2];
@@ -502,7 +493,7 @@ Status CheckRegionAt(const Graph& graph, const std::vector<std::vector<NodeId>>&
                          " is not inside the schedule of " + std::to_string(size) + " operators");
   }
   for (int32_t pos = first; pos <= last; ++pos) MF_RETURN_IF_ERROR(CheckRegionOp(graph, pos));
-  if (graph.node(graph.schedule[static_cast<size_t>(last)]).op == "slice")
+  if (IsSlice(graph.node(graph.schedule[static_cast<size_t>(last)])))
     return Status::Error(NodeLabel(graph, last) + ": a region cannot end with a slice");
   return CheckPrivate(graph, consumers, position, first, last);
 }
@@ -638,8 +629,7 @@ std::vector<std::pair<int32_t, int32_t>> RegionsNearPeak(const Graph& graph, int
     return first >= 0 && last < size && first <= last &&
            std::all_of(op_ok.begin() + first, op_ok.begin() + last + 1,
                        [](char ok) { return ok; }) &&
-           node_at(last).op != "slice" &&
-           CheckPrivate(graph, consumers, position, first, last).ok();
+           !IsSlice(node_at(last)) && CheckPrivate(graph, consumers, position, first, last).ok();
   };
   std::vector<std::pair<int32_t, int32_t>> regions;
   const int32_t peak = std::min(peak_position, size - 1);

@@ -26,11 +26,19 @@ PlannedTraining WithoutGraph(PlannedTraining* p) {
   return shell;
 }
 
-Status CheckNames(const std::string& strategy, const std::string& planner) {
-  if (strategy != "none" && strategy != "mirror" && strategy != "echo") {
-    return Status::Error("strategy must be none, mirror or echo, not '" + strategy + "'");
-  }
-  return FindStrategy(planner).status();
+constexpr RecomputationStrategy kRecomputations[] = {
+    {"none", Recomputation::kNone, "keep every feature map the backward pass reads"},
+    {"mirror", Recomputation::kMirror,
+     "Chen et al.'s blanket choice: recompute every cheap layer's output"},
+    {"echo", Recomputation::kEcho,
+     "recompute what lowers the whole graph's footprint (with reuse), never the expensive "
+     "layers whose gradient does not need their output; 1-bit masks; never worse"},
+};
+
+// `p` marked as the graph of `kind`.
+void Keep(PlannedTraining* p, Recomputation kind) {
+  p->kept = kind;
+  p->chosen_strategy = std::string(NameOf(kind));
 }
 
 double MillisecondsSince(std::chrono::steady_clock::time_point start) {
@@ -40,9 +48,28 @@ double MillisecondsSince(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
+std::span<const RecomputationStrategy> RecomputationStrategies() { return kRecomputations; }
+
+Result<const RecomputationStrategy*> FindRecomputation(std::string_view name) {
+  std::string names;
+  for (const RecomputationStrategy& s : kRecomputations) {
+    if (s.name == name) return &s;
+    names += (names.empty() ? "" : ", ") + std::string(s.name);
+  }
+  return Status::Error("strategy must be one of " + names + ", not '" + std::string(name) + "'");
+}
+
+std::string_view NameOf(Recomputation kind) {
+  for (const RecomputationStrategy& s : kRecomputations) {
+    if (s.kind == kind) return s.name;
+  }
+  return "";
+}
+
 Result<PlannedTraining> PlanTraining(Graph forward, const std::string& strategy,
                                      const TrainingConfig& config, const std::string& planner) {
-  MF_RETURN_IF_ERROR(CheckNames(strategy, planner));
+  MF_RETURN_IF_ERROR(FindRecomputation(strategy).status());
+  MF_RETURN_IF_ERROR(FindStrategy(planner).status());
   const auto start = std::chrono::steady_clock::now();
   MF_ASSIGN_OR_RETURN(TrainingGraph training, BuildTrainingGraph(&forward, config));
   MF_ASSIGN_OR_RETURN(PlannedTraining p,
@@ -53,11 +80,13 @@ Result<PlannedTraining> PlanTraining(Graph forward, const std::string& strategy,
 
 Result<PlannedTraining> PlanTrainingStep(Graph graph, const TrainingGraph& training,
                                          const std::string& strategy, const std::string& planner) {
-  MF_RETURN_IF_ERROR(CheckNames(strategy, planner));
+  MF_ASSIGN_OR_RETURN(const RecomputationStrategy* row, FindRecomputation(strategy));
+  MF_RETURN_IF_ERROR(FindStrategy(planner).status());
   const auto start = std::chrono::steady_clock::now();
   PlannedTraining base;
   base.graph = std::move(graph);
   base.strategy = strategy;
+  base.recomputation = row->kind;
   base.training = training;
   base.recomputed.assign(static_cast<size_t>(base.graph.num_nodes()), 0);
   for (size_t pos = 0; pos < base.training.forward_nodes; ++pos) {
@@ -72,14 +101,14 @@ Result<PlannedTraining> PlanTrainingStep(Graph graph, const TrainingGraph& train
     return p;
   };
   PlannedTraining chosen;
-  if (strategy == "none") {
+  if (row->kind == Recomputation::kNone) {
     MF_ASSIGN_OR_RETURN(chosen, Finish(std::move(base), planner));
-    chosen.chosen_strategy = "none";
-  } else if (strategy == "mirror") {
+    Keep(&chosen, Recomputation::kNone);
+  } else if (row->kind == Recomputation::kMirror) {
     const std::vector<char> choice = MirrorChoice(base.graph, base.training);
     MF_ASSIGN_OR_RETURN(PlannedTraining mirror, with_recomputation(std::move(base), choice));
     MF_ASSIGN_OR_RETURN(chosen, Finish(std::move(mirror), planner));
-    chosen.chosen_strategy = "mirror";
+    Keep(&chosen, Recomputation::kMirror);
   } else {
     // Echo's choice with 1-bit masks, checked against the baseline (the paper's guarantee) and
     // against Mirror's blanket choice: the smallest plan is kept. A rival is planned only when
@@ -98,7 +127,7 @@ Result<PlannedTraining> PlanTrainingStep(Graph graph, const TrainingGraph& train
     MF_ASSIGN_OR_RETURN(PlannedTraining echo, with_recomputation(std::move(base), echo_choice));
     BinarizeMasks(&echo.graph, &echo.training);
     MF_ASSIGN_OR_RETURN(chosen, Finish(std::move(echo), planner));
-    chosen.chosen_strategy = "echo";
+    Keep(&chosen, Recomputation::kEcho);
     const int64_t echo_own = chosen.profile.breakdown.total();
     const bool baseline_may_win = baseline_floor <= echo_own;
     if (baseline_may_win || mirror_floor < echo_own) {
@@ -113,18 +142,19 @@ Result<PlannedTraining> PlanTrainingStep(Graph graph, const TrainingGraph& train
       MF_ASSIGN_OR_RETURN(mirror, Finish(std::move(mirror), planner));
       if (mirror.profile.breakdown.total() < echo_own) {
         chosen = std::move(mirror);
-        chosen.chosen_strategy = "mirror";
+        Keep(&chosen, Recomputation::kMirror);
       }
     }
     if (baseline_may_win) {
       MF_ASSIGN_OR_RETURN(PlannedTraining baseline, Finish(std::move(base), planner));
       if (chosen.profile.breakdown.total() >= baseline.profile.breakdown.total()) {
         chosen = std::move(baseline);
-        chosen.chosen_strategy = "none";
+        Keep(&chosen, Recomputation::kNone);
         chosen.fell_back = true;
       }
     }
     chosen.strategy = strategy;
+    chosen.recomputation = row->kind;
     chosen.echo_own_bytes = echo_own;
   }
   chosen.plan_ms = MillisecondsSince(start);

@@ -5,7 +5,9 @@
 // Cost: the passes' and the planner's (under 300 ms for the full-size reference models).
 #pragma once
 
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "memfold/base/status.h"
@@ -15,6 +17,19 @@
 #include "memfold/plan/profile.h"
 
 namespace memfold {
+
+// The recomputation strategies a training step can be planned under: one row each, in the
+// order tables and pictures show them. Names are what users type and JSON reports.
+enum class Recomputation { kNone, kMirror, kEcho };
+struct RecomputationStrategy {
+  std::string_view name;
+  Recomputation kind;
+  std::string_view summary;  // one line for people
+};
+std::span<const RecomputationStrategy> RecomputationStrategies();
+// The row named `name`, or an error listing every name.
+Result<const RecomputationStrategy*> FindRecomputation(std::string_view name);
+std::string_view NameOf(Recomputation kind);
 
 // One training step planned under a recomputation strategy ("none", "mirror", "echo"): the
 // pipeline gradient -> (recomputation) -> plan, and the footprint profile. Echo plans its own
@@ -28,13 +43,15 @@ struct PlannedTraining {
   TrainingGraph training;
   GraphPlan plan;
   MemoryProfile profile;
-  std::string strategy;
+  std::string strategy;  // the row asked for (its name)
+  Recomputation recomputation = Recomputation::kNone;
   int recomputed_nodes = 0;
   double recompute_flops = 0;
   double forward_flops = 0;
   std::string chosen_strategy;  // whose graph this is: echo, mirror or none
-  bool fell_back = false;       // echo only: the baseline was at least as small
-  int64_t echo_own_bytes = 0;   // echo only: the footprint of Echo's own graph
+  Recomputation kept = Recomputation::kNone;
+  bool fell_back = false;      // echo only: the baseline was at least as small
+  int64_t echo_own_bytes = 0;  // echo only: the footprint of Echo's own graph
   // The forward nodes the kept graph recomputes, indexed by node id of the training graph
   // before recomputation (all zero for the baseline).
   std::vector<char> recomputed;

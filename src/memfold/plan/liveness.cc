@@ -14,7 +14,9 @@ bool NeedsArena(const Value& value) {
          value.role != Role::kStreamed && value.role != Role::kOptimizerState && value.bytes() > 0;
 }
 
-bool WantsView(const Node& node) {
+// Whether `node` is an op of view rule `rule` asked to be a copy-free view (attribute view).
+bool WantsView(const Node& node, ViewRule rule) {
+  if (RulesOf(node).view != rule) return false;
   const AttrValue* view = node.attrs.Find("view");
   return view != nullptr && std::holds_alternative<int64_t>(*view) && std::get<int64_t>(*view) != 0;
 }
@@ -49,7 +51,7 @@ bool CanLiveInsideConcat(const Graph& graph, const std::vector<std::vector<NodeI
   const Node& producer = graph.node(value.producer);
   const OpDef* def = OpOf(producer);
   return def != nullptr && !def->alias && def->updates_input.empty() &&
-         producer.outputs.size() == 1 && !(producer.op == "slice" && WantsView(producer));
+         producer.outputs.size() == 1 && !WantsView(producer, ViewRule::kSliceRows);
 }
 
 // Places each eligible input of a view concat inside the concat's output: back to back along
@@ -136,7 +138,7 @@ std::vector<char> GraphInterface(const Graph& graph) {
 // View concats first, in reverse schedule order so that a concat nested in another already
 // knows its place; then view slices and the values that share bytes (plan/shared_storage.h) in
 // schedule order, so that a chain of views resolves to its first buffer.
-Storage StorageRoots(const Graph& graph) {
+Storage StorageRoots(const Graph& graph, const SharedStorage& shared) {
   Storage storage;
   const auto num_values = static_cast<size_t>(graph.num_values());
   storage.root.resize(num_values);
@@ -149,15 +151,14 @@ Storage StorageRoots(const Graph& graph) {
   for (auto it = graph.schedule.rbegin(); it != graph.schedule.rend(); ++it) {
     const NodeId id = *it;
     const Node& node = graph.node(id);
-    if (node.op != "concat" || !WantsView(node)) continue;
+    if (!WantsView(node, ViewRule::kConcatRows)) continue;
     if (consumers.empty()) consumers = graph.Consumers();
     storage.copy_free[static_cast<size_t>(id)] =
         PlaceConcatInputs(graph, consumers, is_io, node, &storage);
   }
-  const SharedStorage shared = ComputeSharedStorage(graph);
   for (NodeId id : graph.schedule) {
     const Node& node = graph.node(id);
-    if (node.op == "slice" && WantsView(node)) {
+    if (WantsView(node, ViewRule::kSliceRows)) {
       if (consumers.empty()) consumers = graph.Consumers();
       storage.copy_free[static_cast<size_t>(id)] =
           PlaceSliceOutput(graph, consumers, is_io, node, &storage);
@@ -195,7 +196,8 @@ void AddScratchRequests(const Graph& graph, Liveness* live) {
 
 Liveness ComputeLiveness(const Graph& graph) {
   const auto num_values = static_cast<size_t>(graph.num_values());
-  Storage storage = StorageRoots(graph);
+  SharedStorage shared = ComputeSharedStorage(graph);
+  Storage storage = StorageRoots(graph, shared);
   const std::vector<ValueId>& root = storage.root;
   std::vector<int32_t> first(num_values, -1), last(num_values, -1);
   auto touch = [&](ValueId v, int32_t time) {
@@ -212,6 +214,7 @@ Liveness ComputeLiveness(const Graph& graph) {
     for (ValueId out : node.outputs) touch(out, NodeTime(pos));
   }
   Liveness live;
+  live.shared = std::move(shared);
   live.end_time = NodeTime(graph.schedule.size());
   for (ValueId v : graph.outputs) touch(v, live.end_time);
 

@@ -32,6 +32,7 @@
 
 #include "memfold/ir/graph.h"
 #include "memfold/placement/buffer.h"
+#include "memfold/plan/shared_storage.h"
 
 namespace memfold {
 
@@ -53,6 +54,9 @@ struct Liveness {
   std::vector<RowLayout> view_rows;  // per value; empty means all contiguous
   std::vector<char> copy_free;       // per node: a view concat/slice the planned executor skips
   int32_t end_time = 0;              // when the caller reads the outputs: number of nodes + 1
+  // Which values share bytes (aliases, in-place updates) and which outlive a run: derived once
+  // here, read by the planners, the executor and the code generator.
+  SharedStorage shared;
 };
 
 inline constexpr int32_t kNoBuffer = -1;

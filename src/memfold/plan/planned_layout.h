@@ -27,8 +27,8 @@ struct ValueHome {
   ValueId owner = kNoValue;  // kConstant, kPersistent: the value whose bytes these are
 };
 
-std::vector<ValueHome> PlannedHomes(const Graph& graph, const SharedStorage& shared,
-                                    const Liveness& live, const Plan& plan);
+// Storage sharing comes from `live` (Liveness::shared).
+std::vector<ValueHome> PlannedHomes(const Graph& graph, const Liveness& live, const Plan& plan);
 
 // The bytes a persistent value starts with: a constant's data; TFLite state as TFLM's
 // ResetVariableTensors leaves it (int8 filled with its zero point); anything else zero.

@@ -1,4 +1,4 @@
-#include "memfold/io/model_loader.h"
+#include "memfold/pipeline/model_loader.h"
 
 #include <filesystem>
 #include <new>

@@ -1,11 +1,11 @@
-#include "memfold/exec/planned_layout.h"
+#include "memfold/plan/planned_layout.h"
 
 #include <algorithm>
 
 namespace memfold {
 
-std::vector<ValueHome> PlannedHomes(const Graph& graph, const SharedStorage& shared,
-                                    const Liveness& live, const Plan& plan) {
+std::vector<ValueHome> PlannedHomes(const Graph& graph, const Liveness& live, const Plan& plan) {
+  const SharedStorage& shared = live.shared;
   std::vector<ValueHome> homes(static_cast<size_t>(graph.num_values()));
   for (ValueId v = 0; v < graph.num_values(); ++v) {
     const auto k = static_cast<size_t>(v);

@@ -1,0 +1,74 @@
+// A planned program on a micro-controller: the tree `memfold compile` writes (the generated
+// model and harness, compile/codegen.h, in a tree of compile/device_build.h), whether it fits
+// the board at all, and with a run its build, its run under QEMU and its outputs compared with
+// the host's proven planned run, RAM and flash measured on the binary.
+//
+// Preconditions: the program is an inference model whose operators have device kernels
+// (CheckCompilable says which do not). Cost: code generation is O(model); a run is the cross
+// build and the emulation (bounded by compile/device_build.h's timeouts).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "memfold/base/status.h"
+#include "memfold/compile/codegen.h"
+#include "memfold/compile/device_build.h"
+#include "memfold/exec/checked_run.h"
+#include "memfold/pipeline/program.h"
+
+namespace memfold {
+
+// Bytes the model's constants (flash) and persistent state (RAM) take on the board.
+struct StaticBytes {
+  int64_t constants = 0;
+  int64_t state = 0;
+};
+StaticBytes CountStatic(const PlannedProgram& program);
+
+// An error naming both sizes when a model cannot fit the board at all: its constants beyond
+// the flash, or its arena, state and stack beyond the RAM.
+Status CheckFitsBoard(const StaticBytes& counted, int64_t arena, const Board& board);
+
+struct CompiledTree {
+  std::vector<GeneratedFile> files;  // model/<name>.{h,cc} and the harness model/main.cc
+  StaticBytes counted;
+};
+
+// Generates the tree's model and harness (run on `inputs`) after checking the program compiles
+// and fits `board` (errors name both sizes), and writes the tree under `options.dir`.
+Result<CompiledTree> CompileProgram(const PlannedProgram& program, const CodegenOptions& codegen,
+                                    const std::vector<Bytes>& inputs, const Board& board,
+                                    const std::string& dir);
+
+// How far a float32 output of the device is from the host's: largest |difference| and ulps.
+struct FloatDifference {
+  double max_abs = 0;
+  int64_t max_ulp = 0;
+};
+FloatDifference CompareFloats(const Bytes& device, const Bytes& host);
+
+// The figures of a run on the board, measured on the binary and on the target.
+struct Measured {
+  std::map<std::string, int64_t> sections;
+  int64_t arena = 0, other_ram = 0, stack = 0, flash = 0;
+  int64_t ram() const { return arena + other_ram + stack; }
+};
+
+struct BoardRun {
+  CheckedRun host;  // the host's planned run, every read compared with the unplanned one
+  std::string elf;
+  Measured measured;
+  std::vector<Bytes> outputs;  // the device's
+  bool identical = false;      // the device's outputs are the host's, bit for bit
+  bool agrees = false;         // ... or float32 outputs within the targets' libm rounding
+};
+
+// Runs the program on the host (checked) and the tree `build` names on `board` under QEMU.
+// Errors: a host run that differs from the unplanned one, a missing toolchain, a failed build
+// or emulation.
+Result<BoardRun> RunProgramOnBoard(const PlannedProgram& program, const std::vector<Bytes>& inputs,
+                                   const BuildOptions& build, const Board& board);
+
+}  // namespace memfold
