@@ -147,8 +147,10 @@ Result<std::optional<BoxKey>> KeyOf(const Graph& original, const Graph& planned,
 // every read of a state tensor, in order.
 class ReferenceRecorder final : public RunMonitor {
  public:
-  ReferenceRecorder(const Graph& original, std::map<ValueId, std::vector<BoxKey>> wanted)
-      : original_(original), shared_(ComputeSharedStorage(original)), wanted_(std::move(wanted)) {}
+  // `persistent`: per value of `original`, whether its bytes outlive a run (SharedStorage).
+  ReferenceRecorder(const Graph& original, std::vector<char> persistent,
+                    std::map<ValueId, std::vector<BoxKey>> wanted)
+      : original_(original), persistent_(std::move(persistent)), wanted_(std::move(wanted)) {}
 
   Status Started(const std::vector<std::byte*>& where, const std::byte*) override {
     for (const auto& [v, boxes] : wanted_) {
@@ -160,7 +162,7 @@ class ReferenceRecorder final : public RunMonitor {
   }
   Result<AccessWatch*> Before(size_t, const Node& node, const KernelContext& args) override {
     for (size_t k = 0; k < node.inputs.size(); ++k) {
-      if (node.inputs[k] != kNoValue && shared_.persistent[static_cast<size_t>(node.inputs[k])]) {
+      if (node.inputs[k] != kNoValue && persistent_[static_cast<size_t>(node.inputs[k])]) {
         state_reads_[node.inputs[k]].push_back(HashOf(args.inputs[k]));
       }
     }
@@ -189,7 +191,7 @@ class ReferenceRecorder final : public RunMonitor {
   }
 
   const Graph& original_;
-  SharedStorage shared_;  // persistent values are compared read by read, in order
+  std::vector<char> persistent_;  // persistent values are compared read by read, in order
   std::map<ValueId, std::vector<BoxKey>> wanted_;
   std::map<BoxKey, uint64_t> hashes_;
   std::map<ValueId, std::vector<uint64_t>> state_reads_;
@@ -541,9 +543,11 @@ Result<CheckedRunner> CheckedRunner::Make(const Graph& original, const Graph& pl
   auto reference = std::make_shared<ReferenceRun>();
   std::map<ValueId, std::vector<BoxKey>> wanted;
   MF_RETURN_IF_ERROR(CollectKeys(original, planned, &reference->keys, &wanted));
-  reference->hashes = std::make_unique<ReferenceRecorder>(original, std::move(wanted));
-  MF_ASSIGN_OR_RETURN(reference->outputs,
-                      RunUnplanned(original, inputs, {.monitor = reference->hashes.get()}));
+  Session unplanned(original);
+  reference->hashes = std::make_unique<ReferenceRecorder>(original, unplanned.shared().persistent,
+                                                          std::move(wanted));
+  MF_ASSIGN_OR_RETURN(reference->outputs, unplanned.Run(inputs, nullptr, nullptr,
+                                                        {.monitor = reference->hashes.get()}));
   CheckedRunner runner;
   runner.planned_ = &planned;
   runner.inputs_ = inputs;

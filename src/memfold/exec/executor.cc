@@ -176,18 +176,81 @@ void Capture(const Graph& graph, const Node& node, const std::vector<std::byte*>
   }
 }
 
+}  // namespace
+
+// Where a run keeps its values: the two paths of Session::Run. Binding happens once, after
+// persistent and streamed values are bound and before constants are; then, per operator,
+// Prepare gives it its scratch and buffers and Finish releases what died.
+class RunMemory {
+ public:
+  virtual ~RunMemory() = default;
+  virtual void Bind(std::vector<std::byte*>* where) = 0;
+  // The planned arena, or null.
+  virtual const std::byte* arena() const { return nullptr; }
+  // The row layouts of view values, or null (ArgsOf).
+  virtual const Liveness* views() const { return nullptr; }
+  // Before operator `pos`: its scratch buffers (and, unplanned, its values' buffers).
+  virtual void Prepare(size_t pos, const Node& node, std::vector<std::byte*>* where,
+                       std::vector<std::byte*>* scratch) = 0;
+  // Whether the operator's outputs are in place already (a copy-free view concatenation).
+  virtual bool InPlace(NodeId id) const { return false; }
+  virtual void Finish(size_t pos) {}
+  // Every byte the run allocated for computed values and scratch.
+  virtual int64_t allocated_bytes() const = 0;
+};
+
+namespace {
+
+// A planned run's memory: one arena laid out by the plan, every value at its home
+// (plan/planned_layout.h); with `poison`, each buffer's bytes are poisoned when it starts.
+class PlannedMemory final : public RunMemory {
+ public:
+  PlannedMemory(const Graph& graph, const Liveness& live, const Plan& plan, ArenaMemory* memory,
+                bool poison)
+      : graph_(graph), live_(live), plan_(plan), poison_(poison) {
+    arena_ = memory->Reserve(plan.arena_bytes);
+    if (poison_) std::fill(arena_, arena_ + plan.arena_bytes, kPoison);
+  }
+
+  void Bind(std::vector<std::byte*>* where) override {
+    const std::vector<ValueHome> homes = PlannedHomes(graph_, live_, plan_);
+    for (ValueId v = 0; v < graph_.num_values(); ++v) {
+      if (homes[static_cast<size_t>(v)].home == Home::kArena)
+        (*where)[static_cast<size_t>(v)] = arena_ + homes[static_cast<size_t>(v)].offset;
+    }
+    if (poison_) PoisonStartingBuffers(live_, plan_, 0, arena_);
+  }
+  const std::byte* arena() const override { return arena_; }
+  const Liveness* views() const override { return &live_; }
+  void Prepare(size_t pos, const Node& node, std::vector<std::byte*>*,
+               std::vector<std::byte*>* scratch) override {
+    if (poison_) PoisonStartingBuffers(live_, plan_, NodeTime(pos), arena_);
+    for (int32_t r : live_.scratch_of[static_cast<size_t>(graph_.schedule[pos])])
+      scratch->push_back(arena_ + plan_.offsets[static_cast<size_t>(r)]);
+  }
+  bool InPlace(NodeId id) const override { return AlreadyInPlace(live_, id); }
+  int64_t allocated_bytes() const override { return plan_.arena_bytes; }
+
+ private:
+  const Graph& graph_;
+  const Liveness& live_;
+  const Plan& plan_;
+  bool poison_;
+  std::byte* arena_ = nullptr;
+};
+
 // An unplanned run's memory: every computed value (every root of shared storage) gets a
 // poisoned buffer of its own when its producer runs, or at the start if it is fed, and loses it
 // after the last operator that reads or writes it, so the run holds only the values live at the
 // current step (graph outputs until the end). O(V + E) to set up.
-class UnplannedMemory {
+class UnplannedMemory final : public RunMemory {
  public:
   UnplannedMemory(const Graph& graph, const SharedStorage& shared)
       : graph_(graph), shared_(shared) {}
 
   // Gives the values nothing produces (graph inputs, unwritten tensors) their buffers, and
-  // works out when each buffer dies. Call once, after persistent and streamed values are bound.
-  void BindFed(std::vector<std::byte*>* where) {
+  // works out when each buffer dies.
+  void Bind(std::vector<std::byte*>* where) override {
     const auto values = static_cast<size_t>(graph_.num_values());
     own_.resize(values);
     owned_.assign(values, 0);
@@ -210,8 +273,18 @@ class UnplannedMemory {
     }
   }
 
-  // Allocates the outputs of `node` and points every value it touches at its root's buffer.
-  void BindNode(const Node& node, std::vector<std::byte*>* where) {
+  // Gives the operator its scratch, allocates its outputs and points every value it touches at
+  // its root's buffer.
+  void Prepare(size_t, const Node& node, std::vector<std::byte*>* where,
+               std::vector<std::byte*>* scratch) override {
+    scratch_.clear();
+    if (const OpDef* def = OpOf(node); def->scratch != nullptr) {
+      for (int64_t bytes : def->scratch(graph_, node)) {
+        scratch_.emplace_back(static_cast<size_t>(bytes), kPoison);
+        scratch->push_back(scratch_.back().data());
+        allocated_ += bytes;
+      }
+    }
     for (const std::vector<ValueId>* list : {&node.inputs, &node.outputs}) {
       for (ValueId v : *list) {
         if (v == kNoValue) continue;
@@ -224,16 +297,15 @@ class UnplannedMemory {
   }
 
   // Frees the buffers whose last use was the operator at `pos`.
-  void ReleaseDead(size_t pos) {
+  void Finish(size_t pos) override {
     const auto& dying = dies_at_.find(static_cast<int64_t>(pos));
     if (dying == dies_at_.end()) return;
     for (ValueId v : dying->second) Bytes().swap(own_[static_cast<size_t>(v)]);
     dies_at_.erase(dying);
   }
 
-  void AddScratch(int64_t bytes) { allocated_ += bytes; }
   // Every byte allocated during the run (not the peak: what one buffer per value would take).
-  int64_t allocated_bytes() const { return allocated_; }
+  int64_t allocated_bytes() const override { return allocated_; }
 
  private:
   void Use(ValueId v, int64_t pos) {
@@ -258,6 +330,7 @@ class UnplannedMemory {
   std::vector<char> owned_;        // per value: a root this run allocates
   std::vector<int64_t> last_use_;  // per root: the last schedule position touching it
   std::map<int64_t, std::vector<ValueId>> dies_at_;
+  std::vector<Bytes> scratch_;  // the current operator's
   int64_t allocated_ = 0;
 };
 
@@ -291,51 +364,36 @@ int64_t Session::persistent_bytes() const {
 
 Result<RunOutputs> Session::Run(const std::vector<Bytes>& inputs, const Liveness* live,
                                 const Plan* plan, const ExecOptions& options) {
+  MF_RETURN_IF_ERROR(CheckRunnable(graph_, inputs));
+  if (live != nullptr && plan != nullptr) {
+    PlannedMemory memory(graph_, *live, *plan, &arena_, options.poison);
+    return RunIn(&memory, inputs, options);
+  }
+  UnplannedMemory memory(graph_, shared_);
+  return RunIn(&memory, inputs, options);
+}
+
+Result<RunOutputs> Session::RunIn(RunMemory* memory, const std::vector<Bytes>& inputs,
+                                  const ExecOptions& options) {
   const Graph& graph = graph_;
-  MF_RETURN_IF_ERROR(CheckRunnable(graph, inputs));
-  const bool planned = live != nullptr && plan != nullptr;
   std::vector<std::byte*> where(static_cast<size_t>(graph.num_values()), nullptr);
   for (ValueId v = 0; v < graph.num_values(); ++v) {
     if (OwnsPersistentBytes(v))
       where[static_cast<size_t>(v)] = storage_[static_cast<size_t>(v)].data();
   }
   BindStreamedInputs(graph, inputs, &where);
-  std::byte* const arena = planned ? arena_.Reserve(plan->arena_bytes) : nullptr;
-  if (planned && options.poison) std::fill(arena, arena + plan->arena_bytes, kPoison);
-  UnplannedMemory own(graph, shared_);  // unplanned: one buffer per value while it lives
-  if (planned) {
-    const std::vector<ValueHome> homes = PlannedHomes(graph, *live, *plan);
-    for (ValueId v = 0; v < graph.num_values(); ++v) {
-      if (homes[static_cast<size_t>(v)].home == Home::kArena)
-        where[static_cast<size_t>(v)] = arena + homes[static_cast<size_t>(v)].offset;
-    }
-  } else {
-    own.BindFed(&where);
-  }
+  memory->Bind(&where);
   BindConstantsAndShared(graph, shared_, &where);
   std::vector<Bytes> captured(options.capture.size());
-  if (planned && options.poison) PoisonStartingBuffers(*live, *plan, 0, arena);
   CopyInputs(graph, inputs, where);
   RunMonitor* monitor = options.monitor;
-  if (monitor != nullptr) MF_RETURN_IF_ERROR(monitor->Started(where, planned ? arena : nullptr));
+  if (monitor != nullptr) MF_RETURN_IF_ERROR(monitor->Started(where, memory->arena()));
   for (size_t pos = 0; pos < graph.schedule.size(); ++pos) {
     const NodeId id = graph.schedule[pos];
     const Node& node = graph.node(id);
-    std::vector<Bytes> scratch_storage;
     std::vector<std::byte*> scratch;
-    if (planned) {
-      if (options.poison) PoisonStartingBuffers(*live, *plan, NodeTime(pos), arena);
-      for (int32_t r : live->scratch_of[static_cast<size_t>(id)])
-        scratch.push_back(arena + plan->offsets[static_cast<size_t>(r)]);
-    } else if (const OpDef* def = OpOf(node); def->scratch != nullptr) {
-      for (int64_t bytes : def->scratch(graph, node)) {
-        scratch_storage.emplace_back(static_cast<size_t>(bytes), kPoison);
-        scratch.push_back(scratch_storage.back().data());
-        own.AddScratch(bytes);
-      }
-    }
-    if (!planned) own.BindNode(node, &where);
-    const NodeKernelArgs args = ArgsOf(graph, node, where, planned ? live : nullptr);
+    memory->Prepare(pos, node, &where, &scratch);
+    const NodeKernelArgs args = ArgsOf(graph, node, where, memory->views());
     KernelError kernel_error;
     KernelContext context = args.Context(scratch);
     context.error = &kernel_error;
@@ -343,7 +401,7 @@ Result<RunOutputs> Session::Run(const std::vector<Bytes>& inputs, const Liveness
     if (monitor != nullptr) {
       MF_ASSIGN_OR_RETURN(watch, monitor->Before(pos, node, context));
     }
-    const bool runs = !OpOf(node)->alias && !(planned && AlreadyInPlace(*live, id));
+    const bool runs = !OpOf(node)->alias && !memory->InPlace(id);
     const auto start = std::chrono::steady_clock::now();
     if (const int64_t fetched = FetchedInput(graph, node); runs && fetched >= 0 && options.fetch) {
       MF_RETURN_IF_ERROR(Fetch(graph, node, static_cast<size_t>(fetched), context, options));
@@ -361,13 +419,12 @@ Result<RunOutputs> Session::Run(const std::vector<Bytes>& inputs, const Liveness
     }
     if (monitor != nullptr) MF_RETURN_IF_ERROR(monitor->After(pos, node, context, runs));
     Capture(graph, node, where, options.capture, &captured);
-    if (!planned) own.ReleaseDead(pos);
+    memory->Finish(pos);
   }
   if (monitor != nullptr) MF_RETURN_IF_ERROR(monitor->Finished(where));
   RunOutputs result = CollectOutputs(graph, where);
   result.captured = std::move(captured);
-  result.allocated_bytes =
-      persistent_bytes() + (planned ? plan->arena_bytes : own.allocated_bytes());
+  result.allocated_bytes = persistent_bytes() + memory->allocated_bytes();
   return result;
 }
 

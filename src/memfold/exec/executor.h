@@ -103,6 +103,8 @@ class ArenaMemory {
   size_t size_ = 0;
 };
 
+class RunMemory;  // where a run keeps its values: planned (one arena) or unplanned (executor.cc)
+
 class Session {
  public:
   // Copies the initial contents of every persistent tensor; `graph` must outlive the session.
@@ -115,9 +117,14 @@ class Session {
   const Bytes* Persistent(ValueId value) const;
   // Bytes of persistent memory (weights updated in place, optimizer and other state).
   int64_t persistent_bytes() const;
+  // Which values of the graph share bytes and which outlive a run.
+  const SharedStorage& shared() const { return shared_; }
 
  private:
   bool OwnsPersistentBytes(ValueId v) const;  // persistent, and the root of its storage
+  // The run itself, the same for both kinds of memory.
+  Result<RunOutputs> RunIn(RunMemory* memory, const std::vector<Bytes>& inputs,
+                           const ExecOptions& options);
 
   const Graph& graph_;
   SharedStorage shared_;

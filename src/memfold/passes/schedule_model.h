@@ -115,7 +115,7 @@ class StepModel {
     for (ValueId v : graph.inputs) MarkBuffer(live, v, &BufferInfo::from_start);
     for (ValueId v : graph.outputs) MarkBuffer(live, v, &BufferInfo::to_end);
     for (NodeId id = 0; id < n; ++id) DescribeNode(graph, live, id);
-    AddDependences(graph);
+    AddDependences(graph, live.shared);
     if (n <= closure_nodes) ancestors_ = Ancestors();
     for (NodeId id = 0; id < n; ++id) AddOverlapCandidates(graph, live, source, id);
     for (const BufferInfo& b : buffers_) {
@@ -309,7 +309,7 @@ class StepModel {
   }
 
   // Data dependences, and the file's order among the nodes that touch storage written in place.
-  void AddDependences(const Graph& graph) {
+  void AddDependences(const Graph& graph, const SharedStorage& shared) {
     auto depend = [&](NodeId before, NodeId after) {
       if (before == after) return;
       AddUnique(&nodes_[static_cast<size_t>(after)].preds, before);
@@ -321,7 +321,6 @@ class StepModel {
           depend(graph.value(v).producer, id);
       }
     }
-    const SharedStorage shared = ComputeSharedStorage(graph);
     std::vector<NodeId> last_toucher(shared.root.size(), kNoNode);
     for (NodeId id : graph.schedule) {
       const Node& node = graph.node(id);

@@ -724,7 +724,9 @@ struct Planned {
   int32_t peak_time = 0;
   std::shared_ptr<const GraphPlan> exact;  // a finalist's refined plan
 };
-struct PlanMemo : std::map<std::string, Planned> {
+// Every candidate planned so far, by search key, and what planning them cost.
+struct PlanMemo {
+  std::map<std::string, Planned> by_key;
   double work = 0;      // placement work spent on candidates: the sum of their buffers squared
   int32_t planned = 0;  // candidates planned
 };
@@ -743,10 +745,10 @@ Result<std::optional<int64_t>> TryRegionSplit(const Graph& graph, const std::str
                                               SplitRanking ranking, PlanMemo* memo,
                                               int32_t* planned, std::vector<Candidate>* best) {
   const std::string key = history + SplitKey(split);
-  auto known = memo->find(key);
+  auto known = memo->by_key.find(key);
   std::optional<Graph> graph_split;
   SplitStats stats;
-  if (known == memo->end()) {
+  if (known == memo->by_key.end()) {
     if (memo->work >= options.max_search_work || memo->planned >= options.max_candidates)
       return std::optional<int64_t>{};
     // The same splits before leave the same budget: over it is remembered as refused.
@@ -767,7 +769,7 @@ Result<std::optional<int64_t>> TryRegionSplit(const Graph& graph, const std::str
       found.peak_time = plan.peak_time;
       graph_split = std::move(*rewritten);
     }
-    known = memo->emplace(key, found).first;
+    known = memo->by_key.emplace(key, found).first;
   }
   const Planned& found = known->second;
   if (!found.ok || found.extra_flops > flops_left) return std::optional<int64_t>{};
@@ -876,13 +878,13 @@ Result<SplitResult> SplitRounds(const Graph& graph, const GraphPlan& plan,
     std::optional<Candidate> best;
     for (Candidate& candidate : finalists) {
       const std::string key = history + SplitKey(candidate.stage.split) + "exact";
-      auto exact = memo->find(key);
-      if (exact == memo->end()) {
+      auto exact = memo->by_key.find(key);
+      if (exact == memo->by_key.end()) {
         MF_ASSIGN_OR_RETURN(GraphPlan refined,
                             PlanGraph(candidate.graph, options.planner, {.refine = true}));
         Planned planned{.ok = true, .arena = refined.plan.arena_bytes};
         planned.exact = std::make_shared<const GraphPlan>(std::move(refined));
-        exact = memo->emplace(key, std::move(planned)).first;
+        exact = memo->by_key.emplace(key, std::move(planned)).first;
       }
       if (exact->second.arena < result.arena_after) {
         candidate.stage.arena_bytes = exact->second.arena;
@@ -892,7 +894,7 @@ Result<SplitResult> SplitRounds(const Graph& graph, const GraphPlan& plan,
       }
     }
     if (!best) break;
-    const Planned& searched = memo->at(history + SplitKey(best->stage.split));
+    const Planned& searched = memo->by_key.at(history + SplitKey(best->stage.split));
     result.arena_after = best->stage.arena_bytes;
     bar = ranking == SplitRanking::kArena ? searched.arena : searched.lower_bound;
     peak_position = std::max(0, (refined_peaks ? result.plan->peak_time : searched.peak_time) - 1);

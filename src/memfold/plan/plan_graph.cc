@@ -67,14 +67,26 @@ int64_t OverlapBytes(const GraphPlan& gp, int32_t id) {
   return overlap;
 }
 
-Status RefinePlan(const Graph& graph, GraphPlan* gp) {
+namespace {
+
+// What the placement-order search calls its plans.
+constexpr std::string_view kSearchPlanner = "diagonal_search";
+
+// Whether the search may start from a plan the planner `name` made: a placement order's (a
+// strategy row marked `ordered`) or the search's own.
+bool SearchMayStartFrom(std::string_view name) {
+  if (name == kSearchPlanner) return true;
+  const Result<const Strategy*> row = FindStrategy(name);
+  return row.ok() && (*row)->ordered;
+}
+
+// RefinePlan on the liveness with algorithmic overlap allowances `live` of the planned graph.
+Status Refine(const Liveness& overlapping, GraphPlan* gp) {
   // Enough moves to reach the bound on every zoo model's split graph; about 1 s of neighbour
   // checks on this machine at most.
   constexpr SearchBudget kBudget{.moves = 1000, .neighbour_checks = 30'000'000};
-  const std::string& planner = gp->plan.planner;
-  if (planner.rfind("greedy", 0) != 0 && planner.rfind("diagonal", 0) != 0) return Status::Ok();
-  Liveness live = ComputeLiveness(graph);
-  AddOverlapAllowances(graph, OverlapSource::kAlgorithmic, &live);
+  if (!SearchMayStartFrom(gp->plan.planner)) return Status::Ok();
+  const Liveness& live = overlapping;
   const int64_t floor = AlignUp(LowerBoundWithOverlaps(live.requests), kArenaAlignment);
   if (gp->plan.arena_bytes <= floor || gp->plan.offsets.size() != live.requests.size())
     return Status::Ok();
@@ -82,8 +94,8 @@ Status RefinePlan(const Graph& graph, GraphPlan* gp) {
   std::iota(order.begin(), order.end(), 0);
   const std::vector<int64_t>& at = gp->plan.offsets;
   std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return at[a] < at[b]; });
-  std::optional<Plan> found =
-      SearchPlacementOrder(live.requests, std::move(order), floor, kBudget, "diagonal_search");
+  std::optional<Plan> found = SearchPlacementOrder(live.requests, std::move(order), floor, kBudget,
+                                                   std::string(kSearchPlanner));
   if (!found || found->arena_bytes >= gp->plan.arena_bytes) return Status::Ok();
   Plan searched = std::move(found).value();
   if (Status verified = VerifyPlan(live.requests, searched); !verified.ok()) {
@@ -94,9 +106,16 @@ Status RefinePlan(const Graph& graph, GraphPlan* gp) {
   }
   gp->plan = std::move(searched);
   gp->lower_bound = LowerBoundWithOverlaps(live.requests);
-  gp->liveness = std::move(live);
+  gp->liveness = live;
   gp->peak_time = PeakTime(gp->liveness, gp->plan);
   return Status::Ok();
+}
+
+}  // namespace
+
+Status RefinePlan(const Graph& graph, GraphPlan* gp) {
+  if (!SearchMayStartFrom(gp->plan.planner)) return Status::Ok();
+  return Refine(PlanningInput(graph, OverlapSource::kAlgorithmic).overlapping(), gp);
 }
 
 Result<GraphPlan> PlanGraph(const Graph& graph, std::string_view name, const PlanOptions& options) {
@@ -109,7 +128,14 @@ Result<GraphPlan> PlanGraph(const Graph& graph, std::string_view name, const Pla
   result.liveness = std::move(placed.liveness);
   result.plan = std::move(placed.plan);
   result.peak_time = PeakTime(result.liveness, result.plan);
-  if (options.refine && strategy->refinable) MF_RETURN_IF_ERROR(RefinePlan(graph, &result));
+  if (options.refine && strategy->refinable) {
+    // The search plans with algorithmic allowances: the input's own when it has them.
+    if (options.overlaps == OverlapSource::kAlgorithmic) {
+      MF_RETURN_IF_ERROR(Refine(input.overlapping(), &result));
+    } else {
+      MF_RETURN_IF_ERROR(RefinePlan(graph, &result));
+    }
+  }
   return result;
 }
 

@@ -54,6 +54,9 @@ struct Strategy {
   std::string_view summary;  // one line for people (--help, docs)
   Result<Placement> (*place)(const PlanningInput& input);
   bool refinable = false;  // RefinePlan's placement-order search may improve its plans
+  // Its plan is a placement order (first fit in some order), so the search may start from it
+  // when a refinable composite chose it.
+  bool ordered = false;
 };
 
 // The registry, in the order the command line lists it.
