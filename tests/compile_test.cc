@@ -10,6 +10,7 @@
 
 #include "memfold/compile/codegen.h"
 #include "memfold/compile/embedded_sources.h"
+#include "memfold/ops/registry.h"
 #include "memfold/pipeline/model_loader.h"
 #include "memfold/plan/plan_graph.h"
 #include "memfold/plan/planned_layout.h"
@@ -101,10 +102,30 @@ TEST(Codegen, TheTreeCarriesOnlyFreestandingSources) {
     EXPECT_EQ(f.text.find("#include <iostream>"), std::string_view::npos) << f.path;
     EXPECT_EQ(f.text.find("memfold/ops/registry.h"), std::string_view::npos) << f.path;
     EXPECT_EQ(f.text.find("memfold/ir/graph.h"), std::string_view::npos) << f.path;
-    EXPECT_FALSE(f.path.find("train_") != std::string_view::npos) << f.path;
+    EXPECT_FALSE(f.path.find("/host/") != std::string_view::npos) << f.path;
     sources += f.path.ends_with(".cc") ? 1 : 0;
   }
   EXPECT_GE(sources, 10);
+}
+
+// The registry's device flag says which kernels device trees carry: every kernel marked device
+// is declared in an embedded header, and no host-only kernel is.
+TEST(Codegen, EveryDeviceKernelIsDeclaredInTheTreeAndNoHostKernelIs) {
+  int device = 0, host = 0;
+  for (const OpDef& def : AllOps()) {
+    for (const KernelEntry& k : def.kernels) {
+      if (k.symbol.empty()) continue;
+      const std::string base(k.symbol.substr(0, k.symbol.find('<')));
+      const std::string declaration = " " + base + "(const KernelContext& ctx);";
+      bool declared = false;
+      for (const EmbeddedFile& f : EmbeddedSources())
+        declared = declared || (f.path.ends_with(".h") && f.text.find(declaration) != f.text.npos);
+      EXPECT_EQ(declared, k.device) << def.name << ": " << base;
+      ++(k.device ? device : host);
+    }
+  }
+  EXPECT_GT(device, 100);
+  EXPECT_GT(host, 20);
 }
 
 TEST(Codegen, CIdentifiers) {

@@ -16,6 +16,7 @@
 #include "memfold/passes/best_plan.h"
 #include "memfold/passes/fold_pad.h"
 #include "memfold/passes/split.h"
+#include "memfold/passes/stream_inputs.h"
 #include "memfold/pipeline/model_loader.h"
 #include "memfold/plan/plan_graph.h"
 

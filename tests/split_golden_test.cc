@@ -26,7 +26,7 @@
 #include "memfold/exec/checked_run_test_util.h"
 #include "memfold/exec/executor.h"
 #include "memfold/passes/quantize.h"
-#include "memfold/passes/split.h"
+#include "memfold/passes/split_search.h"
 #include "memfold/pipeline/model_loader.h"
 #include "memfold/placement/verify_plan.h"
 #include "memfold/plan/plan_graph.h"

@@ -1,8 +1,6 @@
 // Tests of operation splitting (passes/split) and of the copy-free views it relies on
 // (plan/liveness: view concat and view slice). Every split graph is planned, verified and run
 // in its arena, and its outputs compared bit for bit with the unsplit graph's.
-#include "memfold/passes/split.h"
-
 #include <gtest/gtest.h>
 
 #include "memfold/exec/checked_run_test_util.h"
@@ -10,6 +8,7 @@
 #include "memfold/ops/builder.h"
 #include "memfold/ops/registry.h"
 #include "memfold/passes/quantize.h"
+#include "memfold/passes/split_search.h"
 #include "memfold/pipeline/model_loader.h"
 #include "memfold/placement/verify_plan.h"
 #include "memfold/plan/overlap_allowances.h"

@@ -26,7 +26,7 @@
 #include "memfold/ir/graph.h"
 #include "memfold/ops/kernel_args.h"
 #include "memfold/ops/kernels/access.h"
-#include "memfold/ops/kernels/prepare.h"
+#include "memfold/ops/kernels/host/prepare.h"
 #include "memfold/ops/kernels/quant_math.h"
 #include "memfold/ops/kernels/svdf.h"
 #include "memfold/ops/registry.h"

@@ -27,7 +27,7 @@
 #include "memfold/exec/overlap_trace.h"
 #include "memfold/ir/graph.h"
 #include "memfold/ops/kernel_args.h"
-#include "memfold/ops/kernels/train_kernels.h"
+#include "memfold/ops/kernels/host/train_kernels.h"
 #include "memfold/ops/registry.h"
 
 namespace memfold {

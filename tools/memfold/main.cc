@@ -7,7 +7,7 @@
 #include <new>
 
 #include "commands.h"
-#include "memfold/ops/kernels/host_gemm.h"
+#include "memfold/ops/kernels/host/host_gemm.h"
 #include "memfold/plan/plan_graph.h"
 #include "progress.h"
 

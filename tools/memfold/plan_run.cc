@@ -12,14 +12,10 @@
 #include "memfold/exec/run_memory.h"
 #include "memfold/io/arena_svg.h"
 #include "memfold/io/file.h"
-#include "memfold/io/plan_export.h"
 #include "memfold/io/sha256.h"
 #include "memfold/io/text.h"
-#include "memfold/io/tflite_graph_writer.h"
-#include "memfold/io/tflite_reader.h"
-#include "memfold/io/tflite_writer.h"
 #include "memfold/passes/best_plan.h"
-#include "memfold/passes/split.h"
+#include "memfold/pipeline/export.h"
 #include "memfold/plan/plan_graph.h"
 #include "progress.h"
 
@@ -119,69 +115,17 @@ void PrintSteps(const std::vector<BestStep>& steps) {
   }
 }
 
-// Whether a plan's offsets fit the 32-bit integers TFLite's offline plan and the C header hold.
-Status CheckOffsetsFit(const std::string& flag, int64_t arena_bytes) {
-  if (arena_bytes <= std::numeric_limits<int32_t>::max()) return Status::Ok();
-  return Status::Error(flag + ": the arena needs " + std::to_string(arena_bytes) +
-                       " bytes, beyond the 32-bit offsets the file holds; use a smaller model "
-                       "configuration");
-}
-
-// Why a rewritten graph cannot be written as a .tflite file, or "" when it can: only
-// re-ordering is expressible (TFLM's own kernels copy concatenation inputs and know no
-// per-band padding).
-std::string NotExpressible(const PlannedProgram& chosen) {
-  if (chosen.split()) return "splits operators into bands with explicit padding";
-  if (chosen.concat()) return "writes concatenation inputs in place, which TFLM's kernels copy";
-  return "";
-}
-
-// The .tflite file the plan belongs to: the model's own file, or for a re-ordered graph that
-// graph written anew (operators in the new order, tensor k = value k, one subgraph).
-Result<TfliteModel> FileForPlan(const PlanOptions& options, const PlannedProgram& chosen) {
-  MF_ASSIGN_OR_RETURN(TfliteModel model, ReadTfliteFile(options.common.model));
-  if (!chosen.rewritten()) return model;
-  if (const std::string why = NotExpressible(chosen); !why.empty()) {
-    return Status::Error("--emit-tflite: the best plan " + why +
-                         "; use --planner diagonal for a plan of the file as it is");
-  }
-  if (model.subgraphs > 1) {
-    return Status::Error("--emit-tflite: the best plan re-orders the operators of a model with " +
-                         std::to_string(model.subgraphs) +
-                         " subgraphs, which memfold writes only with one; use --planner diagonal");
-  }
-  MF_ASSIGN_OR_RETURN(Bytes written, GraphToTflite(chosen.graph()));
-  return ParseTflite(std::move(written), options.common.model + " (re-ordered)");
-}
-
-// --emit-tflite: the model's file (or the re-ordered graph's) with the plan as its offline
-// plan; other subgraphs' tensors are left to TFLM (-1).
+// --emit-tflite: the model's file with the plan as its offline plan (pipeline/export.h).
 Status EmitTflite(const PlanOptions& options, const PlannedProgram& chosen) {
-  MF_RETURN_IF_ERROR(CheckOffsetsFit("--emit-tflite", chosen.arena_bytes()));
-  if (options.common.model.rfind("zoo:", 0) == 0) {
-    return Status::Error(
-        "--emit-tflite rewrites a .tflite model; zoo models have no file (use --emit-c)");
-  }
-  MF_ASSIGN_OR_RETURN(TfliteModel model, FileForPlan(options, chosen));
-  std::vector<int32_t> offsets = ValueOffsets(chosen.graph(), chosen.plan());
-  offsets.resize(static_cast<size_t>(model.total_tensors), -1);
-  MF_ASSIGN_OR_RETURN(Bytes file, WithOfflinePlan(model, offsets));
+  MF_ASSIGN_OR_RETURN(Bytes file, TfliteWithPlan(options.common.model, chosen));
   return WriteFile(*options.emit_tflite,
                    std::string(reinterpret_cast<const char*>(file.data()), file.size()));
 }
 
-// --emit-c: the arena size and every value's offset. A rewritten graph's values are not the
-// file's tensors, so it is refused.
+// --emit-c: the arena size and every value's offset (pipeline/export.h).
 Status EmitC(const PlanOptions& options, const PlannedProgram& chosen) {
-  MF_RETURN_IF_ERROR(CheckOffsetsFit("--emit-c", chosen.arena_bytes()));
-  if (chosen.rewritten()) {
-    return Status::Error(
-        "--emit-c: the best plan re-orders, splits or rewrites concatenations, "
-        "so its tensors are not the model's; use --planner diagonal, or "
-        "--emit-tflite for a re-ordered model");
-  }
-  return WriteFile(*options.emit_c,
-                   PlanCHeader(chosen.graph(), chosen.plan(), options.common.model));
+  MF_ASSIGN_OR_RETURN(std::string header, CHeaderOfPlan(options.common.model, chosen));
+  return WriteFile(*options.emit_c, header);
 }
 
 // The title of a plan's picture: the model (its file name for .tflite paths) and the planner.

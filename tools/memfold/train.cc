@@ -10,10 +10,9 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "commands.h"
-#include "memfold/exec/process_memory.h"
-#include "memfold/exec/training.h"
 #include "memfold/io/file.h"
 #include "memfold/io/sha256.h"
 #include "memfold/io/text.h"
@@ -137,124 +136,71 @@ int PrintAllStrategies(const TrainOptions& o, const std::vector<PlannedTraining>
   return kExitOk;
 }
 
+// Shows each step of a long run as a Phase (progress, and with --verbose its time).
+class PhaseProgress {
+ public:
+  StepProgress Hooks() {
+    return {[this](const std::string& what) { phase_.emplace(what); },
+            [this](const std::string& result) {
+              if (phase_) phase_->Done(result);
+              phase_.reset();
+            }};
+  }
+
+ private:
+  std::optional<Phase> phase_;
+};
+
 // Trains `steps` steps in the planned arena, each checked against an unplanned step.
 int RunSteps(const TrainOptions& o, const PlannedTraining& p, Json* out) {
-  const int64_t needed = CheckedStepBytes(p.graph, p.plan, p.training.grads);
-  const int64_t available = AvailableMemoryBytes();
-  if (available >= 0 && needed > available) {
-    return Fail(o.common.model + ": a checked training step needs about " + HumanBytes(needed) +
-                    " (the planned step and its unplanned twin) but the machine has " +
-                    HumanBytes(available) +
-                    " available; plan only (--plan-only) or use a "
-                    "smaller batch",
-                kExitFailed);
-  }
-  Trainer trainer(p.graph, p.training.grads, p.plan);
-  const std::vector<Bytes> inputs = TrainingInputs(p.graph);
-  Json losses = Json::array();
-  StepResult last;
-  std::map<std::string, double> layer_ms;
-  int64_t measured_peak = -1;
-  std::vector<double> step_ms;
-  for (int step = 0; step < o.steps; ++step) {
-    Phase phase("step " + std::to_string(step + 1) + " of " + std::to_string(o.steps) +
-                " (planned and unplanned)");
-    Result<StepResult> result = trainer.Step(inputs);
-    if (!result.ok()) {
-      return Fail(
-          o.common.model + ": step " + std::to_string(step) + ": " + result.status().message(),
-          kExitFailed);
-    }
-    phase.Done("loss " + Fixed(result->loss, 5));
-    losses.push_back(result->loss);
-    measured_peak = std::max(measured_peak, result->measured_peak_bytes);
-    step_ms.push_back(result->step_ms);
-    for (const auto& [layer, ms] : result->layer_ms) layer_ms[layer] += ms;
-    if (!o.common.json) std::cout << "step " << step << " loss " << result->loss << "\n";
-    last = std::move(result).value();
-  }
-  (*out)["time_ms_by_layer_type"] = layer_ms;
-  (*out)["loss"] = losses.back();
-  (*out)["losses"] = losses;
-  (*out)["grad_sha256"] = Sha256Hex(last.gradients);
-  std::sort(step_ms.begin(), step_ms.end());
-  (*out)["measured_peak_bytes"] = measured_peak;
-  (*out)["step_ms"] = step_ms[step_ms.size() / 2];
+  PhaseProgress progress;
+  Result<TrainingRun> run = TrainChecked(p, o.steps, progress.Hooks());
+  if (!run.ok()) return Fail(o.common.model + ": " + run.status().message(), kExitFailed);
   if (!o.common.json) {
-    std::cout << "planned step: " << Fixed(step_ms[step_ms.size() / 2], 1)
-              << " ms (median); measured peak resident " << MeasuredText(measured_peak) << " for "
-              << HumanBytes(p.profile.breakdown.total()) << " planned\n";
+    for (size_t step = 0; step < run->losses.size(); ++step)
+      std::cout << "step " << step << " loss " << run->losses[step] << "\n";
+  }
+  (*out)["time_ms_by_layer_type"] = run->layer_ms;
+  (*out)["loss"] = run->losses.back();
+  (*out)["losses"] = run->losses;
+  (*out)["grad_sha256"] = Sha256Hex(run->last.gradients);
+  (*out)["measured_peak_bytes"] = run->measured_peak_bytes;
+  (*out)["step_ms"] = run->median_step_ms();
+  if (!o.common.json) {
+    std::cout << "planned step: " << Fixed(run->median_step_ms(), 1)
+              << " ms (median); measured peak resident " << MeasuredText(run->measured_peak_bytes)
+              << " for " << HumanBytes(p.profile.breakdown.total()) << " planned\n";
     std::cout << "time by layer type (planned runs):";
-    for (const auto& [layer, ms] : layer_ms) std::cout << " " << layer << " " << ms << " ms;";
+    for (const auto& [layer, ms] : run->layer_ms) std::cout << " " << layer << " " << ms << " ms;";
     std::cout << "\ngrad_sha256 " << (*out)["grad_sha256"].get<std::string>()
               << " (planned and unplanned steps identical)\n";
   }
   return kExitOk;
 }
 
-// The median of `values` (the upper one of an even count). Precondition: not empty.
-double Median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
-}
-
-// `--strategy all --steps K`: each strategy's first step checked against its unplanned twin
-// (which is then freed), then K planned steps of the three interleaved in one process, the
-// order rotating every round so that the machine's drift falls on all three alike; per
-// strategy the median step and its overhead against none. The three planned sessions stay
-// alive together: before each is made, the planned footprints of those already alive plus
-// what its checked step needs are compared with the memory available.
+// `--strategy all --steps K`: TimeInterleaved's table: per strategy the median step and its
+// overhead against none.
 int RunInterleaved(const TrainOptions& o, const std::vector<PlannedTraining>& planned) {
-  const int64_t available = AvailableMemoryBytes();
-  const std::vector<Bytes> inputs = TrainingInputs(planned.front().graph);
-  std::vector<std::unique_ptr<Trainer>> trainers;
+  PhaseProgress progress;
+  Result<std::vector<StrategyTiming>> timed = TimeInterleaved(planned, o.steps, progress.Hooks());
+  if (!timed.ok()) return Fail(o.common.model + ": " + timed.status().message(), kExitFailed);
+  const double none_ms = timed->front().median_ms();
   Json strategies = Json::array();
-  int64_t alive = 0;
-  for (const PlannedTraining& p : planned) {
-    const int64_t needed = alive + CheckedStepBytes(p.graph, p.plan, p.training.grads);
-    if (available >= 0 && needed > available) {
-      return Fail(o.common.model + ": checking " + p.strategy + "'s step beside the other " +
-                      "strategies' sessions needs about " + HumanBytes(needed) +
-                      " but the machine has " + HumanBytes(available) +
-                      " available; time the strategies one at a time (--strategy S --steps K)",
-                  kExitFailed);
-    }
-    Phase phase("checked step (" + p.strategy + ", planned and unplanned)");
-    trainers.push_back(std::make_unique<Trainer>(p.graph, p.training.grads, p.plan));
-    Result<StepResult> checked = trainers.back()->Step(inputs);
-    if (!checked.ok())
-      return Fail(o.common.model + ": " + p.strategy + ": " + checked.status().message(),
-                  kExitFailed);
-    trainers.back()->DropTwin();
-    phase.Done("loss " + Fixed(checked->loss, 5));
-    alive += p.profile.breakdown.total();
-    Json row = PlanJson(o.common.model, p);
-    row["loss"] = checked->loss;
-    row["grad_sha256"] = Sha256Hex(checked->gradients);
-    row["measured_peak_bytes"] = checked->measured_peak_bytes;
-    strategies.push_back(std::move(row));
-  }
-  std::vector<std::vector<double>> runs(planned.size());
-  for (int round = 0; round < o.steps; ++round) {
-    Phase phase("round " + std::to_string(round + 1) + " of " + std::to_string(o.steps) +
-                " (one planned step of each strategy)");
-    for (size_t k = 0; k < planned.size(); ++k) {
-      const size_t s = (k + static_cast<size_t>(round)) % planned.size();
-      Result<double> ms = trainers[s]->TimedStep(inputs);
-      if (!ms.ok()) return Fail(o.common.model + ": " + ms.status().message(), kExitFailed);
-      runs[s].push_back(*ms);
-    }
-  }
-  const double none_ms = Median(runs.front());
   TextTable table({"strategy", ">planned", ">measured peak RSS", ">step (median)", ">vs none"});
   for (size_t s = 0; s < planned.size(); ++s) {
-    const double median = Median(runs[s]);
-    strategies[s]["step_ms"] = median;
-    strategies[s]["step_ms_runs"] = runs[s];
-    strategies[s]["step_vs_none"] = median / none_ms;
+    const StrategyTiming& t = (*timed)[s];
+    const double median = t.median_ms();
+    Json row = PlanJson(o.common.model, planned[s]);
+    row["loss"] = t.checked.loss;
+    row["grad_sha256"] = Sha256Hex(t.checked.gradients);
+    row["measured_peak_bytes"] = t.checked.measured_peak_bytes;
+    row["step_ms"] = median;
+    row["step_ms_runs"] = t.runs;
+    row["step_vs_none"] = median / none_ms;
+    strategies.push_back(std::move(row));
     table.Add({planned[s].strategy, HumanBytes(planned[s].profile.breakdown.total()),
-               MeasuredText(strategies[s]["measured_peak_bytes"].get<int64_t>()),
-               Fixed(median, 1, " ms"), Fixed(100 * (median / none_ms - 1), 1, " %")});
+               MeasuredText(t.checked.measured_peak_bytes), Fixed(median, 1, " ms"),
+               Fixed(100 * (median / none_ms - 1), 1, " %")});
   }
   if (o.common.json) {
     std::cout << JsonText(Json{{"model", o.common.model},

@@ -85,26 +85,11 @@ std::string ByteArray(const Bytes& bytes) {
   return out + "}";
 }
 
-// The name of a kernel's function template (its symbol up to the template arguments).
-std::string_view KernelBaseName(std::string_view symbol) {
-  return symbol.substr(0, symbol.find('<'));
-}
-
-// Whether a kernel named `base` is declared in a header the device build has.
-bool DeclaredForDevice(std::string_view base) {
-  const std::string declaration = " " + std::string(base) + "(const KernelContext& ctx);";
-  for (const EmbeddedFile& f : EmbeddedSources()) {
-    if (f.path.ends_with(".h") && f.text.find(declaration) != std::string_view::npos) return true;
-  }
-  return false;
-}
-
 // The device kernel of `def` for inputs of `dtype`, or null.
 const KernelEntry* DeviceKernelEntry(const OpDef& def, DType dtype) {
   if (def.alias) return nullptr;
   const KernelEntry* entry = def.FindKernelEntry(dtype);
-  if (entry == nullptr || entry->symbol.empty()) return nullptr;
-  return DeclaredForDevice(KernelBaseName(entry->symbol)) ? entry : nullptr;
+  return entry != nullptr && entry->device && !entry->symbol.empty() ? entry : nullptr;
 }
 
 // The device kernel of a node that runs one, or null.

@@ -65,10 +65,18 @@ struct KernelEntry {
   KernelFn traced = nullptr;  // the same kernel recording its accesses (safe-overlap trace)
   // The C++ expression naming `run` (generated device code calls it by this name).
   std::string_view symbol;
+  // Freestanding: declared in ops/kernels/ and compiled into device trees (compile/). Host-only
+  // kernels (training, in ops/kernels/host/) are not.
+  bool device = true;
 };
 // Both instantiations of a kernel template.
 #define MF_KERNEL(dtype, kernel) \
   ::memfold::KernelEntry { dtype, &kernel<Direct>, &kernel<Traced>, #kernel "<memfold::Direct>" }
+// A kernel of ops/kernels/host/, which device trees do not carry.
+#define MF_HOST_KERNEL(dtype, kernel)                                                      \
+  ::memfold::KernelEntry {                                                                 \
+    dtype, &kernel<Direct>, &kernel<Traced>, #kernel "<memfold::Direct>", /*device=*/false \
+  }
 #define MF_KERNEL_T(dtype, kernel, T)                                                  \
   ::memfold::KernelEntry {                                                             \
     dtype, &kernel<Direct, T>, &kernel<Traced, T>, #kernel "<memfold::Direct, " #T ">" \

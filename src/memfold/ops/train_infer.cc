@@ -6,7 +6,7 @@
 #include "memfold/ops/channel_axis.h"
 #include "memfold/ops/cost.h"
 #include "memfold/ops/infer.h"
-#include "memfold/ops/kernels/host_gemm.h"
+#include "memfold/ops/kernels/host/host_gemm.h"
 #include "memfold/ops/window.h"
 
 namespace memfold {

@@ -6,7 +6,8 @@
 #include "memfold/ops/registry.h"
 #include "memfold/passes/fold_pad.h"
 #include "memfold/passes/schedule.h"
-#include "memfold/passes/split.h"
+#include "memfold/passes/split_search.h"
+#include "memfold/passes/stream_inputs.h"
 
 namespace memfold {
 namespace {

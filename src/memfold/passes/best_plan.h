@@ -28,7 +28,7 @@ namespace memfold {
 
 struct BestOptions {
   double max_recompute = 0.10;  // splitting: extra FLOPs allowed, as a fraction of the model's
-  // Graph inputs streamed (passes/split.h StreamInputs) for every step after greedy: the
+  // Graph inputs streamed (passes/stream_inputs.h) for every step after greedy: the
   // runtime fetches the boxes split regions read instead of holding the whole input.
   bool stream_input = false;
 };

@@ -40,7 +40,7 @@ std::vector<NodeId> Search(const StepModel& model, const Graph& graph,
   result->lower_bound = model.LowerBound();
   result->kind = ScheduleSearchKind::kExact;
   auto try_search = [&](int64_t max_states, int32_t layer_cap) {
-    SearchOutcome outcome = LayeredSearch(model, position, best_peak, max_states, layer_cap).Run();
+    SearchOutcome outcome = LayeredOrderSearch(model, position, best_peak, max_states, layer_cap);
     result->states += outcome.states;
     if (outcome.order) {
       best = std::move(*outcome.order);
@@ -50,7 +50,7 @@ std::vector<NodeId> Search(const StepModel& model, const Graph& graph,
   };
   auto improve_locally = [&] {
     result->kind = ScheduleSearchKind::kHeuristic;
-    return LocalSearch(model, std::move(best)).Run(options.max_improve_steps);
+    return ImproveLocally(model, std::move(best), options.max_improve_steps);
   };
   if (best_peak <= result->lower_bound) return best;
   try_search(kUnlimited, 1);  // greedy

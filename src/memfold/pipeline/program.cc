@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "memfold/io/file.h"
-#include "memfold/passes/split.h"
+#include "memfold/passes/stream_inputs.h"
 #include "memfold/plan/strategies.h"
 
 namespace memfold {

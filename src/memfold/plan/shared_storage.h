@@ -1,5 +1,6 @@
-// Which values share bytes, derived once from the graph and the op registry, for liveness (the
-// planners), the executor and the scheduler alike:
+// Which values share bytes, derived once per graph from the graph and the op registry: liveness
+// keeps it (Liveness::shared), which the planners, the executor's planned runs, checked runs,
+// the scheduler and the code generator read; an unplanned Session derives its own.
 //
 //   root[v]        the value whose bytes v is: v itself, or the input an alias op (reshape) or
 //                  an in-place update (an optimizer step; OpDef::updates_input) passes through,

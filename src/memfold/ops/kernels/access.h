@@ -9,7 +9,7 @@
 //
 // The kernel sources are freestanding (no heap, exceptions or iostream) so `memfold compile`
 // builds the very same code for the device, with MEMFOLD_FREESTANDING defined: then only the
-// plain form exists. Host-only kernel files are named train_*, host_* and prepare.*.
+// plain form exists. Host-only kernel files live in kernels/host/.
 #pragma once
 
 #include <algorithm>

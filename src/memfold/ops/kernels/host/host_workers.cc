@@ -1,5 +1,5 @@
 // The host kernels' worker threads (host_workers.h).
-#include "memfold/ops/kernels/host_workers.h"
+#include "memfold/ops/kernels/host/host_workers.h"
 
 #include <cblas.h>
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "memfold/ops/kernels/access.h"
-#include "memfold/ops/kernels/train_kernels.h"
+#include "memfold/ops/kernels/host/train_kernels.h"
 
 namespace memfold {
 

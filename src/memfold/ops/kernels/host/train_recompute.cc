@@ -9,7 +9,7 @@
 
 #include "memfold/ops/channel_axis.h"
 #include "memfold/ops/kernels/access.h"
-#include "memfold/ops/kernels/train_kernels.h"
+#include "memfold/ops/kernels/host/train_kernels.h"
 
 namespace memfold {
 

@@ -14,8 +14,8 @@
 #include <cstdint>
 
 #include "memfold/ops/kernels/access.h"
+#include "memfold/ops/kernels/host/train_kernels.h"
 #include "memfold/ops/kernels/kernel_util.h"
-#include "memfold/ops/kernels/train_kernels.h"
 
 namespace memfold {
 namespace {

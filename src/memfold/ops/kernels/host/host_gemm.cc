@@ -1,7 +1,7 @@
 // float32 matrix products by the system BLAS (see float_kernels.h): training graphs only. Host
 // code: BLAS visits memory in its own order, so these kernels have no safe-overlap model, no
 // trace and no device build.
-#include "memfold/ops/kernels/host_gemm.h"
+#include "memfold/ops/kernels/host/host_gemm.h"
 
 #include <cblas.h>
 
@@ -13,7 +13,7 @@
 #include <type_traits>
 
 #include "memfold/ops/kernels/access.h"
-#include "memfold/ops/kernels/host_workers.h"
+#include "memfold/ops/kernels/host/host_workers.h"
 #include "memfold/ops/kernels/kernel_util.h"
 #include "memfold/ops/kernels/window_geometry.h"
 

@@ -11,7 +11,7 @@
 #include "memfold/base/splitmix.h"
 #include "memfold/ops/channel_axis.h"
 #include "memfold/ops/kernels/access.h"
-#include "memfold/ops/kernels/train_kernels.h"
+#include "memfold/ops/kernels/host/train_kernels.h"
 
 namespace memfold {
 namespace {

@@ -6,8 +6,8 @@
 #include <limits>
 
 #include "memfold/ops/kernels/access.h"
+#include "memfold/ops/kernels/host/train_kernels.h"
 #include "memfold/ops/kernels/kernel_util.h"
-#include "memfold/ops/kernels/train_kernels.h"
 #include "memfold/ops/kernels/window_loops.h"
 #include "memfold/ops/window.h"
 

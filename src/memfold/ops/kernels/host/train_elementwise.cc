@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "memfold/ops/kernels/access.h"
-#include "memfold/ops/kernels/train_kernels.h"
+#include "memfold/ops/kernels/host/train_kernels.h"
 
 namespace memfold {
 namespace {

@@ -1,4 +1,4 @@
-#include "memfold/ops/kernels/prepare.h"
+#include "memfold/ops/kernels/host/prepare.h"
 
 #include <algorithm>
 #include <cmath>
