@@ -1,5 +1,5 @@
 // Writes the fuzzer's seed files (seed_graphs.h) into a directory:
-//   build/fuzz/tflite_fuzz_seeds OUT_DIR [SHARED_DIR (default ../shared)]
+//   build/asan/tflite_fuzz_seeds OUT_DIR [SHARED_DIR (default ../shared)]
 // The checked-in corpus (tests/fuzz_corpus/tflite) is these seeds merged with what the fuzzer
 // found (-merge=1).
 #include <filesystem>

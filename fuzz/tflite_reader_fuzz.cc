@@ -2,9 +2,9 @@
 // (for small models) execution compared bit for bit with an unplanned run (fuzz_entry.h).
 // A broken invariant aborts, so libFuzzer records the input as a crash.
 //
-//   cmake -S . -B build/fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DMEMFOLD_FUZZ=ON
-//   cmake --build build/fuzz --target tflite_reader_fuzz
-//   build/fuzz/tflite_reader_fuzz -max_total_time=60 NEW_DIR tests/fuzz_corpus/tflite
+//   cmake -S . -B build/asan -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DMEMFOLD_SANITIZE=ON
+//   cmake --build build/asan --target tflite_reader_fuzz
+//   build/asan/tflite_reader_fuzz -max_total_time=60 NEW_DIR tests/fuzz_corpus/tflite
 #include <cstdio>
 #include <cstdlib>
 

@@ -158,8 +158,17 @@ TEST(FaultCases, PathsThatAreNotFilesAndKeyRangesSayWhatTheyAre) {
 // the loader turns it into an error; the address-space limit makes that so on any machine.
 // AddressSanitizer aborts on such allocations by design (and needs a huge address space), so
 // the sanitizer build skips this case.
-TEST(FaultCases, ZooWeightsLargerThanMemoryAreAnError) {
+// GCC says AddressSanitizer is on with __SANITIZE_ADDRESS__, clang with __has_feature.
 #if defined(__SANITIZE_ADDRESS__)
+#define MEMFOLD_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define MEMFOLD_TEST_ASAN 1
+#endif
+#endif
+
+TEST(FaultCases, ZooWeightsLargerThanMemoryAreAnError) {
+#if defined(MEMFOLD_TEST_ASAN)
   GTEST_SKIP() << "AddressSanitizer aborts on impossible allocations instead of throwing";
 #else
   const std::string model = "zoo:mlp,in=1048576,hidden=65536";

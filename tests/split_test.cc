@@ -254,7 +254,8 @@ TEST(CopyFreeConcat, RowsGetNoDiagonalOverlap) {
 // the inner concat's offset), and a channel concat of a row concat (which, lying in rows
 // itself, copies its inputs into them).
 TEST(CopyFreeConcat, NestedRowsAndBands) {
-  for (const auto& [outer_axis, inner_axis] : {std::pair{1, 3}, std::pair{3, 1}}) {
+  for (const std::pair<int, int>& axes : {std::pair{1, 3}, std::pair{3, 1}}) {
+    const int outer_axis = axes.first, inner_axis = axes.second;
     auto build = [&](int64_t view) {
       GraphBuilder b("nested_rows");
       const ValueId x = b.Input("x", {1, 4, 5, 3});

@@ -82,8 +82,9 @@ Bytes Quantized(const Floats& values, Q q) {
   std::vector<T> out;
   for (float v : values) {
     const double r = std::round(v / static_cast<float>(q.scale)) + q.zero_point;
-    out.push_back(static_cast<T>(
-        std::clamp<double>(r, std::numeric_limits<T>::min(), std::numeric_limits<T>::max())));
+    out.push_back(
+        static_cast<T>(std::clamp<double>(r, static_cast<double>(std::numeric_limits<T>::min()),
+                                          static_cast<double>(std::numeric_limits<T>::max()))));
   }
   return ToBytes(out);
 }
