@@ -21,6 +21,7 @@
 #include "memfold/passes/recompute.h"
 #include "memfold/passes/stash_model.h"
 #include "memfold/pipeline/device.h"
+#include "memfold/pipeline/export.h"
 #include "memfold/pipeline/model_loader.h"
 #include "memfold/pipeline/program.h"
 
@@ -210,6 +211,14 @@ py::dict CompileProgram(const memfold::PlannedProgram& p, const std::string& out
   return out;
 }
 
+// The .tflite file at `path` with `planner`'s plan as its offline memory plan, which TFLM loads.
+py::bytes TfliteWithPlan(const std::string& path, const std::string& planner) {
+  const memfold::PlannedProgram program =
+      OrRaise(memfold::PlanProgram(OrRaise(memfold::LoadModel(path)), {planner, {}}));
+  const memfold::Bytes file = OrRaise(memfold::TfliteWithPlan(path, program));
+  return py::bytes(reinterpret_cast<const char*>(file.data()), file.size());
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_memfold, m) {
@@ -236,6 +245,9 @@ PYBIND11_MODULE(_memfold, m) {
   m.def("plan", &Plan, py::arg("model"), py::arg("planner") = "greedy",
         py::arg("max_recompute") = 0.10, py::arg("stream_input") = false,
         "Plans a model (a .tflite path or its bytes, or zoo:NAME) into a verified Program.");
+  m.def("tflite_with_plan", &TfliteWithPlan, py::arg("path"), py::arg("planner") = "diagonal",
+        "The .tflite file with the plan as its offline memory plan (TFLM places every tensor "
+        "at memfold's offset).");
   m.def("planners", [] {
     py::list rows;
     for (const memfold::ProgramPlanner& r : memfold::ProgramPlanners()) rows.append(r.name);

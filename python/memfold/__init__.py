@@ -8,13 +8,14 @@ unplanned run (every read compared) and compiles to a bare-metal tree for a micr
     program.arena_bytes, program.buffers, program.steps
     memfold.run("model.tflite", planner="diagonal")["identical_to_unplanned"]
     memfold.compile("model.tflite", "out/", planner="diagonal", run=True)["ram_bytes"]
+    open("planned.tflite", "wb").write(memfold.tflite_with_plan("model.tflite"))  # for TFLM
 
 Training: memfold.torch makes Echo (recomputation chosen over the whole joint forward and
 backward graph) the partitioner of PyTorch's AOTAutograd. The C++ core is memfold._memfold.
 """
-from memfold._memfold import Program, plan, planners
+from memfold._memfold import Program, plan, planners, tflite_with_plan
 
-__all__ = ["Program", "plan", "planners", "run", "compile"]
+__all__ = ["Program", "plan", "planners", "run", "compile", "tflite_with_plan"]
 
 
 def run(model, planner="greedy", inputs=None, **options):

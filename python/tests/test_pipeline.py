@@ -71,6 +71,18 @@ def test_sources_bytes_zoo_and_custom_inputs():
     assert other["outputs"][0]["sha256"] != default
 
 
+def test_plan_written_into_the_tflite_file_is_what_tflm_would_load():
+    diagonal = memfold.plan(KWS, planner="diagonal")
+    planned = memfold.tflite_with_plan(KWS, planner="diagonal")
+    # the file's own offline plan, read back and verified, is memfold's plan
+    offline = memfold.plan(planned, planner="offline")
+    assert offline.arena_bytes == diagonal.arena_bytes
+    assert [b["offset"] for b in offline.buffers] == [b["offset"] for b in diagonal.buffers]
+    assert offline.run()["identical_to_unplanned"]
+    with pytest.raises(ValueError, match="zoo models have no file"):
+        memfold.tflite_with_plan("zoo:mobilenet_v2")
+
+
 def test_bad_input_is_a_value_error_not_a_crash():
     with pytest.raises(ValueError, match="not-there.tflite"):
         memfold.plan("not-there.tflite")
