@@ -58,7 +58,7 @@ py::dict PlanJoint(const std::string& json_text, const std::string& strategy,
       OrRaise(memfold::PlanJointGraph(std::move(joint), strategy, planner));
   py::dict out;
   out["recomputed"] = Marked(p.recomputed, nodes);
-  out["chosen_strategy"] = p.chosen_strategy;
+  out["chosen_strategy"] = p.chosen_strategy();
   out["fell_back"] = p.fell_back;
   out["total_bytes"] = p.profile.breakdown.total();
   out["feature_map_bytes"] = p.profile.breakdown.feature_maps;
@@ -188,15 +188,16 @@ py::dict CompileProgram(const memfold::PlannedProgram& p, const std::string& out
   if (board == nullptr) throw py::value_error(target + " is not a board memfold builds for");
   const std::vector<memfold::Bytes> data = InputsOf(p.source(), inputs);
   const memfold::CodegenOptions codegen{memfold::CIdentifier(name), "python", p.planner()};
-  const memfold::CompiledTree tree =
-      OrRaise(memfold::CompileProgram(p, codegen, data, *board, output));
+  const memfold::DeviceFit fit = memfold::CheckDeviceFit(p, *board);
+  const std::vector<memfold::GeneratedFile> tree =
+      OrRaise(memfold::CompileProgram(p, fit, codegen, data, *board, output));
   py::dict out;
   out["dir"] = output;
   out["arena_bytes"] = p.arena_bytes();
-  out["constants_bytes"] = tree.counted.constants;
-  out["state_bytes"] = tree.counted.state;
+  out["constants_bytes"] = fit.counted.constants;
+  out["state_bytes"] = fit.counted.state;
   py::list files;
-  for (const memfold::GeneratedFile& f : tree.files) files.append(f.path);
+  for (const memfold::GeneratedFile& f : tree) files.append(f.path);
   out["files"] = files;
   if (!run) return out;
   const memfold::BoardRun ran =

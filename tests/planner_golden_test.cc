@@ -77,7 +77,7 @@ void AddTrainingFigures(const std::string& model, std::ostringstream* out) {
     ASSERT_TRUE(p.ok()) << p.status().message();
     *out << model << "\ttrain " << strategy << "\t" << p->profile.breakdown.total() << " B, arena "
          << p->plan.plan.arena_bytes << ", recomputed " << p->recomputed_nodes << ", kept "
-         << p->chosen_strategy << "\n";
+         << p->chosen_strategy() << "\n";
   }
 }
 

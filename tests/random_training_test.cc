@@ -97,7 +97,7 @@ TEST(RandomTrainingGraphs, EchoOwnGraphAndFallbacks) {
       if (std::string(strategy) == "echo") echo = std::move(p).value();
     }
     const int64_t none = total[0], mirror = total[1], own = echo.echo_own_bytes;
-    ++kept[echo.chosen_strategy];
+    ++kept[echo.chosen_strategy()];
     own_below_none += own < none;
     own_equal_none += own == none;
     own_above_none += own > none;
@@ -109,7 +109,7 @@ TEST(RandomTrainingGraphs, EchoOwnGraphAndFallbacks) {
     const std::string keep = std::min(own, mirror) >= none ? "none"
                              : mirror < own                ? "mirror"
                                                            : "echo";
-    EXPECT_EQ(echo.chosen_strategy, keep) << "seed " << seed;
+    EXPECT_EQ(echo.chosen_strategy(), keep) << "seed " << seed;
     EXPECT_EQ(echo.fell_back, keep == "none") << "seed " << seed;
     EXPECT_EQ(total[2], keep == "echo" ? own : keep == "mirror" ? mirror : none) << "seed " << seed;
   }

@@ -214,7 +214,7 @@ TEST_P(Strategies, SameGradientsAndEchoOwnGraphWins) {
     const MemoryBreakdown& b = p->profile.breakdown;
     EXPECT_EQ(PersistentBytes(p->graph), b.weights + b.optimizer) << strategy;
     EXPECT_LE(LowerBoundForAnyOverlap(p->plan.liveness.requests), p->plan.plan.arena_bytes);
-    EXPECT_EQ(p->chosen_strategy, strategy);
+    EXPECT_EQ(p->chosen_strategy(), strategy);
     if (std::string(strategy) == "none") none = total;
     if (std::string(strategy) == "mirror") mirror = total;
     if (std::string(strategy) != "echo") continue;
@@ -268,8 +268,8 @@ TEST(Strategies, FallbackPaths) {
     Result<PlannedTraining> echo = PlanTraining(std::move(LoadModel(c.model)).value(), "echo");
     Result<PlannedTraining> other = PlanTraining(std::move(LoadModel(c.model)).value(), c.kept);
     ASSERT_TRUE(echo.ok() && other.ok()) << c.model;
-    EXPECT_EQ(echo->strategy, "echo");
-    EXPECT_EQ(echo->chosen_strategy, c.kept) << c.model;
+    EXPECT_EQ(echo->strategy(), "echo");
+    EXPECT_EQ(echo->chosen_strategy(), c.kept) << c.model;
     EXPECT_EQ(echo->fell_back, std::string(c.kept) == "none") << c.model;
     EXPECT_EQ(echo->profile.breakdown.total(), other->profile.breakdown.total()) << c.model;
     EXPECT_EQ(echo->recomputed_nodes, other->recomputed_nodes) << c.model;

@@ -287,7 +287,7 @@ TEST(Svg, TrainingPictureShowsEveryStrategy) {
   }
   std::vector<StrategyMemory> strategies;
   for (const PlannedTraining& p : planned) {
-    strategies.push_back({p.strategy, &p.profile, p.training.forward_nodes, p.recomputed_nodes});
+    strategies.push_back({p.strategy(), &p.profile, p.training.forward_nodes, p.recomputed_nodes});
   }
   const std::string svg = TrainingSvg(strategies, "zoo:resnet,size=tiny");
   ExpectWellFormed(svg, "training svg");
@@ -296,21 +296,21 @@ TEST(Svg, TrainingPictureShowsEveryStrategy) {
   double bar_per_byte = 0;
   for (const PlannedTraining& p : planned) {
     const MemoryBreakdown& b = p.profile.breakdown;
-    EXPECT_NE(svg.find(p.strategy + ": footprint " + HumanBytes(b.total()) + ", " +
+    EXPECT_NE(svg.find(p.strategy() + ": footprint " + HumanBytes(b.total()) + ", " +
                        std::to_string(p.recomputed_nodes) + " nodes recomputed"),
               std::string::npos);
-    EXPECT_NE(svg.find(p.strategy + ": live feature maps, at most"), std::string::npos);
+    EXPECT_NE(svg.find(p.strategy() + ": live feature maps, at most"), std::string::npos);
     char reduction[16];
     std::snprintf(reduction, sizeof(reduction), "%.2fx", none / static_cast<double>(b.total()));
     EXPECT_NE(svg.find(std::string(">") + reduction + "<"), std::string::npos) << reduction;
     // The bars' feature-map segments share one bytes-to-pixels scale.
-    const std::string key = p.strategy + ": feature maps " + HumanBytes(b.feature_maps) + " (";
+    const std::string key = p.strategy() + ": feature maps " + HumanBytes(b.feature_maps) + " (";
     auto it = std::find_if(boxes.begin(), boxes.end(),
                            [&](const auto& e) { return e.first.rfind(key, 0) == 0; });
     ASSERT_NE(it, boxes.end()) << key;
     const double per_byte = it->second.h / static_cast<double>(b.feature_maps);
     if (bar_per_byte == 0) bar_per_byte = per_byte;
-    EXPECT_NEAR(per_byte, bar_per_byte, bar_per_byte * 0.02) << p.strategy;
+    EXPECT_NEAR(per_byte, bar_per_byte, bar_per_byte * 0.02) << p.strategy();
   }
 }
 

@@ -23,6 +23,26 @@ def tflm(model_file):
         return json.load(f)["models"][model_file]
 
 
+def reference_models():
+    with open(os.path.join(SHARED, "reference", "tflm_reference.json")) as f:
+        models = json.load(f)["models"]
+    paths = {}
+    for root, _, files in os.walk(os.path.join(SHARED, "models")):
+        paths.update({name: os.path.join(root, name) for name in files})
+    return [(name, paths[name]) for name, m in sorted(models.items())
+            if m["ok"] and m["outputs_meaningful"] and name in paths]
+
+
+@pytest.mark.parametrize("name,path", reference_models(), ids=lambda v: str(v).split("/")[-1])
+def test_every_shared_model_plans_like_tflm_and_runs_to_its_outputs(name, path):
+    """The converter's real files: explicit PADs, QUANTIZE at the input, float and int8."""
+    expected = tflm(name)
+    assert memfold.plan(path, planner="greedy").arena_bytes == expected["head_bytes"]
+    run = memfold.run(path, planner="diagonal")
+    assert run["identical_to_unplanned"], run["first_difference"]
+    assert [o["sha256"] for o in run["outputs"]] == [o["sha256"] for o in expected["outputs"]]
+
+
 def test_greedy_plan_is_tflms_and_runs_to_tflms_outputs():
     program = memfold.plan(KWS, planner="greedy")
     assert program.arena_bytes == tflm("kws_ref_model.tflite")["head_bytes"]
@@ -93,6 +113,15 @@ def test_bad_input_is_a_value_error_not_a_crash():
     with pytest.raises(ValueError, match="bytes"):
         memfold.plan(KWS).run([b"\x00" * 3])
     assert "best" in memfold.planners() and "greedy" in memfold.planners()
+    out = tempfile.mkdtemp(prefix="memfold-py-refused-")
+    try:
+        with pytest.raises(ValueError, match="input boxes"):  # streamed inputs: not compiled yet
+            memfold.plan(KWS, stream_input=True).compile(out)
+        with pytest.raises(ValueError, match="B of flash"):  # 16.9 MB of weights on a 4 MB board
+            memfold.compile("zoo:mobilenet_v1", out)
+        assert os.listdir(out) == []  # nothing written for a program refused
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
 
 
 @pytest.mark.skipif(shutil.which("arm-none-eabi-gcc") is None or

@@ -104,7 +104,7 @@ int ReportCommand(const ReportOptions& options);
 // The recomputation strategies' names (passes/training_plan.h), in the order tables show them.
 std::vector<std::string> RecomputationNames();
 
-// The training step of `source` planned under each of kStrategies, with progress.
+// The training step of `source` planned under each recomputation strategy, with progress.
 Result<std::vector<PlannedTraining>> PlanAllStrategies(const TrainingSource& source,
                                                        const TrainingConfig& config,
                                                        const std::string& planner);

@@ -157,11 +157,6 @@ int CompileCommand(const CompileOptions& options) {
   if (!inputs.ok()) return Fail(inputs.status().message());
   if (Status runnable = CheckRunnable(*loaded, *inputs); !runnable.ok())
     return Fail(options.common.model + ": " + runnable.message());
-  if (options.best.stream_input) {
-    return Fail(
-        "--stream-input: compiled code does not fetch input boxes from a callback yet; "
-        "compile without it (the input is then resident in the arena)");
-  }
   Phase planning("plan " + options.planner);
   Result<PlannedProgram> program = PlanProgram(std::move(*loaded), {options.planner, options.best});
   if (!program.ok()) return Fail(program.status().message(), kExitFailed);
@@ -173,16 +168,16 @@ int CompileCommand(const CompileOptions& options) {
                     " budget; try --planner best",
                 kExitFailed);
   }
-  if (Status compilable = CheckCompilable(program->graph(), arena); !compilable.ok())
-    return Fail(options.common.model + ": " + compilable.message());
-  Compiled c{ModelName(options), *program, std::move(*inputs), CountStatic(*program)};
-  if (Status fits = CheckFitsBoard(c.counted, arena, *board); !fits.ok())
-    return Fail(options.common.model + ": " + fits.message(), kExitFailed);
+  const DeviceFit fit = CheckDeviceFit(*program, *board);
+  if (!fit.compilable.ok()) return Fail(options.common.model + ": " + fit.compilable.message());
+  if (!fit.fits.ok()) return Fail(options.common.model + ": " + fit.fits.message(), kExitFailed);
+  Compiled c{ModelName(options), *program, std::move(*inputs), fit.counted};
   Phase generate("write " + options.output);
   const CodegenOptions codegen{c.name, options.common.model, options.planner};
-  Result<CompiledTree> tree = CompileProgram(*program, codegen, c.inputs, *board, options.output);
-  if (!tree.ok()) return Fail(tree.status().message());
-  generate.Done(std::to_string(tree->files.size()) + " generated files");
+  Result<std::vector<GeneratedFile>> files =
+      CompileProgram(*program, fit, codegen, c.inputs, *board, options.output);
+  if (!files.ok()) return Fail(files.status().message());
+  generate.Done(std::to_string(files->size()) + " generated files");
   if (options.run) return RunOnDevice(options, c);
   if (options.common.json) {
     std::cout << JsonText(Json{{"model", options.common.model},

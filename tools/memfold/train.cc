@@ -49,7 +49,7 @@ Json BreakdownJson(const MemoryBreakdown& b) {
 // The single-strategy JSON object (CONTRACT.md), before any steps run.
 Json PlanJson(const std::string& model, const PlannedTraining& p) {
   Json out = {{"model", model},
-              {"strategy", p.strategy},
+              {"strategy", p.strategy()},
               {"total_bytes", p.profile.breakdown.total()},
               {"arena_bytes", p.plan.plan.arena_bytes},
               {"breakdown", BreakdownJson(p.profile.breakdown)},
@@ -59,7 +59,7 @@ Json PlanJson(const std::string& model, const PlannedTraining& p) {
               {"forward_flops", p.forward_flops},
               {"recompute_flops", p.recompute_flops},
               {"plan_ms", p.plan_ms}};
-  out["chosen_strategy"] = p.chosen_strategy;
+  out["chosen_strategy"] = p.chosen_strategy();
   if (p.recomputation == Recomputation::kEcho) {
     out["fell_back_to_baseline"] = p.fell_back;
     out["echo_own_total_bytes"] = p.echo_own_bytes;
@@ -198,7 +198,7 @@ int RunInterleaved(const TrainOptions& o, const std::vector<PlannedTraining>& pl
     row["step_ms_runs"] = t.runs;
     row["step_vs_none"] = median / none_ms;
     strategies.push_back(std::move(row));
-    table.Add({planned[s].strategy, HumanBytes(planned[s].profile.breakdown.total()),
+    table.Add({planned[s].strategy(), HumanBytes(planned[s].profile.breakdown.total()),
                MeasuredText(t.checked.measured_peak_bytes), Fixed(median, 1, " ms"),
                Fixed(100 * (median / none_ms - 1), 1, " %")});
   }
@@ -241,7 +241,7 @@ std::vector<std::string> RecomputationNames() {
 StrategyTable CompareStrategies(const std::vector<PlannedTraining>& planned) {
   StrategyTable t;
   t.header = {""};
-  for (const PlannedTraining& p : planned) t.header.push_back(">" + p.strategy);
+  for (const PlannedTraining& p : planned) t.header.push_back(">" + p.strategy());
   const auto baseline = std::find_if(planned.begin(), planned.end(), [](const PlannedTraining& p) {
     return p.recomputation == Recomputation::kNone;
   });
@@ -276,7 +276,7 @@ StrategyTable CompareStrategies(const std::vector<PlannedTraining>& planned) {
     });
   }
   row("plan ms", [](const PlannedTraining& p) { return Fixed(p.plan_ms, 1); });
-  row("graph kept", [](const PlannedTraining& p) { return p.chosen_strategy; });
+  row("graph kept", [](const PlannedTraining& p) { return p.chosen_strategy(); });
   row("Echo's own graph", [](const PlannedTraining& p) {
     return p.recomputation == Recomputation::kEcho ? HumanBytes(p.echo_own_bytes)
                                                    : std::string("-");
@@ -291,7 +291,7 @@ StrategyTable CompareStrategies(const std::vector<PlannedTraining>& planned) {
 std::string StrategiesSvg(const std::string& model, const std::vector<PlannedTraining>& planned) {
   std::vector<StrategyMemory> strategies;
   for (const PlannedTraining& p : planned) {
-    strategies.push_back({p.strategy, &p.profile, p.training.forward_nodes, p.recomputed_nodes});
+    strategies.push_back({p.strategy(), &p.profile, p.training.forward_nodes, p.recomputed_nodes});
   }
   return TrainingSvg(strategies, model + ": live memory of one training step (" +
                                      planned.front().plan.plan.planner + " plans)");
@@ -302,8 +302,7 @@ int TrainCommand(const TrainOptions& o) {
   Phase load("load " + o.common.model);
   Result<TrainingSource> loaded = LoadTrainingSource(o.common.model);
   if (!loaded.ok()) return Fail(loaded.status().message());
-  const Graph& shown = loaded->joint ? loaded->joint->graph : loaded->forward;
-  load.Done(std::to_string(shown.schedule.size()) + " ops");
+  load.Done(std::to_string(loaded->shown().schedule.size()) + " ops");
   if (loaded->joint && !o.plan_only && o.steps > 0) {
     return Fail(o.common.model +
                 " is a joint graph traced by PyTorch, whose backward operators memfold plans but "
@@ -325,7 +324,7 @@ int TrainCommand(const TrainOptions& o) {
     if (all && !o.plan_only && o.steps > 0) return RunInterleaved(o, planned);
     if (all) return PrintAllStrategies(o, planned);
     const auto chosen = std::find_if(planned.begin(), planned.end(), [&](const PlannedTraining& p) {
-      return p.strategy == o.strategy;
+      return p.strategy() == o.strategy;
     });
     planned = {std::move(*chosen)};
   } else {

@@ -27,19 +27,10 @@ PlannedTraining WithoutGraph(PlannedTraining* p) {
 }
 
 constexpr RecomputationStrategy kRecomputations[] = {
-    {"none", Recomputation::kNone, "keep every feature map the backward pass reads"},
-    {"mirror", Recomputation::kMirror,
-     "Chen et al.'s blanket choice: recompute every cheap layer's output"},
-    {"echo", Recomputation::kEcho,
-     "recompute what lowers the whole graph's footprint (with reuse), never the expensive "
-     "layers whose gradient does not need their output; 1-bit masks; never worse"},
+    {"none", Recomputation::kNone},      // every feature map the backward pass reads is kept
+    {"mirror", Recomputation::kMirror},  // Chen et al.: every cheap layer's output recomputed
+    {"echo", Recomputation::kEcho},      // the footprint of the whole graph decides; never worse
 };
-
-// `p` marked as the graph of `kind`.
-void Keep(PlannedTraining* p, Recomputation kind) {
-  p->kept = kind;
-  p->chosen_strategy = std::string(NameOf(kind));
-}
 
 double MillisecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
@@ -85,7 +76,6 @@ Result<PlannedTraining> PlanTrainingStep(Graph graph, const TrainingGraph& train
   const auto start = std::chrono::steady_clock::now();
   PlannedTraining base;
   base.graph = std::move(graph);
-  base.strategy = strategy;
   base.recomputation = row->kind;
   base.training = training;
   base.recomputed.assign(static_cast<size_t>(base.graph.num_nodes()), 0);
@@ -103,12 +93,12 @@ Result<PlannedTraining> PlanTrainingStep(Graph graph, const TrainingGraph& train
   PlannedTraining chosen;
   if (row->kind == Recomputation::kNone) {
     MF_ASSIGN_OR_RETURN(chosen, Finish(std::move(base), planner));
-    Keep(&chosen, Recomputation::kNone);
+    chosen.kept = Recomputation::kNone;
   } else if (row->kind == Recomputation::kMirror) {
     const std::vector<char> choice = MirrorChoice(base.graph, base.training);
     MF_ASSIGN_OR_RETURN(PlannedTraining mirror, with_recomputation(std::move(base), choice));
     MF_ASSIGN_OR_RETURN(chosen, Finish(std::move(mirror), planner));
-    Keep(&chosen, Recomputation::kMirror);
+    chosen.kept = Recomputation::kMirror;
   } else {
     // Echo's choice with 1-bit masks, checked against the baseline (the paper's guarantee) and
     // against Mirror's blanket choice: the smallest plan is kept. A rival is planned only when
@@ -127,7 +117,7 @@ Result<PlannedTraining> PlanTrainingStep(Graph graph, const TrainingGraph& train
     MF_ASSIGN_OR_RETURN(PlannedTraining echo, with_recomputation(std::move(base), echo_choice));
     BinarizeMasks(&echo.graph, &echo.training);
     MF_ASSIGN_OR_RETURN(chosen, Finish(std::move(echo), planner));
-    Keep(&chosen, Recomputation::kEcho);
+    chosen.kept = Recomputation::kEcho;
     const int64_t echo_own = chosen.profile.breakdown.total();
     const bool baseline_may_win = baseline_floor <= echo_own;
     if (baseline_may_win || mirror_floor < echo_own) {
@@ -142,18 +132,17 @@ Result<PlannedTraining> PlanTrainingStep(Graph graph, const TrainingGraph& train
       MF_ASSIGN_OR_RETURN(mirror, Finish(std::move(mirror), planner));
       if (mirror.profile.breakdown.total() < echo_own) {
         chosen = std::move(mirror);
-        Keep(&chosen, Recomputation::kMirror);
+        chosen.kept = Recomputation::kMirror;
       }
     }
     if (baseline_may_win) {
       MF_ASSIGN_OR_RETURN(PlannedTraining baseline, Finish(std::move(base), planner));
       if (chosen.profile.breakdown.total() >= baseline.profile.breakdown.total()) {
         chosen = std::move(baseline);
-        Keep(&chosen, Recomputation::kNone);
+        chosen.kept = Recomputation::kNone;
         chosen.fell_back = true;
       }
     }
-    chosen.strategy = strategy;
     chosen.recomputation = row->kind;
     chosen.echo_own_bytes = echo_own;
   }

@@ -24,7 +24,6 @@ enum class Recomputation { kNone, kMirror, kEcho };
 struct RecomputationStrategy {
   std::string_view name;
   Recomputation kind;
-  std::string_view summary;  // one line for people
 };
 std::span<const RecomputationStrategy> RecomputationStrategies();
 // The row named `name`, or an error listing every name.
@@ -43,13 +42,13 @@ struct PlannedTraining {
   TrainingGraph training;
   GraphPlan plan;
   MemoryProfile profile;
-  std::string strategy;  // the row asked for (its name)
-  Recomputation recomputation = Recomputation::kNone;
+  Recomputation recomputation = Recomputation::kNone;  // the strategy asked for
   int recomputed_nodes = 0;
   double recompute_flops = 0;
   double forward_flops = 0;
-  std::string chosen_strategy;  // whose graph this is: echo, mirror or none
-  Recomputation kept = Recomputation::kNone;
+  Recomputation kept = Recomputation::kNone;  // whose graph this is
+  std::string strategy() const { return std::string(NameOf(recomputation)); }
+  std::string chosen_strategy() const { return std::string(NameOf(kept)); }
   bool fell_back = false;      // echo only: the baseline was at least as small
   int64_t echo_own_bytes = 0;  // echo only: the footprint of Echo's own graph
   // The forward nodes the kept graph recomputes, indexed by node id of the training graph

@@ -52,8 +52,7 @@ Measured Measure(const std::map<std::string, int64_t>& sections, int64_t stack) 
   return m;
 }
 
-}  // namespace
-
+// An error naming both sizes when a model cannot fit the board at all.
 Status CheckFitsBoard(const StaticBytes& counted, int64_t arena, const Board& board) {
   if (counted.constants > board.flash_bytes) {
     return Status::Error("the model's constants need " + GroupDigits(counted.constants) +
@@ -69,6 +68,7 @@ Status CheckFitsBoard(const StaticBytes& counted, int64_t arena, const Board& bo
   return Status::Ok();
 }
 
+// Bytes of the program's constants and persistent state.
 StaticBytes CountStatic(const PlannedProgram& program) {
   const Graph& g = program.graph();
   const SharedStorage& shared = program.liveness().shared;
@@ -84,19 +84,42 @@ StaticBytes CountStatic(const PlannedProgram& program) {
   return counted;
 }
 
-Result<CompiledTree> CompileProgram(const PlannedProgram& program, const CodegenOptions& codegen,
-                                    const std::vector<Bytes>& inputs, const Board& board,
-                                    const std::string& dir) {
+// Compiled code reads its whole input from the caller; a streamed one would be fetched in boxes.
+Status CheckInputsResident(const Graph& graph) {
+  for (ValueId v : graph.inputs) {
+    if (graph.value(v).role != Role::kStreamed) continue;
+    return Status::Error(
+        "--stream-input: compiled code does not fetch input boxes from a callback yet; "
+        "compile without it (the input is then resident in the arena)");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+DeviceFit CheckDeviceFit(const PlannedProgram& program, const Board& board) {
+  DeviceFit fit;
+  fit.compilable = CheckInputsResident(program.graph());
+  if (fit.compilable.ok()) fit.compilable = CheckCompilable(program.graph(), program.arena_bytes());
+  if (!fit.compilable.ok()) return fit;
+  fit.counted = CountStatic(program);
+  fit.fits = CheckFitsBoard(fit.counted, program.arena_bytes(), board);
+  return fit;
+}
+
+Result<std::vector<GeneratedFile>> CompileProgram(const PlannedProgram& program,
+                                                  const DeviceFit& fit,
+                                                  const CodegenOptions& codegen,
+                                                  const std::vector<Bytes>& inputs,
+                                                  const Board& board, const std::string& dir) {
+  MF_RETURN_IF_ERROR(fit.compilable);
+  MF_RETURN_IF_ERROR(fit.fits);
   const Graph& g = program.graph();
-  MF_RETURN_IF_ERROR(CheckCompilable(g, program.arena_bytes()));
-  CompiledTree tree;
-  tree.counted = CountStatic(program);
-  MF_RETURN_IF_ERROR(CheckFitsBoard(tree.counted, program.arena_bytes(), board));
-  MF_ASSIGN_OR_RETURN(tree.files,
+  MF_ASSIGN_OR_RETURN(std::vector<GeneratedFile> files,
                       GenerateModel(g, program.liveness(), program.plan().plan, codegen));
-  tree.files.push_back(GenerateHarness(g, codegen, inputs));
-  MF_RETURN_IF_ERROR(WriteTree(dir, tree.files, board, codegen.name));
-  return tree;
+  files.push_back(GenerateHarness(g, codegen, inputs));
+  MF_RETURN_IF_ERROR(WriteTree(dir, files, board, codegen.name));
+  return files;
 }
 
 FloatDifference CompareFloats(const Bytes& device, const Bytes& host) {

@@ -25,22 +25,27 @@ struct StaticBytes {
   int64_t constants = 0;
   int64_t state = 0;
 };
-StaticBytes CountStatic(const PlannedProgram& program);
 
-// An error naming both sizes when a model cannot fit the board at all: its constants beyond
-// the flash, or its arena, state and stack beyond the RAM.
-Status CheckFitsBoard(const StaticBytes& counted, int64_t arena, const Board& board);
-
-struct CompiledTree {
-  std::vector<GeneratedFile> files;  // model/<name>.{h,cc} and the harness model/main.cc
+// Whether a program can go on a board, and what it takes there.
+struct DeviceFit {
+  // The code generator can express it: every operator has a device kernel, offsets fit 32 bits,
+  // no input is streamed (compiled code does not fetch input boxes).
+  Status compilable;
+  // It fits at all (checked when compilable): constants within the flash, arena, state and
+  // stack within the RAM; the error names both sizes.
+  Status fits;
   StaticBytes counted;
+  bool ok() const { return compilable.ok() && fits.ok(); }
 };
+DeviceFit CheckDeviceFit(const PlannedProgram& program, const Board& board);
 
-// Generates the tree's model and harness (run on `inputs`) after checking the program compiles
-// and fits `board` (errors name both sizes), and writes the tree under `options.dir`.
-Result<CompiledTree> CompileProgram(const PlannedProgram& program, const CodegenOptions& codegen,
-                                    const std::vector<Bytes>& inputs, const Board& board,
-                                    const std::string& dir);
+// Generates the tree's model and harness (run on `inputs`) and writes it under `dir`. Errors:
+// the first failed check of `fit` (CheckDeviceFit of this program and board), the writer's.
+Result<std::vector<GeneratedFile>> CompileProgram(const PlannedProgram& program,
+                                                  const DeviceFit& fit,
+                                                  const CodegenOptions& codegen,
+                                                  const std::vector<Bytes>& inputs,
+                                                  const Board& board, const std::string& dir);
 
 // How far a float32 output of the device is from the host's: largest |difference| and ulps.
 struct FloatDifference {

@@ -15,12 +15,8 @@ constexpr std::string_view kBest = "best";
 
 std::vector<ProgramPlanner> ProgramPlanners() {
   std::vector<ProgramPlanner> rows;
-  for (const Strategy& s : Strategies())
-    rows.push_back({std::string(s.name), std::string(s.summary), false});
-  rows.push_back({std::string(kBest),
-                  "every technique in turn (smallest plan, re-ordering, copy-free concatenation, "
-                  "operation splitting), each kept only when its verified arena is smaller",
-                  true});
+  for (const Strategy& s : Strategies()) rows.push_back({std::string(s.name), false});
+  rows.push_back({std::string(kBest), true});  // passes/best_plan.h
   return rows;
 }
 
@@ -35,12 +31,12 @@ Result<PlannedProgram> PlanProgram(Graph source, const PlanRequest& request) {
   }
   PlannedProgram program;
   program.planner_ = request.planner;
+  program.streamed_ = request.best.stream_input;
   if (row->rewrites) {
     MF_ASSIGN_OR_RETURN(BestPlan best, PlanBest(source, request.best));
     program.graph_ = std::move(best.graph);
     program.plan_ = std::move(best.plan);
     program.steps_ = std::move(best.steps);
-    program.rewritten_ = best.reordered || best.concat || best.split || request.best.stream_input;
     program.reordered_ = best.reordered;
     program.concat_ = best.concat;
     program.split_ = best.split;
@@ -49,10 +45,8 @@ Result<PlannedProgram> PlanProgram(Graph source, const PlanRequest& request) {
     program.graph_ = source;
     if (request.best.stream_input) StreamInputs(&program.graph_);
     MF_ASSIGN_OR_RETURN(program.plan_, PlanGraph(program.graph_, row->name, {.refine = true}));
-    program.rewritten_ = request.best.stream_input;
   }
   program.source_ = std::move(source);
-  program.homes_ = PlannedHomes(program.graph_, program.plan_.liveness, program.plan_.plan);
   return program;
 }
 

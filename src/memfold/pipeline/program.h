@@ -5,8 +5,9 @@
 // A program holds the model as loaded (the reference every checked run compares against), the
 // graph after the planner's rewrites (re-ordered, copy-free concatenations, split, streamed
 // inputs), its liveness (with the storage sharing derived once, plan/liveness.h), the verified
-// placement, every value's home in the arena and the trace of the planner's decisions (each
-// step of `best` with the arena it reached and what it did).
+// placement and the trace of the planner's decisions (each step of `best` with the arena it
+// reached and what it did). Where each value lives follows from liveness and placement
+// (plan/planned_layout.h), which the executor and the code generator both derive from them.
 //
 // The planners a user can name are rows of one table (ProgramPlanners): every placement
 // strategy of plan/strategies.h plans the graph as it is; `best` runs the rewriting pipeline of
@@ -24,7 +25,6 @@
 #include "memfold/ir/graph.h"
 #include "memfold/passes/best_plan.h"
 #include "memfold/plan/plan_graph.h"
-#include "memfold/plan/planned_layout.h"
 
 namespace memfold {
 
@@ -38,7 +38,6 @@ class PlannedProgram;
 // One way to plan a program, by name.
 struct ProgramPlanner {
   std::string name;
-  std::string summary;
   bool rewrites = false;  // may change the graph (re-order, views, split), not only place it
 };
 std::vector<ProgramPlanner> ProgramPlanners();
@@ -54,11 +53,10 @@ class PlannedProgram {
   const GraphPlan& plan() const { return plan_; }  // liveness and the verified placement
   const Liveness& liveness() const { return plan_.liveness; }
   int64_t arena_bytes() const { return plan_.plan.arena_bytes; }
-  const std::vector<ValueHome>& homes() const { return homes_; }
   const std::string& planner() const { return planner_; }        // the row asked for
   const std::vector<BestStep>& steps() const { return steps_; }  // the planner's decisions
   // Whether graph() differs from source() beyond placement, and how.
-  bool rewritten() const { return rewritten_; }
+  bool rewritten() const { return reordered_ || concat_ || split_ || streamed_; }
   bool reordered() const { return reordered_; }
   bool concat() const { return concat_; }
   bool split() const { return split_; }
@@ -71,11 +69,10 @@ class PlannedProgram {
   Graph source_;
   Graph graph_;
   GraphPlan plan_;
-  std::vector<ValueHome> homes_;
   std::string planner_;
   std::vector<BestStep> steps_;
-  bool rewritten_ = false;
   bool reordered_ = false;
+  bool streamed_ = false;  // graph inputs streamed (passes/stream_inputs.h)
   bool concat_ = false;
   bool split_ = false;
   double recompute_fraction_ = 0;

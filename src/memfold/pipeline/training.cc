@@ -76,7 +76,7 @@ Result<TrainingRun> TrainChecked(const PlannedTraining& p, int steps,
     return Status::Error("a checked training step needs about " + HumanBytes(needed) +
                          " (the planned step and its unplanned twin) but the machine has " +
                          HumanBytes(available) +
-                         " available; plan only (--plan-only) or use a smaller batch");
+                         " available; plan without running steps, or use a smaller batch");
   }
   Trainer trainer(p.graph, p.training.grads, p.plan);
   const std::vector<Bytes> inputs = TrainingInputs(p.graph);
@@ -108,16 +108,15 @@ Result<std::vector<StrategyTiming>> TimeInterleaved(const std::vector<PlannedTra
     const PlannedTraining& p = planned[s];
     const int64_t needed = alive + CheckedStepBytes(p.graph, p.plan, p.training.grads);
     if (available >= 0 && needed > available) {
-      return Status::Error("checking " + p.strategy + "'s step beside the other " +
+      return Status::Error("checking " + p.strategy() + "'s step beside the other " +
                            "strategies' sessions needs about " + HumanBytes(needed) +
                            " but the machine has " + HumanBytes(available) +
-                           " available; time the strategies one at a time (--strategy S --steps "
-                           "K)");
+                           " available; time the strategies one at a time");
     }
-    Starting(progress, "checked step (" + p.strategy + ", planned and unplanned)");
+    Starting(progress, "checked step (" + p.strategy() + ", planned and unplanned)");
     trainers.push_back(std::make_unique<Trainer>(p.graph, p.training.grads, p.plan));
     Result<StepResult> checked = trainers.back()->Step(inputs);
-    if (!checked.ok()) return Status::Error(p.strategy + ": " + checked.status().message());
+    if (!checked.ok()) return Status::Error(p.strategy() + ": " + checked.status().message());
     trainers.back()->DropTwin();
     Done(progress, Loss(checked->loss));
     alive += p.profile.breakdown.total();

@@ -22,7 +22,7 @@ namespace memfold {
 struct TrainingSource {
   Graph forward;                    // differentiated by memfold (when `joint` is empty)
   std::optional<JointGraph> joint;  // traced elsewhere, backward included
-  const Graph& shown() const { return joint ? joint->graph : forward; }
+  const Graph& shown() const { return joint ? joint->graph : forward; }  // the graph read
 };
 
 // A model name as LoadModel takes it, or a joint graph's .json file. Errors name the file.
