@@ -208,6 +208,7 @@ py::dict CompileProgram(const memfold::PlannedProgram& p, const std::string& out
   out["flash_bytes"] = ran.measured.flash;
   out["identical_to_host"] = ran.identical;
   out["agrees_with_host"] = ran.agrees;
+  out["instructions"] = ran.instructions;
   out["outputs"] = Outputs(p.graph(), ran.outputs);
   return out;
 }

@@ -190,7 +190,8 @@ TEST(DeviceRuns, AWrongOverlapGoesWrongOnTheDeviceExactlyAsOnTheHost) {
   const Result<std::string> elf =
       BuildElf({.dir = dir, .name = "kws", .poison = true, .cache_dir = kCache}, board);
   ASSERT_TRUE(elf.ok()) << elf.status().message();
-  const Result<DeviceRun> ran = RunOnBoard(*elf, board, graph.outputs.size());
+  const Result<DeviceRun> ran =
+      RunOnBoard(*elf, board, graph.outputs.size(), graph.schedule.size());
   ASSERT_TRUE(ran.ok()) << ran.status().message();
   EXPECT_NE(ran->outputs, unplanned.outputs);
   EXPECT_EQ(ran->outputs, host->outputs);

@@ -53,6 +53,19 @@ Json OutputsJson(const Graph& g, const std::vector<Bytes>& outputs,
   return out;
 }
 
+// Every step of the schedule: its position, node, operator and executed instructions.
+Json InstructionsByOp(const Graph& g, const std::vector<int64_t>& step_instructions) {
+  Json out = Json::array();
+  for (size_t pos = 0; pos < g.schedule.size() && pos < step_instructions.size(); ++pos) {
+    const Node& node = g.node(g.schedule[pos]);
+    out.push_back({{"step", pos},
+                   {"name", node.name},
+                   {"op", node.op},
+                   {"instructions", step_instructions[pos]}});
+  }
+  return out;
+}
+
 struct Compiled {
   std::string name;
   const PlannedProgram& program;
@@ -60,8 +73,10 @@ struct Compiled {
   StaticBytes counted;
 };
 
-void PrintRun(const CompileOptions& options, const Compiled& c, const Measured& m,
-              const std::vector<Bytes>& outputs, const std::vector<Bytes>& host) {
+void PrintRun(const CompileOptions& options, const Compiled& c, const BoardRun& run) {
+  const Measured& m = run.measured;
+  const std::vector<Bytes>& outputs = run.outputs;
+  const std::vector<Bytes>& host = run.host.planned.outputs;
   std::cout << "ran " << c.name << " on the emulated " << FindBoard(options.target)->machine << " ("
             << options.target << (options.poison ? ", arena poisoned" : "") << ")\n";
   const Graph& g = c.program.graph();
@@ -81,7 +96,8 @@ void PrintRun(const CompileOptions& options, const Compiled& c, const Measured& 
   table.Add({"stack high-water mark", GroupDigits(m.stack)});
   table.Add({"RAM total", GroupDigits(m.ram())});
   table.Add({"flash (code + constants)", GroupDigits(m.flash)});
-  std::cout << table.Render()
+  std::cout << table.Render() << "instructions per inference: " << GroupDigits(run.instructions)
+            << "\n"
             << "identical to the host's planned run: " << (outputs == host ? "yes" : "no") << "\n";
 }
 
@@ -120,10 +136,12 @@ int RunOnDevice(const CompileOptions& options, const Compiled& c) {
                                {"sections", sizes},
                                {"outputs", OutputsJson(g, ran->outputs, host)},
                                {"identical_to_host", ran->identical},
-                               {"agrees_with_host", ran->agrees}})
+                               {"agrees_with_host", ran->agrees},
+                               {"instructions", ran->instructions},
+                               {"instructions_by_op", InstructionsByOp(g, ran->step_instructions)}})
               << "\n";
   } else {
-    PrintRun(options, c, m, ran->outputs, host);
+    PrintRun(options, c, *ran);
   }
   if (!ran->agrees) {
     return Fail(options.common.model + ": the outputs on the " + board.machine +

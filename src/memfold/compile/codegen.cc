@@ -163,30 +163,43 @@ class ModelWriter {
         << "    {kInputs, " << graph_.inputs.size() << "}, {kOutputs, " << graph_.outputs.size()
         << "}, kMaxTensors, kMaxScratch};\n\n"
         << "}  // namespace\n\n"
-        << InvokeSignature() << " {\n"
+        << InvokeSignature(true) << " {\n"
         << "  const void* const inputs[] = " << Pointers("input", graph_.inputs.size()) << ";\n"
         << "  void* const outputs[] = " << Pointers("output", graph_.outputs.size()) << ";\n"
         << "  memfold::TensorArg tensors[kMaxTensors];\n"
         << "  std::byte* scratch[kMaxScratch];\n"
-        << "  const char* refused = memfold::runtime::RunProgram(kProgram, g_arena, inputs, "
-           "outputs,\n"
-        << "                                                     tensors, scratch, "
-           "MEMFOLD_POISON != 0);\n"
-        << "  return refused == nullptr ? 0 : 1;\n}\n";
+        << "  const memfold::runtime::StepClock clock{now, step_ticks};\n"
+        << "  const char* refused = memfold::runtime::RunProgram(\n"
+        << "      kProgram, g_arena, inputs, outputs, tensors, scratch, MEMFOLD_POISON != 0,\n"
+        << "      now != nullptr ? &clock : nullptr);\n"
+        << "  return refused == nullptr ? 0 : 1;\n}\n\n"
+        << InvokeSignature(false) << " {\n  return memfold_" << options_.name << "_invoke_timed("
+        << Arguments() << "nullptr, nullptr);\n}\n";
     return out.str();
   }
 
-  std::string InvokeSignature() const {
-    std::string signature = "int memfold_" + options_.name + "_invoke(";
+  // The entry point; `timed` adds a clock read around every step and where the ticks go.
+  std::string InvokeSignature(bool timed) const {
+    std::string signature =
+        "int memfold_" + options_.name + (timed ? "_invoke_timed(" : "_invoke(");
     for (size_t k = 0; k < graph_.inputs.size(); ++k) {
       signature += std::string("const ") + CType(graph_.value(graph_.inputs[k]).dtype) + "* input" +
                    std::to_string(k) + ", ";
     }
     for (size_t k = 0; k < graph_.outputs.size(); ++k) {
       signature += std::string(CType(graph_.value(graph_.outputs[k]).dtype)) + "* output" +
-                   std::to_string(k) + (k + 1 < graph_.outputs.size() ? ", " : "");
+                   std::to_string(k) + (k + 1 < graph_.outputs.size() || timed ? ", " : "");
     }
+    if (timed) signature += "uint32_t (*now)(void), uint32_t* step_ticks";
     return "extern \"C\" " + signature + ")";
+  }
+
+  // "input0, ..., output0, ..., ": the plain entry point's arguments, passed on.
+  std::string Arguments() const {
+    std::string out;
+    for (size_t k = 0; k < graph_.inputs.size(); ++k) out += "input" + std::to_string(k) + ", ";
+    for (size_t k = 0; k < graph_.outputs.size(); ++k) out += "output" + std::to_string(k) + ", ";
+    return out;
   }
 
  private:
@@ -395,7 +408,7 @@ class ModelWriter {
 };
 
 std::string Header(const Graph& graph, const CodegenOptions& options, const Plan& plan,
-                   const std::string& signature) {
+                   const std::string& signature, const std::string& timed_signature) {
   std::string upper;
   for (char c : options.name)
     upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
@@ -406,7 +419,8 @@ std::string Header(const Graph& graph, const CodegenOptions& options, const Plan
          "layout;\n"
       << "// the activations live in one static arena.\n"
       << "#pragma once\n\n#include <stdint.h>\n\n"
-      << "#define MEMFOLD_" << upper << "_ARENA_BYTES " << plan.arena_bytes << "\n";
+      << "#define MEMFOLD_" << upper << "_ARENA_BYTES " << plan.arena_bytes << "\n"
+      << "#define MEMFOLD_" << upper << "_STEPS " << graph.schedule.size() << "\n";
   for (size_t k = 0; k < graph.inputs.size(); ++k) {
     out << "#define MEMFOLD_" << upper << "_INPUT" << k << "_BYTES "
         << graph.value(graph.inputs[k]).bytes() << "\n";
@@ -415,11 +429,14 @@ std::string Header(const Graph& graph, const CodegenOptions& options, const Plan
     out << "#define MEMFOLD_" << upper << "_OUTPUT" << k << "_BYTES "
         << graph.value(graph.outputs[k]).bytes() << "\n";
   }
-  std::string c_signature = signature.substr(signature.find("int "));
+  const auto c_form = [](const std::string& s) { return s.substr(s.find("int ")); };
   out << "\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
       << "// Runs the model once; returns 0, or 1 when a kernel refused its input (an index\n"
       << "// outside its axis, as TFLM's kernels return kTfLiteError).\n"
-      << c_signature << ";\n\n#ifdef __cplusplus\n}\n#endif\n";
+      << c_form(signature) << ";\n\n"
+      << "// The same, reading `now` around every step: step_ticks[k] (one per step, _STEPS of\n"
+      << "// them) receives now()'s difference across step k of the schedule.\n"
+      << c_form(timed_signature) << ";\n\n#ifdef __cplusplus\n}\n#endif\n";
   return out.str();
 }
 
@@ -466,9 +483,9 @@ Result<std::vector<GeneratedFile>> GenerateModel(const Graph& graph, const Liven
   MF_RETURN_IF_ERROR(CheckCompilable(graph, plan.arena_bytes));
   ModelWriter writer(graph, live, plan, options);
   std::string source = writer.Source();
-  const std::string signature = writer.InvokeSignature();
   return std::vector<GeneratedFile>{
-      {"model/" + options.name + ".h", Header(graph, options, plan, signature)},
+      {"model/" + options.name + ".h",
+       Header(graph, options, plan, writer.InvokeSignature(false), writer.InvokeSignature(true))},
       {"model/" + options.name + ".cc", std::move(source)}};
 }
 
@@ -477,10 +494,15 @@ GeneratedFile GenerateHarness(const Graph& graph, const CodegenOptions& options,
   std::ostringstream out;
   out << "// Generated by `memfold compile`: runs " << options.name
       << " once on a fixed input and reports\n"
-      << "// each output and the stack's high-water mark through semihosting.\n"
+      << "// each output, the stack's high-water mark and the timer's ticks (in all and per step)\n"
+      << "// through semihosting.\n"
       << "#include \"" << options.name << ".h\"\n\n"
-      << "#include \"target/semihost.h\"\n#include \"target/stack_watermark.h\"\n\n"
-      << "namespace {\n\n";
+      << "#include \"target/semihost.h\"\n#include \"target/stack_watermark.h\"\n"
+      << "#include \"target/timer.h\"\n\n"
+      << "namespace {\n\n"
+      << "// Measurement only, in its own section (.profile), not counted as the model's RAM.\n"
+      << "uint32_t g_step_ticks[" << std::max<size_t>(1, graph.schedule.size())
+      << "] __attribute__((section(\".memfold_profile\")));\n";
   for (size_t k = 0; k < inputs.size(); ++k) {
     out << "alignas(16) const uint8_t kInput" << k << "[] = " << ByteArray(inputs[k]) << ";\n";
   }
@@ -488,8 +510,8 @@ GeneratedFile GenerateHarness(const Graph& graph, const CodegenOptions& options,
     out << "alignas(16) uint8_t g_output" << k << "["
         << std::max<int64_t>(1, graph.value(graph.outputs[k]).bytes()) << "];\n";
   }
-  out << "\n}  // namespace\n\nint main() {\n  stack_paint();\n  memfold_" << options.name
-      << "_invoke(";
+  out << "\n}  // namespace\n\nint main() {\n  stack_paint();\n  timer_start();\n"
+      << "  const uint32_t start = timer_ticks();\n  memfold_" << options.name << "_invoke_timed(";
   std::vector<std::string> args;
   for (size_t k = 0; k < inputs.size(); ++k) {
     args.push_back(std::string("reinterpret_cast<const ") +
@@ -500,14 +522,21 @@ GeneratedFile GenerateHarness(const Graph& graph, const CodegenOptions& options,
     args.push_back(std::string("reinterpret_cast<") + CType(graph.value(graph.outputs[k]).dtype) +
                    "*>(g_output" + std::to_string(k) + ")");
   }
+  args.emplace_back("timer_ticks");
+  args.emplace_back("g_step_ticks");
   for (size_t k = 0; k < args.size(); ++k) out << args[k] << (k + 1 < args.size() ? ", " : "");
-  out << ");\n  const unsigned stack = stack_used_bytes();\n";
+  out << ");\n  const uint32_t ticks = timer_ticks() - start;\n"
+      << "  const unsigned stack = stack_used_bytes();\n";
   for (size_t k = 0; k < graph.outputs.size(); ++k) {
     out << "  semihost_write0(\"memfold-output " << k << " \");\n"
         << "  semihost_print_hex(g_output" << k << ", " << graph.value(graph.outputs[k]).bytes()
         << ");\n  semihost_write0(\"\\n\");\n";
   }
   out << "  semihost_write0(\"memfold-stack \");\n  semihost_print_uint(stack);\n"
+      << "  semihost_write0(\"\\nmemfold-ticks \");\n  semihost_print_uint(ticks);\n"
+      << "  semihost_write0(\"\\nmemfold-step-ticks\");\n"
+      << "  for (uint32_t t : g_step_ticks) {\n    semihost_write0(\" \");\n"
+      << "    semihost_print_uint(t);\n  }\n"
       << "  semihost_write0(\"\\n\");\n  return 0;\n}\n";
   return {"model/main.cc", out.str()};
 }

@@ -26,7 +26,8 @@ const std::vector<Board>& AllBoards() {
        .flash_bytes = 4 << 20,
        .ram_bytes = 4 << 20,
        .stack_bytes = 64 << 10,
-       .linker_script = "target/mps2_an386.ld"},
+       .linker_script = "target/mps2_an386.ld",
+       .timer_hz = 25'000'000},
   };
   return boards;
 }
@@ -123,9 +124,7 @@ std::string Makefile(const Board& board, const std::string& name) {
       << "\t$(CXX) $(LDFLAGS) $(MODEL_OBJECTS) -Wl,--whole-archive $(KERNEL_LIB) "
          "-Wl,--no-whole-archive -lm -o $@\n\n"
       << "run: build/" << name << ".elf\n"
-      << "\tqemu-system-arm -M " << board.machine
-      << " -display none -monitor none -serial none -semihosting-config "
-         "enable=on,target=native -kernel $<\n\n"
+      << "\t" << QemuCommand(board, "$<") << "\n\n"
       << ".PHONY: all lib run\n";
   return out.str();
 }
@@ -181,19 +180,29 @@ Result<fs::path> DeviceLibrary(const std::string& cache_dir, const Board& board)
   return library;
 }
 
-// Reads "memfold-output K HEX" and "memfold-stack N" lines.
-Status ParseRunOutput(const std::string& text, size_t num_outputs, DeviceRun* run) {
+// Reads "memfold-output K HEX", "memfold-stack N", "memfold-ticks N" and "memfold-step-ticks
+// N..." lines.
+Status ParseRunOutput(const std::string& text, const Board& board, size_t num_outputs,
+                      size_t num_steps, DeviceRun* run) {
   run->outputs.assign(num_outputs, Bytes{});
   std::vector<bool> seen(num_outputs, false);
-  bool stack_seen = false;
+  bool stack_seen = false, ticks_seen = false;
+  const int64_t per_tick = board.instructions_per_tick();
   std::istringstream lines(text);
   std::string line;
   while (std::getline(lines, line)) {
     std::istringstream words(line);
     std::string tag;
     words >> tag;
+    int64_t ticks = 0;
     if (tag == "memfold-stack") {
       stack_seen = static_cast<bool>(words >> run->stack_bytes);
+    } else if (tag == "memfold-ticks") {
+      ticks_seen = static_cast<bool>(words >> ticks);
+      run->instructions = ticks * per_tick;
+    } else if (tag == "memfold-step-ticks") {
+      while (run->step_instructions.size() < num_steps && words >> ticks)
+        run->step_instructions.push_back(ticks * per_tick);
     } else if (tag == "memfold-output") {
       size_t k = 0;
       std::string hex;
@@ -209,6 +218,8 @@ Status ParseRunOutput(const std::string& text, size_t num_outputs, DeviceRun* ru
     if (!seen[k]) return Status::Error("the program did not report output " + std::to_string(k));
   }
   if (!stack_seen) return Status::Error("the program did not report its stack use");
+  if (!ticks_seen || run->step_instructions.size() != num_steps)
+    return Status::Error("the program did not report its timer's ticks");
   return Status::Ok();
 }
 
@@ -285,19 +296,22 @@ Result<std::map<std::string, int64_t>> SectionSizes(const std::string& elf) {
   return sections;
 }
 
-Result<DeviceRun> RunOnBoard(const std::string& elf, const Board& board, size_t num_outputs) {
-  const CommandResult ran =
-      RunCommand("qemu-system-arm -M " + board.machine +
-                     " -display none -monitor none -serial none -semihosting-config "
-                     "enable=on,target=native -kernel " +
-                     Quoted(elf),
-                 600);
+std::string QemuCommand(const Board& board, const std::string& elf) {
+  return "qemu-system-arm -M " + board.machine +
+         " -display none -monitor none -serial none -icount shift=0 "
+         "-semihosting-config enable=on,target=native -kernel " +
+         elf;
+}
+
+Result<DeviceRun> RunOnBoard(const std::string& elf, const Board& board, size_t num_outputs,
+                             size_t num_steps) {
+  const CommandResult ran = RunCommand(QemuCommand(board, Quoted(elf)), 600);
   if (ran.exit_code != 0) {
     return Status::Error("the program failed on the emulated " + board.machine + " (exit " +
                          std::to_string(ran.exit_code) + "):\n" + Tail(ran.output, 8));
   }
   DeviceRun run;
-  MF_RETURN_IF_ERROR(ParseRunOutput(ran.output, num_outputs, &run));
+  MF_RETURN_IF_ERROR(ParseRunOutput(ran.output, board, num_outputs, num_steps, &run));
   return run;
 }
 

@@ -29,6 +29,10 @@ struct Board {
   int64_t ram_bytes;          // data memory
   int64_t stack_bytes;        // reserved for the stack by the linker script
   std::string linker_script;  // in the tree
+  // QEMU runs with -icount shift=0 (virtual time advances 1 ns per executed instruction), and the
+  // harness times `invoke` with a timer of this many ticks per virtual second.
+  int64_t timer_hz;
+  int64_t instructions_per_tick() const { return 1'000'000'000 / timer_hz; }
 };
 
 // The board for a --target, or null. Boards() lists them.
@@ -60,9 +64,18 @@ Result<std::map<std::string, int64_t>> SectionSizes(const std::string& elf);
 struct DeviceRun {
   std::vector<Bytes> outputs;  // one per model output
   int64_t stack_bytes = 0;     // high-water mark measured on the target
+  // Instructions executed by `invoke` in all, and by each step of the schedule (each counts
+  // one timer read; a count is a multiple of Board::instructions_per_tick()).
+  int64_t instructions = 0;
+  std::vector<int64_t> step_instructions;
 };
 
-// Runs the harness under QEMU and reads back what it reported for `num_outputs` outputs.
-Result<DeviceRun> RunOnBoard(const std::string& elf, const Board& board, size_t num_outputs);
+// The QEMU command line that runs `elf` on `board` (instruction counting on, semihosting).
+std::string QemuCommand(const Board& board, const std::string& elf);
+
+// Runs the harness under QEMU and reads back what it reported for `num_outputs` outputs and
+// `num_steps` steps.
+Result<DeviceRun> RunOnBoard(const std::string& elf, const Board& board, size_t num_outputs,
+                             size_t num_steps);
 
 }  // namespace memfold

@@ -146,8 +146,11 @@ Result<BoardRun> RunProgramOnBoard(const PlannedProgram& program, const std::vec
   MF_ASSIGN_OR_RETURN(run.elf, BuildElf(build, board));
   MF_ASSIGN_OR_RETURN(const auto sections, SectionSizes(run.elf));
   const Graph& g = program.graph();
-  MF_ASSIGN_OR_RETURN(DeviceRun ran, RunOnBoard(run.elf, board, g.outputs.size()));
+  MF_ASSIGN_OR_RETURN(DeviceRun ran,
+                      RunOnBoard(run.elf, board, g.outputs.size(), g.schedule.size()));
   run.measured = Measure(sections, ran.stack_bytes);
+  run.instructions = ran.instructions;
+  run.step_instructions = std::move(ran.step_instructions);
   run.outputs = std::move(ran.outputs);
   run.identical = run.outputs == run.host.planned.outputs;
   run.agrees = Agrees(g, run.outputs, run.host.planned.outputs);

@@ -68,6 +68,10 @@ struct BoardRun {
   std::vector<Bytes> outputs;  // the device's
   bool identical = false;      // the device's outputs are the host's, bit for bit
   bool agrees = false;         // ... or float32 outputs within the targets' libm rounding
+  // Executed instructions of `invoke` on the emulated core, in all and per schedule step
+  // (compile/device_build.h DeviceRun).
+  int64_t instructions = 0;
+  std::vector<int64_t> step_instructions;
 };
 
 // Runs the program on the host (checked) and the tree `build` names on `board` under QEMU.

@@ -61,6 +61,13 @@ struct ProgramDesc {
   size_t max_scratch;  // the most scratch buffers of any step
 };
 
+// A clock read after every step, for per-step timing on the device: elapsed[k] receives the
+// ticks step k took (the clock is read once per step, so the cost of one read lands in each).
+struct StepClock {
+  uint32_t (*now)();
+  uint32_t* elapsed;  // one entry per step
+};
+
 // Inverts every byte of each range (the host executor's poison: always differs from what it
 // replaces).
 void Poison(std::byte* arena, std::span<const ArenaRange> ranges);
@@ -70,9 +77,10 @@ void Poison(std::byte* arena, std::span<const ArenaRange> ranges);
 // entries. When `poison` is set, the arena is filled with 0xFF first and each step's ranges are
 // inverted before it runs, exactly as the host executor's checking mode does. Returns null, or
 // the message of a kernel that refused its input (kernel_context.h KernelError), after which
-// no further step runs and the outputs are not copied.
+// no further step runs and the outputs are not copied. `clock`, when given, times every step.
 const char* RunProgram(const ProgramDesc& program, std::byte* arena, const void* const* inputs,
                        void* const* outputs, std::span<TensorArg> tensors,
-                       std::span<std::byte*> scratch, bool poison);
+                       std::span<std::byte*> scratch, bool poison,
+                       const StepClock* clock = nullptr);
 
 }  // namespace memfold::runtime
