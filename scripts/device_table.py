@@ -1,9 +1,13 @@
 #!/usr/bin/env python3
-"""Compiled RAM and flash on the emulated Cortex-M4 next to TFLM's minimum arena.
+"""Compiled RAM, flash and speed on the emulated Cortex-M4 next to TFLM and CMSIS-NN.
 
 For every shared model TFLM ran (int8 and float32) and the int8 zoo MobileNets, runs
-`memfold compile MODEL --planner P --run --json` for greedy, diagonal and best and prints one
-markdown table (docs/device.md). Usage: scripts/device_table.py [MEMFOLD_BINARY] [WORK_DIR]
+`memfold compile MODEL --planner P --run --json` for greedy, diagonal and best and prints two
+markdown tables (docs/device.md): RAM and flash beside TFLM's minimum arena, and instructions
+per inference beside the anchors issue 31 measured with the same method (each model's layer
+shapes through TFLM's reference kernels and through CMSIS-NN's s8 DSP path, built with
+memfold's flags, counted under QEMU -icount). Usage: scripts/device_table.py [MEMFOLD_BINARY]
+[WORK_DIR]
 """
 import json
 import os
@@ -15,6 +19,10 @@ WORK = sys.argv[2] if len(sys.argv) > 2 else "build/release/device/table"
 SHARED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared")
 REFERENCE = json.load(open(os.path.join(SHARED, "reference", "tflm_reference.json")))["models"]
 PLANNERS = ["greedy", "diagonal", "best"]
+# Millions of instructions per inference (issue 31's anchors): TFLM reference kernels, CMSIS-NN.
+ANCHORS = {"person_detect.tflite": (95.9, 22.9), "vww_96_int8.tflite": (100.5, 24.1),
+           "kws_ref_model.tflite": (43.0, 7.70), "pretrainedResnet_quant.tflite": (107.4, 29.9),
+           "ad01_int8.tflite": (1.95, 0.58)}
 ZOO = ["zoo:mobilenet_v1,alpha=0.25,res=128,dtype=i8", "zoo:mobilenet_v2,alpha=0.35,res=96,dtype=i8",
        "zoo:mobilenet_v2,dtype=i8", "zoo:mobilenet_v1,dtype=i8"]
 
@@ -45,19 +53,25 @@ def cell(bytes_):
     return f"{bytes_:,}"
 
 
+def millions(instructions):
+    return f"{instructions / 1e6:.2f}"
+
+
 def main():
     print("| model | TFLM min arena | memfold greedy RAM | diagonal RAM | best RAM (arena) | flash (best) | outputs |")
     print("|---|---:|---:|---:|---:|---:|---|")
+    speed = []
     for model in shared_models() + ZOO:
         name = os.path.basename(model) if not model.startswith("zoo:") else "`" + model + "`"
         entry = REFERENCE.get(os.path.basename(model))
         tflm = cell(entry["min_arena_bytes"]) if entry else "–"
-        cells, best, agrees, failure = [], None, True, None
+        cells, best, agrees, failure, instructions = [], None, True, None, {}
         for planner in PLANNERS:
             run, failure = compile_and_run(model, planner)
             if run is None:
                 break
             cells.append(cell(run["ram_bytes"]))
+            instructions[planner] = run["instructions"]
             agrees = agrees and run["identical_to_host"]
             if entry:
                 agrees = agrees and [o["sha256"] for o in run["outputs"]] == [o["sha256"] for o in entry["outputs"]]
@@ -68,6 +82,14 @@ def main():
         cells[-1] += f" ({cell(best['arena_bytes'])})"
         verdict = ("= host and TFLM" if entry else "= host") if agrees else "DIFFER"
         print(f"| {name} | {tflm} | " + " | ".join(cells) + f" | {cell(best['flash_bytes'])} | {verdict} |")
+        speed.append((name, instructions, ANCHORS.get(os.path.basename(model))))
+    print()
+    print("| model | memfold greedy (M instr) | diagonal | best | TFLM reference kernels | CMSIS-NN |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for name, instructions, anchor in speed:
+        ours = " | ".join(millions(instructions[p]) for p in PLANNERS)
+        theirs = f"{anchor[0]} | {anchor[1]}" if anchor else "– | –"
+        print(f"| {name} | {ours} | {theirs} |")
 
 
 if __name__ == "__main__":

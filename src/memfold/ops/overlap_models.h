@@ -10,7 +10,9 @@
 // exact value (dilated windows with padding use max(0, start) for the first tap, a bound).
 //
 // Every model follows the loop order documented in kernels/float_kernels.h; an op whose
-// integer kernel visits memory in another order gets its own model (or none).
+// integer kernel visits memory in another order gets its own model (or none). The int8 conv,
+// depthwise conv and fully-connected kernels write their output channels in blocks whose reads
+// all come first (kernels/int8_simd.h); their models replay the same blocks.
 #pragma once
 
 #include <optional>

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 namespace memfold {
 
@@ -37,10 +38,21 @@ class OverlapAccumulator {
   int64_t max_written_ = 0;
 };
 
+// Four consecutive bytes from `p` as one word (any alignment): the SIMD kernels' loads.
+inline uint32_t LoadBytes4(const void* p) {
+  uint32_t word;
+  std::memcpy(&word, p, sizeof(word));
+  return word;
+}
+
 struct Direct {
   template <typename T>
   static T Load(const T* base, int64_t index) {
     return base[index];
+  }
+  template <typename T>
+  static uint32_t LoadWord(const T* base, int64_t index) {
+    return LoadBytes4(base + index);
   }
   template <typename T>
   static T LoadOwn(const T* base, int64_t index) {
@@ -91,6 +103,13 @@ struct Traced {
     return base[index];
   }
   template <typename T>
+  static uint32_t LoadWord(const T* base, int64_t index) {
+    const auto* p = reinterpret_cast<const std::byte*>(base + index);
+    AccessWatch* w = current_watch;
+    if (p < w->read_end && p + 4 > w->read_begin) w->Read(p, 4);
+    return LoadBytes4(p);
+  }
+  template <typename T>
   static T LoadOwn(const T* base, int64_t index) {
     return base[index];
   }
@@ -109,18 +128,26 @@ template <typename A, typename T>
 struct In {
   const T* base;
   T operator[](int64_t index) const { return A::Load(base, index); }
+  // The 4 bytes from element `index` on, as one word (byte-sized T: 4 elements).
+  uint32_t Word(int64_t index) const { return A::LoadWord(base, index); }
 };
 
 // An output tensor, addressed by its row-major element index. Usually contiguous; an output
 // written in place into a concatenation along an inner axis lies in rows instead: `row`
 // elements of it, then the other inputs' elements, the next row `stride` elements after the
 // previous one's start (row = 0: contiguous).
+// Row and stride are machine words (32 bits on the device, where a 64-bit division per element
+// would be a library call).
 template <typename A, typename T>
 struct Out {
   T* base;
-  int64_t row = 0;
-  int64_t stride = 0;
-  int64_t At(int64_t index) const { return row == 0 ? index : index / row * stride + index % row; }
+  std::ptrdiff_t row = 0;
+  std::ptrdiff_t stride = 0;
+  int64_t At(int64_t index) const {
+    if (row == 0) return index;
+    const auto i = static_cast<std::ptrdiff_t>(index);
+    return i / row * stride + i % row;
+  }
   void Set(int64_t index, T value) const { A::Store(base, At(index), value); }
   T operator[](int64_t index) const { return A::LoadOwn(static_cast<const T*>(base), At(index)); }
 };
@@ -128,7 +155,8 @@ struct Out {
 // The output view of a kernel's output argument (a TensorArg: its data and row layout).
 template <typename A, typename T, typename Arg>
 Out<A, T> OutputOf(const Arg& arg) {
-  return Out<A, T>{reinterpret_cast<T*>(arg.data), arg.row, arg.row_stride};
+  return Out<A, T>{reinterpret_cast<T*>(arg.data), static_cast<std::ptrdiff_t>(arg.row),
+                   static_cast<std::ptrdiff_t>(arg.row_stride)};
 }
 
 }  // namespace memfold

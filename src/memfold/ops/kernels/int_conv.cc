@@ -1,12 +1,14 @@
-// int8 convolution, depthwise convolution, fully-connected and pooling kernels (see
-// int_kernels.h). Requantisation multipliers come from the op's prepare (int_prepare.h); the
-// loops are those of the reference_integer_ops kernels. Freestanding.
+// int8 and int16 convolution, depthwise convolution and pooling kernels (see int_kernels.h; the
+// one-group int8 conv, the int8 depthwise conv and fully-connected are int8_simd.h's).
+// Requantisation multipliers come from the op's prepare (int_prepare.h); the loops are those of the
+// reference_integer_ops kernels. Freestanding.
 #include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <span>
 
 #include "memfold/ops/kernels/access.h"
+#include "memfold/ops/kernels/int8_simd.h"
 #include "memfold/ops/kernels/int_kernels.h"
 #include "memfold/ops/kernels/kernel_util.h"
 #include "memfold/ops/kernels/quant_math.h"
@@ -106,14 +108,11 @@ void WithInt16Math(const KernelContext& ctx, Loop loop) {
 
 }  // namespace
 
+// One group, the common case, runs the SIMD kernel; grouped convs the reference loop.
 template <typename A>
 void Conv2DI8(const KernelContext& ctx) {
+  if (Int8ConvIsSimd(ctx.inputs[0].shape[3], ctx.inputs[1].shape[3])) return Conv2DI8Simd<A>(ctx);
   ConvLoop(ctx, IntConvMath<A, int8_t, int32_t>(ctx));
-}
-
-template <typename A>
-void DepthwiseConv2DI8(const KernelContext& ctx) {
-  DepthwiseConvLoop(ctx, IntConvMath<A, int8_t, int32_t>(ctx));
 }
 
 template <typename A>
@@ -124,37 +123,6 @@ void Conv2DI16(const KernelContext& ctx) {
 template <typename A>
 void DepthwiseConv2DI16(const KernelContext& ctx) {
   WithInt16Math<A>(ctx, [&](const auto& math) { DepthwiseConvLoop(ctx, math); });
-}
-
-template <typename A>
-void FullyConnectedI8(const KernelContext& ctx) {
-  const ShapeView w_shape = ctx.inputs[1].shape;
-  const int64_t out_depth = w_shape[0], depth = w_shape[1];
-  const int64_t batches = ctx.outputs[0].elements() / std::max<int64_t>(1, out_depth);
-  const TensorArg& filter = ctx.inputs[1];
-  const bool per_channel = filter.quant.per_channel();
-  const Requantizer requantize{ChannelMultipliers::Of(ctx), ZeroPoint(ctx.outputs[0]),
-                               OutputRange(ctx)};
-  const int32_t input_offset = -ZeroPoint(ctx.inputs[0]);
-  // Per-channel filters are symmetric (reference FullyConnectedPerChannel has no filter offset).
-  const int32_t filter_offset = per_channel ? 0 : -ZeroPoint(filter);
-  In<A, int8_t> x{ctx.inputs[0].ptr<int8_t>()};
-  In<A, int8_t> w{ctx.inputs[1].ptr<int8_t>()};
-  const bool has_bias = HasBias(ctx);
-  In<A, int32_t> bias = BiasInput<A, int32_t>(ctx);
-  Out<A, int8_t> y{OutputOf<A, int8_t>(ctx.outputs[0])};
-  for (int64_t b = 0; b < batches; ++b) {
-    for (int64_t oc = 0; oc < out_depth; ++oc) {
-      int32_t acc = 0;
-      for (int64_t d = 0; d < depth; ++d) {
-        const int32_t input_val = x[b * depth + d];
-        const int32_t filter_val = w[oc * depth + d];
-        acc += (filter_val + filter_offset) * (input_val + input_offset);
-      }
-      if (has_bias) acc += bias[oc];
-      y.Set(oc + out_depth * b, requantize(acc, per_channel ? static_cast<size_t>(oc) : 0));
-    }
-  }
 }
 
 namespace {
@@ -192,10 +160,8 @@ void MaxPool2DI8(const KernelContext& ctx) {
 }
 
 MF_INSTANTIATE_KERNEL(Conv2DI8)
-MF_INSTANTIATE_KERNEL(DepthwiseConv2DI8)
 MF_INSTANTIATE_KERNEL(Conv2DI16)
 MF_INSTANTIATE_KERNEL(DepthwiseConv2DI16)
-MF_INSTANTIATE_KERNEL(FullyConnectedI8)
 MF_INSTANTIATE_KERNEL(AvgPool2DI8)
 MF_INSTANTIATE_KERNEL(MaxPool2DI8)
 

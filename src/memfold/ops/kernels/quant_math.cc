@@ -48,17 +48,6 @@ int32_t RoundingDivideByPOT(int32_t x, int exponent) {
   return static_cast<int32_t>((int64_t{x} >> exponent) + (remainder > threshold ? 1 : 0));
 }
 
-int32_t MultiplyByQuantizedMultiplier(int32_t x, int32_t quantized_multiplier, int shift) {
-  // Shifts beyond 31 bits only arise from absurd scales in a broken model; clamping keeps the
-  // arithmetic defined (the result is meaningless either way).
-  const int left_shift = std::clamp(shift, 0, 31);
-  const int right_shift = std::clamp(-shift, 0, 31);
-  // x * 2^left_shift wraps like TFLite's int32 arithmetic (it never overflows in practice).
-  const auto shifted = static_cast<int32_t>(static_cast<uint32_t>(x) << left_shift);
-  return RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(shifted, quantized_multiplier),
-                             right_shift);
-}
-
 int32_t MultiplyByQuantizedMultiplier(int64_t x, int32_t quantized_multiplier, int shift) {
   // TFLite's 64-bit variant: the multiplier is first rounded to 16 bits, then one rounding
   // right shift by 15 - shift.

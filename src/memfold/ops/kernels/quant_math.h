@@ -23,8 +23,25 @@ int32_t SaturatingRoundingDoublingHighMul(int32_t a, int32_t b);
 // x / 2^exponent rounded to nearest, ties away from zero. exponent in [0, 31].
 int32_t RoundingDivideByPOT(int32_t x, int exponent);
 
-// x * multiplier * 2^shift (shift may be negative), TFLite's default double rounding.
-int32_t MultiplyByQuantizedMultiplier(int32_t x, int32_t quantized_multiplier, int shift);
+// x * multiplier * 2^shift (shift may be negative), TFLite's default double rounding: a
+// saturating rounding doubling high multiply, then a rounding right shift. Inline, in 32-bit
+// arithmetic but for one 32x32->64 product (every kernel's output stage calls it per element).
+// gemmlowp's (ab + nudge) / 2^31, truncated toward zero with nudge = 2^30 or 1 - 2^30 by the
+// sign of ab, is floor((ab + 2^30) / 2^31) for either sign: one arithmetic shift.
+inline int32_t MultiplyByQuantizedMultiplier(int32_t x, int32_t quantized_multiplier, int shift) {
+  // Shifts beyond 31 bits only arise from absurd scales in a broken model; clamping keeps the
+  // arithmetic defined (the result is meaningless either way). Both clamps are one USAT on Arm.
+  const int left_shift = shift < 0 ? 0 : (shift > 31 ? 31 : shift);
+  const int right_shift = -shift < 0 ? 0 : (-shift > 31 ? 31 : -shift);
+  // x * 2^left_shift wraps like TFLite's int32 arithmetic (it never overflows in practice).
+  const auto shifted = static_cast<int32_t>(static_cast<uint32_t>(x) << left_shift);
+  const int64_t ab = int64_t{shifted} * quantized_multiplier;
+  auto high = static_cast<int32_t>((ab + (int64_t{1} << 30)) >> 31);
+  if (shifted == quantized_multiplier && shifted == INT32_MIN) high = INT32_MAX;
+  const auto mask = static_cast<int32_t>((uint32_t{1} << right_shift) - 1u);
+  const int32_t threshold = (mask >> 1) + (high < 0 ? 1 : 0);
+  return (high >> right_shift) + ((high & mask) > threshold ? 1 : 0);
+}
 // The 64-bit accumulator variant used by 16-bit activation kernels.
 int32_t MultiplyByQuantizedMultiplier(int64_t x, int32_t quantized_multiplier, int shift);
 // x * multiplier * 2^left_shift for multipliers below one (left_shift <= 0).

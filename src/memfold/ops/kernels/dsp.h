@@ -1,0 +1,86 @@
+// The Armv7E-M DSP (SIMD32) instructions the int8 kernels are built from, on packed pairs of
+// int16 lanes in a 32-bit word (lane 0 in the low half). On a core with the DSP extension
+// (__ARM_FEATURE_DSP: Cortex-M4, M7, M33 ...) each function is one instruction, through ACLE
+// (<arm_acle.h>) or, where ACLE has no form with the byte rotation, inline assembly; elsewhere
+// (the host, other targets) a portable form computes the very same bits, so the host's
+// executor and trace run the same arithmetic the device runs. All O(1), freestanding.
+#pragma once
+
+#include <cstdint>
+
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
+#include <arm_acle.h>
+#define MEMFOLD_ARM_DSP 1
+#endif
+
+namespace memfold::dsp {
+
+#ifdef MEMFOLD_ARM_DSP
+
+// Bytes 0 and 2 of x, sign-extended, added lane-wise to the lanes of a: SXTAB16.
+inline uint32_t Sxtab16(uint32_t a, uint32_t x) { return __sxtab16(a, x); }
+// Bytes 1 and 3 of x (x rotated right by 8), sign-extended, added to a: SXTAB16 ..., ROR #8.
+inline uint32_t Sxtab16Odd(uint32_t a, uint32_t x) {
+  uint32_t r;
+  __asm__("sxtab16 %0, %1, %2, ror #8" : "=r"(r) : "r"(a), "r"(x));
+  return r;
+}
+// Bytes 0 and 2, and bytes 1 and 3, sign-extended: SXTB16 and SXTB16 ..., ROR #8.
+inline uint32_t Sxtb16(uint32_t x) { return __sxtb16(x); }
+inline uint32_t Sxtb16Odd(uint32_t x) {
+  uint32_t r;
+  __asm__("sxtb16 %0, %1, ror #8" : "=r"(r) : "r"(x));
+  return r;
+}
+// acc + x.lo * y.lo + x.hi * y.hi (wrapping): SMLAD.
+inline int32_t Smlad(uint32_t x, uint32_t y, int32_t acc) { return __smlad(x, y, acc); }
+// acc + x.lo * y.lo and acc + x.hi * y.hi: SMLABB, SMLATT.
+inline int32_t Smlabb(uint32_t x, uint32_t y, int32_t acc) { return __smlabb(x, y, acc); }
+inline int32_t Smlatt(uint32_t x, uint32_t y, int32_t acc) { return __smlatt(x, y, acc); }
+// v clamped to [0, 31]: USAT #5 (opaque to the compiler, which would otherwise branch on v's sign).
+inline int32_t Usat5(int32_t v) { return static_cast<int32_t>(__usat(v, 5)); }
+
+#else
+
+namespace detail {
+inline int32_t Lo(uint32_t x) { return static_cast<int16_t>(x & 0xFFFFu); }
+inline int32_t Hi(uint32_t x) { return static_cast<int16_t>(x >> 16); }
+inline int32_t Byte(uint32_t x, int k) { return static_cast<int8_t>((x >> (8 * k)) & 0xFFu); }
+inline uint32_t Pack(int32_t lo, int32_t hi) {
+  return (static_cast<uint32_t>(lo) & 0xFFFFu) | (static_cast<uint32_t>(hi) << 16);
+}
+// a + b wrapping in 32 bits (the instructions' accumulation; no undefined overflow).
+inline int32_t Wrap(int32_t a, int32_t b) {
+  return static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(b));
+}
+}  // namespace detail
+
+inline uint32_t Sxtab16(uint32_t a, uint32_t x) {
+  return detail::Pack(detail::Lo(a) + detail::Byte(x, 0), detail::Hi(a) + detail::Byte(x, 2));
+}
+inline uint32_t Sxtab16Odd(uint32_t a, uint32_t x) {
+  return detail::Pack(detail::Lo(a) + detail::Byte(x, 1), detail::Hi(a) + detail::Byte(x, 3));
+}
+inline uint32_t Sxtb16(uint32_t x) { return Sxtab16(0, x); }
+inline uint32_t Sxtb16Odd(uint32_t x) { return Sxtab16Odd(0, x); }
+inline int32_t Smlad(uint32_t x, uint32_t y, int32_t acc) {
+  return detail::Wrap(detail::Wrap(acc, detail::Lo(x) * detail::Lo(y)),
+                      detail::Hi(x) * detail::Hi(y));
+}
+inline int32_t Smlabb(uint32_t x, uint32_t y, int32_t acc) {
+  return detail::Wrap(acc, detail::Lo(x) * detail::Lo(y));
+}
+inline int32_t Smlatt(uint32_t x, uint32_t y, int32_t acc) {
+  return detail::Wrap(acc, detail::Hi(x) * detail::Hi(y));
+}
+inline int32_t Usat5(int32_t v) { return v < 0 ? 0 : (v > 31 ? 31 : v); }
+
+#endif
+
+// Both lanes set to v (v in int16's range).
+inline uint32_t Lanes(int32_t v) {
+  const uint32_t lane = static_cast<uint32_t>(v) & 0xFFFFu;
+  return lane | (lane << 16);
+}
+
+}  // namespace memfold::dsp

@@ -1,0 +1,451 @@
+// The int8 SIMD kernels (see int8_simd.h). Freestanding.
+#include "memfold/ops/kernels/int8_simd.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+#include <utility>
+
+#include "memfold/ops/kernels/access.h"
+#include "memfold/ops/kernels/dsp.h"
+#include "memfold/ops/kernels/int_kernels.h"
+#include "memfold/ops/kernels/kernel_util.h"
+#include "memfold/ops/kernels/quant_math.h"
+
+namespace memfold {
+namespace {
+
+// A machine-word index: 32 bits on the device, where every 64-bit operation costs two or more.
+using Index = std::ptrdiff_t;
+constexpr Index kBlock = kInt8ChannelBlock;
+
+// int32 arithmetic that wraps, as the int32 hardware TFLM targets does (a hostile zero point or
+// bias must not be undefined behaviour; real models never come near the limits).
+int32_t WrapAdd(int32_t a, int32_t b) {
+  return static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(b));
+}
+int32_t WrapMul(int32_t a, int32_t b) {
+  return static_cast<int32_t>(static_cast<uint32_t>(a) * static_cast<uint32_t>(b));
+}
+
+// An operand's offset (minus its zero point): added to each value before the products, in
+// both int16 lanes for the SIMD path, which holds whenever value + offset fits in 16 bits.
+struct Offset {
+  int32_t value;
+  uint32_t lanes;
+  bool fits_lanes;
+  explicit Offset(int32_t v)
+      : value(v), lanes(dsp::Lanes(v)), fits_lanes(v >= -32768 + 128 && v <= 32767 - 128) {}
+};
+
+// The output stage: bias, the channel's requantisation, output zero point, clamp to the
+// activation's range (reference_integer_ops' order).
+template <typename A>
+class OutputStage {
+ public:
+  OutputStage(const KernelContext& ctx, bool per_channel)
+      : multiplier_(ctx.prepared.data()),
+        shift_(ctx.prepared.data() + ctx.prepared.size() / 2),
+        per_channel_(per_channel),
+        has_bias_(HasBias(ctx)),
+        bias_(BiasInput<A, int32_t>(ctx)),
+        zero_point_(ZeroPoint(ctx.outputs[0])),
+        range_(OutputRange(ctx)) {}
+
+  int8_t operator()(int32_t acc, Index channel) const {
+    if (has_bias_) acc = WrapAdd(acc, bias_[channel]);
+    const Index q = per_channel_ ? channel : 0;
+    const int32_t v = Requantize(acc, multiplier_[q], shift_[q]) + zero_point_;
+    return static_cast<int8_t>(std::min(std::max(v, range_.min), range_.max));
+  }
+
+  // MultiplyByQuantizedMultiplier (quant_math.h) for a multiplier from QuantizeMultiplier (in
+  // [2^30, 2^31) or 0, never INT32_MIN, so the doubling high multiply cannot saturate), without
+  // branches: the same bits in about 20 instructions.
+  static int32_t Requantize(int32_t x, int32_t multiplier, int32_t shift) {
+    const int32_t left = dsp::Usat5(shift), right = dsp::Usat5(-shift);
+    const auto shifted = static_cast<int32_t>(static_cast<uint32_t>(x) << left);
+    const auto high =
+        static_cast<int32_t>((int64_t{shifted} * multiplier + (int64_t{1} << 30)) >> 31);
+    const auto mask = static_cast<int32_t>((uint32_t{1} << right) - 1u);
+    const int32_t threshold = (mask >> 1) + static_cast<int32_t>(static_cast<uint32_t>(high) >> 31);
+    return (high >> right) + ((high & mask) > threshold ? 1 : 0);
+  }
+
+ private:
+  const int32_t* multiplier_;
+  const int32_t* shift_;
+  bool per_channel_;
+  bool has_bias_;
+  In<A, int32_t> bias_;
+  int32_t zero_point_;
+  QuantRange range_;
+};
+
+// Calls f(0), ..., f(N - 1), unrolled at compile time (the loop over a block's channels must
+// be, for its sums to live in registers).
+template <int N, typename F>
+void Unrolled(F f) {
+  [&]<int... J>(std::integer_sequence<int, J...>) { (f(J), ...); }
+  (std::make_integer_sequence<int, N>{});
+}
+
+// acc[j] += sum over d < depth of (w[wi + j * w_stride + d] + w_off) * (x[xi + d] + x_off), for
+// the N output channels j of a block: four depths per word load while the offsets fit the
+// lanes, then one at a time. The sums and the N + 1 walking pointers are locals (registers).
+template <int N, bool kSymmetric, typename A>
+void DotRows(In<A, int8_t> x, Index xi, Offset x_off, In<A, int8_t> w, Index wi, Index w_stride,
+             Offset w_off, Index depth, int32_t* acc) {
+  int32_t sum[N];
+  const int8_t* wp[N];
+  Unrolled<N>([&](int j) {
+    sum[j] = acc[j];
+    wp[j] = w.base + wi + j * w_stride;
+  });
+  const int8_t* xp = x.base + xi;
+  const int8_t* const x_end = xp + depth;
+  if (x_off.fits_lanes && w_off.fits_lanes) {
+    const int8_t* const x_end4 = xp + (depth & ~Index{3});
+    for (; xp != x_end4; xp += 4) {
+      const uint32_t xw = In<A, int8_t>{xp}.Word(0);
+      const uint32_t x_even = dsp::Sxtab16(x_off.lanes, xw);
+      const uint32_t x_odd = dsp::Sxtab16Odd(x_off.lanes, xw);
+      Unrolled<N>([&](int j) {
+        const uint32_t ww = In<A, int8_t>{wp[j]}.Word(0);
+        wp[j] += 4;
+        const uint32_t w_even = kSymmetric ? dsp::Sxtb16(ww) : dsp::Sxtab16(w_off.lanes, ww);
+        const uint32_t w_odd = kSymmetric ? dsp::Sxtb16Odd(ww) : dsp::Sxtab16Odd(w_off.lanes, ww);
+        sum[j] = dsp::Smlad(x_odd, w_odd, dsp::Smlad(x_even, w_even, sum[j]));
+      });
+    }
+  }
+  for (; xp != x_end; ++xp) {
+    const int32_t xv = WrapAdd(In<A, int8_t>{xp}[0], x_off.value);
+    Unrolled<N>([&](int j) {
+      sum[j] = WrapAdd(sum[j], WrapMul(WrapAdd(In<A, int8_t>{wp[j]}[0], w_off.value), xv));
+      ++wp[j];
+    });
+  }
+  Unrolled<N>([&](int j) { acc[j] = sum[j]; });
+}
+
+// The same for a block of N channels, two at a time: four at once need more registers than
+// Armv7-M has (the sums, five pointers, the offsets and the expanded words), and the spills
+// cost more than reading the input twice. Every read still precedes the block's writes.
+template <int N, bool kSymmetric, typename A>
+void Dot(In<A, int8_t> x, Index xi, Offset x_off, In<A, int8_t> w, Index wi, Index w_stride,
+         Offset w_off, Index depth, int32_t* acc) {
+  if constexpr (N > 2) {
+    DotRows<2, kSymmetric>(x, xi, x_off, w, wi, w_stride, w_off, depth, acc);
+    DotRows<N - 2, kSymmetric>(x, xi, x_off, w, wi + 2 * w_stride, w_stride, w_off, depth, acc + 2);
+  } else {
+    DotRows<N, kSymmetric>(x, xi, x_off, w, wi, w_stride, w_off, depth, acc);
+  }
+}
+
+// The taps t in [begin, end) of a window whose input position origin + dilation * t lies in
+// [0, extent): contiguous, as positions grow with t.
+struct TapRange {
+  Index begin, end;
+  TapRange(Index origin, Index taps, Index dilation, Index extent) : begin(0), end(taps) {
+    while (begin < end && origin + dilation * begin < 0) ++begin;
+    while (end > begin && origin + dilation * (end - 1) >= extent) --end;
+  }
+};
+
+// A 2-D window's geometry in machine words, and the input pixel (b, y, x)'s first element.
+struct Geometry {
+  Index in_h, in_w, in_c, out_h, out_w, k_h, k_w, stride_h, stride_w, dil_h, dil_w, pad_top,
+      pad_left;
+  Geometry(const Window2D& w, int64_t channels)
+      : in_h(w.in_h),
+        in_w(w.in_w),
+        in_c(channels),
+        out_h(w.out_h),
+        out_w(w.out_w),
+        k_h(w.k_h),
+        k_w(w.k_w),
+        stride_h(w.stride_h),
+        stride_w(w.stride_w),
+        dil_h(w.dil_h),
+        dil_w(w.dil_w),
+        pad_top(w.pad_top),
+        pad_left(w.pad_left) {}
+  Index Pixel(Index b, Index y, Index x) const { return ((b * in_h + y) * in_w + x) * in_c; }
+  TapRange Rows(Index oy) const { return {oy * stride_h - pad_top, k_h, dil_h, in_h}; }
+  TapRange Cols(Index ox) const { return {ox * stride_w - pad_left, k_w, dil_w, in_w}; }
+};
+
+// An output pixel and the taps of its window inside the input.
+struct Tap {
+  Index b, oy, ox;
+  TapRange rows, cols;
+};
+
+// What a window kernel reads and writes, and how it rescales its sums.
+template <typename A>
+struct WindowArgs {
+  Geometry g;
+  In<A, int8_t> x, w;
+  Out<A, int8_t> y;
+  OutputStage<A> output;
+  Offset x_off;
+  WindowArgs(const KernelContext& ctx, const Geometry& geometry)
+      : g(geometry),
+        x{ctx.inputs[0].ptr<int8_t>()},
+        w{ctx.inputs[1].ptr<int8_t>()},
+        y(OutputOf<A, int8_t>(ctx.outputs[0])),
+        output(ctx, true),
+        x_off(-ZeroPoint(ctx.inputs[0])) {}
+};
+
+// Writes the N sums of a block: outputs y_index + j of channels channel + j, in order.
+// (All N values are computed before the first store: a byte store may alias anything, so a
+// store between them would make the compiler reload the output stage's fields.)
+template <int N, typename A>
+void StoreBlock(const Out<A, int8_t>& y, const OutputStage<A>& output, Index y_index, Index channel,
+                const int32_t* acc) {
+  int8_t value[N];
+  Unrolled<N>([&](int j) { value[j] = output(acc[j], channel + j); });
+  Unrolled<N>([&](int j) { y.Set(y_index + j, value[j]); });
+}
+
+// Calls block(integral N) for the channel blocks [c, c + N) of `channels` in order: whole blocks
+// of kBlock, then the rest.
+template <typename Block>
+void ForEachChannelBlock(Index channels, Block block) {
+  Index c = 0;
+  for (; c + kBlock <= channels; c += kBlock) block(std::integral_constant<int, 4>{}, c);
+  switch (channels - c) {
+    case 3:
+      return block(std::integral_constant<int, 3>{}, c);
+    case 2:
+      return block(std::integral_constant<int, 2>{}, c);
+    case 1:
+      return block(std::integral_constant<int, 1>{}, c);
+    default:
+      return;
+  }
+}
+
+// The input runs one output pixel of the conv reads: with dilation 1 a window row is one run of
+// memory in both the input and the filter (`rows` runs of `run` elements, `x_step` and `w_step`
+// apart, from x_first and block + w_first); with a dilated row, one run per tap.
+struct ConvRuns {
+  Index rows, x_first, x_step, w_first, w_step, run;
+  Index cols, x_col_step, w_col_step;  // taps per row: 1 for dilation 1
+  ConvRuns(const Geometry& g, const Tap& at) {
+    const Index iy = at.oy * g.stride_h - g.pad_top + at.rows.begin * g.dil_h;
+    const Index ix = at.ox * g.stride_w - g.pad_left + at.cols.begin * g.dil_w;
+    const Index taps = at.cols.end - at.cols.begin;
+    rows = at.rows.end - at.rows.begin;
+    x_first = g.Pixel(at.b, iy, ix);
+    x_step = g.dil_h * g.in_w * g.in_c;
+    w_first = (at.rows.begin * g.k_w + at.cols.begin) * g.in_c;
+    w_step = g.k_w * g.in_c;
+    const bool joined = g.dil_w == 1;
+    run = joined ? taps * g.in_c : g.in_c;
+    cols = joined ? 1 : taps;
+    x_col_step = g.dil_w * g.in_c;
+    w_col_step = g.in_c;
+  }
+};
+
+// One block of N output channels of the conv at one output pixel: the dot products of every
+// run of its window, then the N writes.
+template <int N, typename A>
+[[gnu::always_inline]] inline void ConvBlock(const WindowArgs<A>& a, const ConvRuns& r,
+                                             Index filter_stride, Index oc, Index y_index) {
+  const Offset no_offset(0);
+  int32_t acc[N] = {};
+  Index x_row = r.x_first, w_row = oc * filter_stride + r.w_first;
+  for (Index fy = 0; fy < r.rows; ++fy, x_row += r.x_step, w_row += r.w_step) {
+    Index xi = x_row, wi = w_row;
+    for (Index fx = 0; fx < r.cols; ++fx, xi += r.x_col_step, wi += r.w_col_step)
+      Dot<N, true>(a.x, xi, a.x_off, a.w, wi, filter_stride, no_offset, r.run, acc);
+  }
+  StoreBlock<N>(a.y, a.output, y_index, oc, acc);
+}
+
+// Every output channel of the conv at one output pixel, block by block.
+template <typename A>
+[[gnu::noinline]] void ConvPixel(const WindowArgs<A>& a, const Tap& at, Index out_c,
+                                 Index y_index) {
+  const ConvRuns runs(a.g, at);
+  const Index filter_stride = a.g.k_h * a.g.k_w * a.g.in_c;
+  ForEachChannelBlock(
+      out_c, [&](auto n, Index oc) { ConvBlock<n()>(a, runs, filter_stride, oc, y_index + oc); });
+}
+
+// The taps one output pixel of the depthwise conv reads: rows x cols of them, the first at input
+// element x_first (+ the block's input channel) and filter element w_first (+ the block's
+// output channel), the next column x_col / w_col further, the next row x_row / w_row.
+struct DepthwiseTaps {
+  Index rows, cols, x_first, x_col, x_row, w_first, w_col, w_row;
+  DepthwiseTaps(const Geometry& g, const Tap& at, Index out_c) {
+    const Index iy = at.oy * g.stride_h - g.pad_top + at.rows.begin * g.dil_h;
+    const Index ix = at.ox * g.stride_w - g.pad_left + at.cols.begin * g.dil_w;
+    rows = at.rows.end - at.rows.begin;
+    cols = at.cols.end - at.cols.begin;
+    x_first = g.Pixel(at.b, iy, ix);
+    x_col = g.dil_w * g.in_c;
+    x_row = g.dil_h * g.in_w * g.in_c;
+    w_first = (at.rows.begin * g.k_w + at.cols.begin) * out_c;
+    w_col = out_c;
+    w_row = g.k_w * out_c;
+  }
+  // Calls tap(x_index, w_index) for every tap, row by row.
+  template <typename F>
+  void ForEach(Index x_channel, Index w_channel, F tap) const {
+    Index x_start = x_first + x_channel, w_start = w_first + w_channel;
+    for (Index r = 0; r < rows; ++r, x_start += x_row, w_start += w_row) {
+      Index xi = x_start, wi = w_start;
+      for (Index c = 0; c < cols; ++c, xi += x_col, wi += w_col) tap(xi, wi);
+    }
+  }
+};
+
+// How a block of four depthwise channels c..c+3 meets its inputs: channels c..c+3 in SIMD lanes
+// (multiplier one: c, c + 2 in the even lanes, c + 1, c + 3 in the odd ones), one input
+// channel shared by all four (a multiplier divisible by four: the value in both lanes), or one
+// product at a time (any other block, or offsets beyond the lanes).
+enum class DepthwiseKind { kLanes, kShared, kScalar };
+
+template <typename A>
+void DepthwiseLanes(const WindowArgs<A>& a, const DepthwiseTaps& t, Index c, int32_t* acc) {
+  const uint32_t lanes = a.x_off.lanes;
+  int32_t acc0 = 0, acc1 = 0, acc2 = 0, acc3 = 0;
+  t.ForEach(c, c, [&](Index xi, Index wi) {
+    const uint32_t xw = a.x.Word(xi), ww = a.w.Word(wi);
+    const uint32_t x_even = dsp::Sxtab16(lanes, xw), x_odd = dsp::Sxtab16Odd(lanes, xw);
+    const uint32_t w_even = dsp::Sxtb16(ww), w_odd = dsp::Sxtb16Odd(ww);
+    acc0 = dsp::Smlabb(x_even, w_even, acc0);
+    acc1 = dsp::Smlabb(x_odd, w_odd, acc1);
+    acc2 = dsp::Smlatt(x_even, w_even, acc2);
+    acc3 = dsp::Smlatt(x_odd, w_odd, acc3);
+  });
+  acc[0] = acc0, acc[1] = acc1, acc[2] = acc2, acc[3] = acc3;
+}
+
+template <typename A>
+void DepthwiseShared(const WindowArgs<A>& a, const DepthwiseTaps& t, Index x_channel, Index c,
+                     int32_t* acc) {
+  int32_t acc0 = 0, acc1 = 0, acc2 = 0, acc3 = 0;
+  t.ForEach(x_channel, c, [&](Index xi, Index wi) {
+    const uint32_t both = dsp::Lanes(WrapAdd(a.x[xi], a.x_off.value));
+    const uint32_t ww = a.w.Word(wi);
+    const uint32_t w_even = dsp::Sxtb16(ww), w_odd = dsp::Sxtb16Odd(ww);
+    acc0 = dsp::Smlabb(both, w_even, acc0);
+    acc1 = dsp::Smlabb(both, w_odd, acc1);
+    acc2 = dsp::Smlatt(both, w_even, acc2);
+    acc3 = dsp::Smlatt(both, w_odd, acc3);
+  });
+  acc[0] = acc0, acc[1] = acc1, acc[2] = acc2, acc[3] = acc3;
+}
+
+// Output channel c + j reads input channel (c + j) / multiplier.
+template <int N, typename A>
+void DepthwiseScalar(const WindowArgs<A>& a, const DepthwiseTaps& t, Index multiplier, Index c,
+                     int32_t* acc) {
+  Index x_channel[N];
+  Unrolled<N>([&](int j) { x_channel[j] = (c + j) / multiplier; });
+  t.ForEach(0, c, [&](Index xi, Index wi) {
+    Unrolled<N>([&](int j) {
+      const int32_t xv = WrapAdd(a.x[xi + x_channel[j]], a.x_off.value);
+      acc[j] = WrapAdd(acc[j], WrapMul(a.w[wi + j], xv));
+    });
+  });
+}
+
+// Every channel of the depthwise conv at one output pixel, block by block.
+template <typename A>
+[[gnu::noinline]] void DepthwisePixel(const WindowArgs<A>& a, const Tap& at, Index multiplier,
+                                      DepthwiseKind kind, Index y_index) {
+  const Index out_c = a.g.in_c * multiplier;
+  const DepthwiseTaps taps(a.g, at, out_c);
+  ForEachChannelBlock(out_c, [&](auto n, Index c) {
+    int32_t acc[n()] = {};
+    if constexpr (n() == 4) {
+      if (kind == DepthwiseKind::kLanes) {
+        DepthwiseLanes(a, taps, c, acc);
+      } else if (kind == DepthwiseKind::kShared) {
+        DepthwiseShared(a, taps, c / multiplier, c, acc);
+      } else {
+        DepthwiseScalar<4>(a, taps, multiplier, c, acc);
+      }
+    } else {
+      DepthwiseScalar<n()>(a, taps, multiplier, c, acc);
+    }
+    StoreBlock<n()>(a.y, a.output, y_index + c, c, acc);
+  });
+}
+
+// Calls pixel(tap, y_index) over the output pixels in order, with the pixel's window clipped to
+// the input; y_index is the pixel's first output element.
+template <typename Pixel>
+void ForEachPixel(Index batches, const Geometry& g, Index out_c, Pixel pixel) {
+  Index y_index = 0;
+  for (Index b = 0; b < batches; ++b) {
+    for (Index oy = 0; oy < g.out_h; ++oy) {
+      const TapRange rows = g.Rows(oy);
+      for (Index ox = 0; ox < g.out_w; ++ox, y_index += out_c)
+        pixel(Tap{b, oy, ox, rows, g.Cols(ox)}, y_index);
+    }
+  }
+}
+
+}  // namespace
+
+template <typename A>
+void Conv2DI8Simd(const KernelContext& ctx) {
+  const ShapeView f = ctx.inputs[1].shape;  // [out_c, k_h, k_w, in_c]
+  const WindowArgs<A> a(ctx, Geometry(WindowOf(ctx, f[1], f[2]), f[3]));
+  const Index out_c = f[0];
+  ForEachPixel(ctx.inputs[0].shape[0], a.g, out_c,
+               [&](const Tap& at, Index y) { ConvPixel(a, at, out_c, y); });
+}
+
+template <typename A>
+void DepthwiseConv2DI8(const KernelContext& ctx) {
+  const ShapeView f = ctx.inputs[1].shape;  // [1, k_h, k_w, out_c]
+  const Index in_c = ctx.inputs[0].shape[3], out_c = f[3], multiplier = out_c / in_c;
+  const WindowArgs<A> a(ctx, Geometry(WindowOf(ctx, f[1], f[2]), in_c));
+  const DepthwiseKind kind = !a.x_off.fits_lanes   ? DepthwiseKind::kScalar
+                             : multiplier == 1     ? DepthwiseKind::kLanes
+                             : multiplier % 4 == 0 ? DepthwiseKind::kShared
+                                                   : DepthwiseKind::kScalar;
+  ForEachPixel(ctx.inputs[0].shape[0], a.g, out_c,
+               [&](const Tap& at, Index y) { DepthwisePixel(a, at, multiplier, kind, y); });
+}
+
+template <typename A>
+void FullyConnectedI8(const KernelContext& ctx) {
+  const TensorArg& filter = ctx.inputs[1];
+  const Index out_depth = filter.shape[0], depth = filter.shape[1];
+  const Index batches = ctx.outputs[0].elements() / std::max<Index>(1, out_depth);
+  const bool per_channel = filter.quant.per_channel();
+  const In<A, int8_t> x{ctx.inputs[0].ptr<int8_t>()};
+  const In<A, int8_t> w{filter.ptr<int8_t>()};
+  const Out<A, int8_t> y = OutputOf<A, int8_t>(ctx.outputs[0]);
+  const OutputStage<A> output(ctx, per_channel);
+  // Per-channel filters are symmetric (reference FullyConnectedPerChannel has no filter offset).
+  const Offset x_off(-ZeroPoint(ctx.inputs[0])), w_off(per_channel ? 0 : -ZeroPoint(filter));
+  for (Index b = 0; b < batches; ++b) {
+    ForEachChannelBlock(out_depth, [&](auto n, Index oc) {
+      int32_t acc[n()] = {};
+      if (w_off.value == 0) {
+        Dot<n(), true>(x, b * depth, x_off, w, oc * depth, depth, w_off, depth, acc);
+      } else {
+        Dot<n(), false>(x, b * depth, x_off, w, oc * depth, depth, w_off, depth, acc);
+      }
+      StoreBlock<n()>(y, output, b * out_depth + oc, oc, acc);
+    });
+  }
+}
+
+MF_INSTANTIATE_KERNEL(Conv2DI8Simd)
+MF_INSTANTIATE_KERNEL(DepthwiseConv2DI8)
+MF_INSTANTIATE_KERNEL(FullyConnectedI8)
+
+}  // namespace memfold
