@@ -107,7 +107,7 @@ TEST(InstructionCount, ModelCountsAgreeWithQemusExecutionLog) {
   fs::remove(log);
   // The harness reads the timer just outside invoke: a few instructions and the rounding to
   // whole ticks apart.
-  EXPECT_GT(logged, 1000000);
+  EXPECT_GT(logged, 100000);  // the entry point was found: ad01 runs about 0.6 M
   EXPECT_LE(std::abs(reported - logged), 2 * board.instructions_per_tick()) << logged;
 }
 
