@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <span>
@@ -22,17 +23,22 @@ RankArray RowMajorStrides(ShapeView shape) {
 }
 
 // Calls visit(output_index, input_index) for every output element in row-major order, where
-// the input index is base + sum(coord[d] * in_stride[d]).
+// the input index is base + sum(coord[d] * in_stride[d]). The innermost dimension runs as a
+// plain loop in machine words (the counters of the outer ones advance once per row).
 template <typename Visit>
 void WalkOutput(ShapeView out_shape, const RankArray& in_stride, int64_t base, Visit visit) {
   const size_t rank = out_shape.size();
   int64_t n = 1;
   for (int64_t d : out_shape) n *= d;
+  if (n == 0) return;
+  if (rank == 0) return visit(0, base);
+  const auto inner = static_cast<std::ptrdiff_t>(out_shape[rank - 1]);
+  const auto step = static_cast<std::ptrdiff_t>(in_stride[rank - 1]);
   RankArray coord{};
   int64_t in_index = base;
-  for (int64_t i = 0; i < n; ++i) {
-    visit(i, in_index);
-    for (size_t d = rank; d-- > 0;) {
+  for (int64_t row = 0; row < n; row += inner) {
+    for (std::ptrdiff_t k = 0; k < inner; ++k) visit(row + k, in_index + k * step);
+    for (size_t d = rank - 1; d-- > 0;) {
       in_index += in_stride[d];
       if (++coord[d] < out_shape[d]) break;
       in_index -= in_stride[d] * out_shape[d];
