@@ -316,34 +316,28 @@ struct DepthwiseTaps {
 // product at a time (any other block, or offsets beyond the lanes).
 enum class DepthwiseKind { kLanes, kShared, kScalar };
 
-template <typename A>
-void DepthwiseLanes(const WindowArgs<A>& a, const DepthwiseTaps& t, Index c, int32_t* acc) {
+// One block of four depthwise channels in lanes: with kShared all four read input channel
+// x_channel (the value in both lanes of both words), else channels c..c+3 (a word of four).
+template <bool kShared, typename A>
+void DepthwiseLanes(const WindowArgs<A>& a, const DepthwiseTaps& t, Index x_channel, Index c,
+                    int32_t* acc) {
   const uint32_t lanes = a.x_off.lanes;
   int32_t acc0 = 0, acc1 = 0, acc2 = 0, acc3 = 0;
-  t.ForEach(c, c, [&](Index xi, Index wi) {
-    const uint32_t xw = a.x.Word(xi), ww = a.w.Word(wi);
-    const uint32_t x_even = dsp::Sxtab16(lanes, xw), x_odd = dsp::Sxtab16Odd(lanes, xw);
+  t.ForEach(x_channel, c, [&](Index xi, Index wi) {
+    uint32_t x_even, x_odd;
+    if constexpr (kShared) {
+      x_even = x_odd = dsp::Lanes(WrapAdd(a.x[xi], a.x_off.value));
+    } else {
+      const uint32_t xw = a.x.Word(xi);
+      x_even = dsp::Sxtab16(lanes, xw);
+      x_odd = dsp::Sxtab16Odd(lanes, xw);
+    }
+    const uint32_t ww = a.w.Word(wi);
     const uint32_t w_even = dsp::Sxtb16(ww), w_odd = dsp::Sxtb16Odd(ww);
     acc0 = dsp::Smlabb(x_even, w_even, acc0);
     acc1 = dsp::Smlabb(x_odd, w_odd, acc1);
     acc2 = dsp::Smlatt(x_even, w_even, acc2);
     acc3 = dsp::Smlatt(x_odd, w_odd, acc3);
-  });
-  acc[0] = acc0, acc[1] = acc1, acc[2] = acc2, acc[3] = acc3;
-}
-
-template <typename A>
-void DepthwiseShared(const WindowArgs<A>& a, const DepthwiseTaps& t, Index x_channel, Index c,
-                     int32_t* acc) {
-  int32_t acc0 = 0, acc1 = 0, acc2 = 0, acc3 = 0;
-  t.ForEach(x_channel, c, [&](Index xi, Index wi) {
-    const uint32_t both = dsp::Lanes(WrapAdd(a.x[xi], a.x_off.value));
-    const uint32_t ww = a.w.Word(wi);
-    const uint32_t w_even = dsp::Sxtb16(ww), w_odd = dsp::Sxtb16Odd(ww);
-    acc0 = dsp::Smlabb(both, w_even, acc0);
-    acc1 = dsp::Smlabb(both, w_odd, acc1);
-    acc2 = dsp::Smlatt(both, w_even, acc2);
-    acc3 = dsp::Smlatt(both, w_odd, acc3);
   });
   acc[0] = acc0, acc[1] = acc1, acc[2] = acc2, acc[3] = acc3;
 }
@@ -372,9 +366,9 @@ template <typename A>
     int32_t acc[n()] = {};
     if constexpr (n() == 4) {
       if (kind == DepthwiseKind::kLanes) {
-        DepthwiseLanes(a, taps, c, acc);
+        DepthwiseLanes<false>(a, taps, c, c, acc);
       } else if (kind == DepthwiseKind::kShared) {
-        DepthwiseShared(a, taps, c / multiplier, c, acc);
+        DepthwiseLanes<true>(a, taps, c / multiplier, c, acc);
       } else {
         DepthwiseScalar<4>(a, taps, multiplier, c, acc);
       }

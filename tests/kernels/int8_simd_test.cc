@@ -1,0 +1,263 @@
+// The int8 SIMD kernels (ops/kernels/int8_simd.h) against an independent oracle written here
+// from TFLM's reference loops (int64 sums, then TFLite's requantisation), on random shapes that
+// reach every path: channel counts that are not multiples of four (partial blocks), depths with
+// a remainder below four, 1x1 / 3x3 / 5x5 windows with stride, dilation and both paddings,
+// depthwise multipliers 1 (lanes), 4 and 8 (shared input) and 2 or 3 (one product at a time),
+// zero points far outside int8 (the scalar fallback where the lanes would overflow), absent
+// biases, relu, and fully-connected with per-tensor filters that carry a zero point. For every
+// case the trace of the kernel's accesses must also give the algorithmic safe overlap, which
+// models the kernels' channel blocks.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "memfold/exec/overlap_trace.h"
+#include "memfold/ops/kernels/quant_math.h"
+#include "memfold/ops/registry.h"
+#include "tests/kernels/kernel_test_util.h"
+
+namespace memfold {
+namespace {
+
+// Dyadic scales: their products and quotients are exact in float and double, so the oracle's
+// multipliers are the prepare's whatever precision it multiplies in.
+constexpr float kInScale = 0.5f, kOutScale = 4.0f;
+float FilterScale(int64_t c) { return 0.03125f * static_cast<float>(1 + c % 5); }
+
+struct Window {
+  int64_t k_h, k_w, stride, dilation;
+  bool same;
+};
+
+int64_t OutSize(int64_t in, int64_t k, int64_t stride, int64_t dilation, bool same) {
+  const int64_t effective = (k - 1) * dilation + 1;
+  return same ? (in + stride - 1) / stride : (in - effective + stride) / stride;
+}
+
+int64_t PadBefore(int64_t in, int64_t out, int64_t k, int64_t stride, int64_t dilation, bool same) {
+  if (!same) return 0;
+  return std::max<int64_t>(0, (out - 1) * stride + (k - 1) * dilation + 1 - in) / 2;
+}
+
+// TFLite's output stage: bias, MultiplyByQuantizedMultiplier, zero point, activation clamp.
+int8_t Requantize(int64_t sum, int32_t bias, double real_multiplier, int64_t out_zp, bool relu) {
+  int32_t multiplier = 0;
+  int shift = 0;
+  QuantizeMultiplier(real_multiplier, &multiplier, &shift);
+  const auto acc = static_cast<int32_t>(static_cast<uint32_t>(sum) + static_cast<uint32_t>(bias));
+  const int64_t v = MultiplyByQuantizedMultiplier(acc, multiplier, shift) + out_zp;
+  const int64_t low = relu ? std::max<int64_t>(-128, out_zp) : -128;
+  return static_cast<int8_t>(std::clamp<int64_t>(v, low, 127));
+}
+
+struct Case {
+  int64_t h, w, in_c, out_c;
+  Window win;
+  int64_t in_zp, out_zp;
+  bool bias, relu;
+};
+
+class Oracle {
+ public:
+  explicit Oracle(uint32_t seed) : rng_(seed) {}
+  std::vector<int8_t> Bytes(size_t n) {
+    std::vector<int8_t> v(n);
+    for (int8_t& b : v) b = static_cast<int8_t>(Int(-128, 127));
+    return v;
+  }
+  std::vector<int32_t> Biases(size_t n) {
+    std::vector<int32_t> v(n);
+    for (int32_t& b : v) b = static_cast<int32_t>(Int(-5000, 5000));
+    return v;
+  }
+  int64_t Int(int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng_);
+  }
+  template <typename T>
+  T Pick(std::initializer_list<T> items) {
+    return items.begin()[Int(0, static_cast<int64_t>(items.size()) - 1)];
+  }
+
+ private:
+  std::mt19937 rng_;
+};
+
+Attrs WindowAttrs(const Case& c) {
+  return MakeAttrs({{"padding", std::string(c.win.same ? "same" : "valid")},
+                    {"stride", std::vector<int64_t>{c.win.stride, c.win.stride}},
+                    {"dilation", std::vector<int64_t>{c.win.dilation, c.win.dilation}},
+                    {"activation", std::string(c.relu ? "relu" : "none")}});
+}
+
+std::vector<float> FilterScales(int64_t channels) {
+  std::vector<float> s;
+  for (int64_t c = 0; c < channels; ++c) s.push_back(FilterScale(c));
+  return s;
+}
+
+// Runs the one-op graph and checks its output against `want` and its trace against the
+// algorithmic safe overlap.
+void CheckNet(TestNet& net, ValueId y, int64_t out_zp, const std::vector<int8_t>& want,
+              const std::string& what) {
+  ASSERT_NE(y, kNoValue) << what;
+  net.graph().value(y).quant = Quant({kOutScale}, out_zp);
+  const Bytes got = net.RunBytes(y);
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < want.size(); ++i)
+    ASSERT_EQ(static_cast<int8_t>(got[i]), want[i]) << what << " element " << i;
+  const Graph& g = net.graph();
+  const Node& node = g.node(g.schedule.back());
+  EXPECT_EQ(SafeOverlapByTrace(g, node, 0), OpOf(node)->overlap_algorithmic(g, node, 0)) << what;
+}
+
+// The reference loop of conv (groups of one) or depthwise conv over `x` (NHWC, batch 1).
+std::vector<int8_t> WindowOracle(const Case& c, bool depthwise, const std::vector<int8_t>& x,
+                                 const std::vector<int8_t>& w, const std::vector<int32_t>& bias) {
+  const Window& win = c.win;
+  const int64_t out_h = OutSize(c.h, win.k_h, win.stride, win.dilation, win.same);
+  const int64_t out_w = OutSize(c.w, win.k_w, win.stride, win.dilation, win.same);
+  const int64_t pad_t = PadBefore(c.h, out_h, win.k_h, win.stride, win.dilation, win.same);
+  const int64_t pad_l = PadBefore(c.w, out_w, win.k_w, win.stride, win.dilation, win.same);
+  std::vector<int8_t> y;
+  for (int64_t oy = 0; oy < out_h; ++oy) {
+    for (int64_t ox = 0; ox < out_w; ++ox) {
+      for (int64_t oc = 0; oc < c.out_c; ++oc) {
+        int64_t sum = 0;
+        for (int64_t fy = 0; fy < win.k_h; ++fy) {
+          for (int64_t fx = 0; fx < win.k_w; ++fx) {
+            const int64_t iy = oy * win.stride - pad_t + fy * win.dilation;
+            const int64_t ix = ox * win.stride - pad_l + fx * win.dilation;
+            if (iy < 0 || iy >= c.h || ix < 0 || ix >= c.w) continue;
+            const int64_t pixel = (iy * c.w + ix) * c.in_c;
+            if (depthwise) {
+              const int64_t ic = oc / (c.out_c / c.in_c);
+              sum += (x[pixel + ic] - c.in_zp) * w[(fy * win.k_w + fx) * c.out_c + oc];
+              continue;
+            }
+            for (int64_t ic = 0; ic < c.in_c; ++ic) {
+              sum +=
+                  (x[pixel + ic] - c.in_zp) * w[((oc * win.k_h + fy) * win.k_w + fx) * c.in_c + ic];
+            }
+          }
+        }
+        const double m = double{kInScale} * double{FilterScale(oc)} / double{kOutScale};
+        y.push_back(Requantize(sum, c.bias ? bias[oc] : 0, m, c.out_zp, c.relu));
+      }
+    }
+  }
+  return y;
+}
+
+void RunWindowCase(const Case& c, bool depthwise, Oracle& rng, const std::string& what) {
+  TestNet net;
+  const std::vector<int8_t> x = rng.Bytes(static_cast<size_t>(c.h * c.w * c.in_c));
+  const ValueId xv =
+      net.AddInput({1, c.h, c.w, c.in_c}, DType::kI8, ToBytes(x), Quant({kInScale}, c.in_zp));
+  const Shape w_shape = depthwise ? Shape{1, c.win.k_h, c.win.k_w, c.out_c}
+                                  : Shape{c.out_c, c.win.k_h, c.win.k_w, c.in_c};
+  int64_t w_size = 1;
+  for (int64_t d : w_shape) w_size *= d;
+  const std::vector<int8_t> w = rng.Bytes(static_cast<size_t>(w_size));
+  const std::vector<int32_t> bias = rng.Biases(static_cast<size_t>(c.out_c));
+  std::vector<ValueId> inputs = {
+      xv, net.AddConstant(w_shape, DType::kI8, ToBytes(w),
+                          Quant(FilterScales(c.out_c), 0, depthwise ? 3 : 0))};
+  if (c.bias) {
+    std::vector<float> bias_scales;
+    for (int64_t oc = 0; oc < c.out_c; ++oc) bias_scales.push_back(kInScale * FilterScale(oc));
+    inputs.push_back(net.AddConstant({c.out_c}, DType::kI32, ToBytes(bias), Quant(bias_scales)));
+  }
+  Attrs attrs = WindowAttrs(c);
+  if (depthwise) attrs.Set("multiplier", c.out_c / c.in_c);
+  const ValueId y = net.AddNode(depthwise ? "depthwise_conv2d" : "conv2d", inputs, attrs);
+  CheckNet(net, y, c.out_zp, WindowOracle(c, depthwise, x, w, bias), what);
+}
+
+Case RandomCase(Oracle& rng, bool depthwise) {
+  Case c;
+  c.h = rng.Int(1, 9);
+  c.w = rng.Int(1, 9);
+  c.in_c = depthwise ? rng.Pick<int64_t>({1, 2, 3, 4, 5, 8, 12}) : rng.Int(1, 13);
+  c.out_c = depthwise ? c.in_c * rng.Pick<int64_t>({1, 1, 2, 3, 4, 8}) : rng.Int(1, 11);
+  const int64_t k = rng.Pick<int64_t>({1, 1, 3, 3, 5});
+  c.win = {k, rng.Pick<int64_t>({k, 1, 3}), rng.Pick<int64_t>({1, 2}), rng.Pick<int64_t>({1, 1, 2}),
+           rng.Int(0, 1) == 1};
+  // Zero points mostly int8's, sometimes far outside (no lane arithmetic then).
+  c.in_zp = rng.Int(0, 9) == 0 ? rng.Pick<int64_t>({40000, -40000}) : rng.Int(-128, 127);
+  c.out_zp = rng.Int(-20, 20);
+  c.bias = rng.Int(0, 3) != 0;
+  c.relu = rng.Int(0, 1) == 1;
+  return c;
+}
+
+bool FitsInput(const Case& c) {
+  const int64_t effective_h = (c.win.k_h - 1) * c.win.dilation + 1;
+  const int64_t effective_w = (c.win.k_w - 1) * c.win.dilation + 1;
+  return c.win.same || (effective_h <= c.h && effective_w <= c.w);
+}
+
+TEST(Int8Simd, ConvMatchesTheReferenceLoopAndItsOverlapModel) {
+  Oracle rng(20261203);
+  for (int n = 0; n < 80; ++n) {
+    const Case c = RandomCase(rng, false);
+    if (!FitsInput(c)) continue;
+    RunWindowCase(c, false, rng, "conv case " + std::to_string(n));
+    if (HasFailure()) return;
+  }
+}
+
+TEST(Int8Simd, DepthwiseMatchesTheReferenceLoopAndItsOverlapModel) {
+  Oracle rng(31);
+  for (int n = 0; n < 80; ++n) {
+    const Case c = RandomCase(rng, true);
+    if (!FitsInput(c)) continue;
+    RunWindowCase(c, true, rng, "depthwise case " + std::to_string(n));
+    if (HasFailure()) return;
+  }
+}
+
+TEST(Int8Simd, FullyConnectedMatchesTheReferenceLoopAndItsOverlapModel) {
+  Oracle rng(7);
+  for (int n = 0; n < 60; ++n) {
+    const int64_t batches = rng.Int(1, 3), depth = rng.Int(1, 37), out = rng.Int(1, 11);
+    const bool per_channel = rng.Int(0, 1) == 1;
+    // reference FullyConnected subtracts a per-tensor filter's zero point; per-channel filters
+    // are symmetric.
+    const int64_t w_zp = per_channel ? 0 : rng.Int(-5, 5);
+    const int64_t in_zp = rng.Int(0, 9) == 0 ? 40000 : rng.Int(-128, 127), out_zp = rng.Int(-9, 9);
+    const bool relu = rng.Int(0, 1) == 1;
+    TestNet net;
+    const std::vector<int8_t> x = rng.Bytes(static_cast<size_t>(batches * depth));
+    const std::vector<int8_t> w = rng.Bytes(static_cast<size_t>(out * depth));
+    const std::vector<int32_t> bias = rng.Biases(static_cast<size_t>(out));
+    const std::vector<float> w_scales =
+        per_channel ? FilterScales(out) : std::vector<float>{0.0625f};
+    const ValueId y = net.AddNode(
+        "fully_connected",
+        {net.AddInput({batches, depth}, DType::kI8, ToBytes(x), Quant({kInScale}, in_zp)),
+         net.AddConstant({out, depth}, DType::kI8, ToBytes(w), Quant(w_scales, w_zp)),
+         net.AddConstant({out}, DType::kI32, ToBytes(bias), Quant({1.0f}))},
+        MakeAttrs({{"activation", std::string(relu ? "relu" : "none")}}));
+    std::vector<int8_t> want;
+    for (int64_t b = 0; b < batches; ++b) {
+      for (int64_t oc = 0; oc < out; ++oc) {
+        int64_t sum = 0;
+        for (int64_t d = 0; d < depth; ++d)
+          sum += (x[b * depth + d] - in_zp) * (w[oc * depth + d] - w_zp);
+        const float w_scale = w_scales[per_channel ? oc : 0];
+        const double m = per_channel ? double{kInScale} * double{w_scale} / double{kOutScale}
+                                     : double{kInScale * w_scale} / double{kOutScale};
+        want.push_back(Requantize(sum, bias[oc], m, out_zp, relu));
+      }
+    }
+    CheckNet(net, y, out_zp, want, "fully-connected case " + std::to_string(n));
+    if (HasFailure()) return;
+  }
+}
+
+}  // namespace
+}  // namespace memfold
