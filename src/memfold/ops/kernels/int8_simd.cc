@@ -299,13 +299,21 @@ struct DepthwiseTaps {
     w_col = out_c;
     w_row = g.k_w * out_c;
   }
-  // Calls tap(x_index, w_index) for every tap, row by row.
-  template <typename F>
-  void ForEach(Index x_channel, Index w_channel, F tap) const {
-    Index x_start = x_first + x_channel, w_start = w_first + w_channel;
+  // Calls tap(x, w) for every tap, row by row, with views starting at the tap's input and
+  // filter elements (walking pointers: two registers fewer than base + index in the hot loop).
+  template <typename A, typename F>
+  void ForEach(const WindowArgs<A>& a, Index x_channel, Index w_channel, F tap) const {
+    const int8_t* x_start = a.x.base + x_first + x_channel;
+    const int8_t* w_start = a.w.base + w_first + w_channel;
     for (Index r = 0; r < rows; ++r, x_start += x_row, w_start += w_row) {
-      Index xi = x_start, wi = w_start;
-      for (Index c = 0; c < cols; ++c, xi += x_col, wi += w_col) tap(xi, wi);
+      const int8_t* xp = x_start;
+      const int8_t* wp = w_start;
+      const int8_t* const x_end = x_start + cols * x_col;
+      if (x_col == w_col) {  // multiplier one, no dilation: one stride register
+        for (; xp != x_end; xp += x_col, wp += x_col) tap(In<A, int8_t>{xp}, In<A, int8_t>{wp});
+      } else {
+        for (; xp != x_end; xp += x_col, wp += w_col) tap(In<A, int8_t>{xp}, In<A, int8_t>{wp});
+      }
     }
   }
 };
@@ -323,16 +331,16 @@ void DepthwiseLanes(const WindowArgs<A>& a, const DepthwiseTaps& t, Index x_chan
                     int32_t* acc) {
   const uint32_t lanes = a.x_off.lanes;
   int32_t acc0 = 0, acc1 = 0, acc2 = 0, acc3 = 0;
-  t.ForEach(x_channel, c, [&](Index xi, Index wi) {
+  t.ForEach(a, x_channel, c, [&](In<A, int8_t> x, In<A, int8_t> w) {
     uint32_t x_even, x_odd;
     if constexpr (kShared) {
-      x_even = x_odd = dsp::Lanes(WrapAdd(a.x[xi], a.x_off.value));
+      x_even = x_odd = dsp::Lanes(WrapAdd(x[0], a.x_off.value));
     } else {
-      const uint32_t xw = a.x.Word(xi);
+      const uint32_t xw = x.Word(0);
       x_even = dsp::Sxtab16(lanes, xw);
       x_odd = dsp::Sxtab16Odd(lanes, xw);
     }
-    const uint32_t ww = a.w.Word(wi);
+    const uint32_t ww = w.Word(0);
     const uint32_t w_even = dsp::Sxtb16(ww), w_odd = dsp::Sxtb16Odd(ww);
     acc0 = dsp::Smlabb(x_even, w_even, acc0);
     acc1 = dsp::Smlabb(x_odd, w_odd, acc1);
@@ -348,10 +356,10 @@ void DepthwiseScalar(const WindowArgs<A>& a, const DepthwiseTaps& t, Index multi
                      int32_t* acc) {
   Index x_channel[N];
   Unrolled<N>([&](int j) { x_channel[j] = (c + j) / multiplier; });
-  t.ForEach(0, c, [&](Index xi, Index wi) {
+  t.ForEach(a, 0, c, [&](In<A, int8_t> x, In<A, int8_t> w) {
     Unrolled<N>([&](int j) {
-      const int32_t xv = WrapAdd(a.x[xi + x_channel[j]], a.x_off.value);
-      acc[j] = WrapAdd(acc[j], WrapMul(a.w[wi + j], xv));
+      const int32_t xv = WrapAdd(x[x_channel[j]], a.x_off.value);
+      acc[j] = WrapAdd(acc[j], WrapMul(w[j], xv));
     });
   });
 }
