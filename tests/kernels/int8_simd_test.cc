@@ -200,24 +200,24 @@ bool FitsInput(const Case& c) {
   return c.win.same || (effective_h <= c.h && effective_w <= c.w);
 }
 
-TEST(Int8Simd, ConvMatchesTheReferenceLoopAndItsOverlapModel) {
-  Oracle rng(20261203);
+// 80 random cases of the conv or the depthwise conv from `seed`.
+void RunRandomWindowCases(bool depthwise, uint32_t seed) {
+  Oracle rng(seed);
   for (int n = 0; n < 80; ++n) {
-    const Case c = RandomCase(rng, false);
+    const Case c = RandomCase(rng, depthwise);
     if (!FitsInput(c)) continue;
-    RunWindowCase(c, false, rng, "conv case " + std::to_string(n));
-    if (HasFailure()) return;
+    RunWindowCase(c, depthwise, rng,
+                  (depthwise ? "depthwise case " : "conv case ") + std::to_string(n));
+    if (::testing::Test::HasFailure()) return;
   }
 }
 
+TEST(Int8Simd, ConvMatchesTheReferenceLoopAndItsOverlapModel) {
+  RunRandomWindowCases(false, 20261203);
+}
+
 TEST(Int8Simd, DepthwiseMatchesTheReferenceLoopAndItsOverlapModel) {
-  Oracle rng(31);
-  for (int n = 0; n < 80; ++n) {
-    const Case c = RandomCase(rng, true);
-    if (!FitsInput(c)) continue;
-    RunWindowCase(c, true, rng, "depthwise case " + std::to_string(n));
-    if (HasFailure()) return;
-  }
+  RunRandomWindowCases(true, 31);
 }
 
 TEST(Int8Simd, FullyConnectedMatchesTheReferenceLoopAndItsOverlapModel) {
