@@ -219,6 +219,7 @@ template <int N, typename A>
 // of kBlock, then the rest.
 template <typename Block>
 void ForEachChannelBlock(Index channels, Block block) {
+  static_assert(kBlock == 4, "the partial blocks below are 3, 2 and 1 channels");
   Index c = 0;
   for (; c + kBlock <= channels; c += kBlock) block(std::integral_constant<int, 4>{}, c);
   switch (channels - c) {
