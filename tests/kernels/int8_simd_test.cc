@@ -5,8 +5,11 @@
 // depthwise multipliers 1 (lanes), 4 and 8 (shared input) and 2 or 3 (one product at a time),
 // zero points far outside int8 (the scalar fallback where the lanes would overflow), absent
 // biases, relu, and fully-connected with per-tensor filters that carry a zero point. For every
-// case the trace of the kernel's accesses must also give the algorithmic safe overlap, which
-// models the kernels' channel blocks.
+// case the trace of the kernel's accesses must give a safe overlap at least the algorithmic
+// model's (TFLM's reference order, which plans use), and at most the rest of a channel block
+// above it.
+#include "memfold/ops/kernels/int8_simd.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -109,9 +112,14 @@ void CheckNet(TestNet& net, ValueId y, int64_t out_zp, const std::vector<int8_t>
   ASSERT_EQ(got.size(), want.size()) << what;
   for (size_t i = 0; i < want.size(); ++i)
     ASSERT_EQ(static_cast<int8_t>(got[i]), want[i]) << what << " element " << i;
+  // The kernel reads no later than TFLM's reference order, whose safe overlap the model gives
+  // and the planner uses: at least that, at most the rest of the last block above it.
   const Graph& g = net.graph();
   const Node& node = g.node(g.schedule.back());
-  EXPECT_EQ(SafeOverlapByTrace(g, node, 0), OpOf(node)->overlap_algorithmic(g, node, 0)) << what;
+  const int64_t trace = SafeOverlapByTrace(g, node, 0).value_or(-1);
+  const int64_t model = OpOf(node)->overlap_algorithmic(g, node, 0).value_or(-1);
+  EXPECT_GE(trace, model) << what;
+  EXPECT_LE(trace - model, kInt8ChannelBlock - 1) << what;
 }
 
 // The reference loop of conv (groups of one) or depthwise conv over `x` (NHWC, batch 1).

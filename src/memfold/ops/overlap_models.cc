@@ -6,7 +6,6 @@
 #include "memfold/ops/kernels/access.h"
 #include "memfold/ops/kernels/batch_matmul_kernels.h"
 #include "memfold/ops/kernels/geometry_kernels.h"
-#include "memfold/ops/kernels/int8_simd.h"
 #include "memfold/ops/window.h"
 
 namespace memfold {
@@ -81,12 +80,10 @@ int64_t FirstValidTap(int64_t origin, int64_t taps, int64_t dilation, int64_t ex
 }
 
 // Window ops: for each output position, `channel_read(c)` gives the lowest input channel the
-// step writing output channel c reads. Steps run b, oy, ox, c like the kernels; channels come
-// in blocks of `block` whose reads all precede the block's first write (the int8 SIMD kernels,
-// kernels/int8_simd.h; 1 for the reference order). channel_read grows with c.
+// step writing output channel c reads. Steps run b, oy, ox, c like the reference kernels.
 template <typename ChannelRead>
 int64_t ReplayWindow(const Pair& p, const Window2D& w, int64_t in_c, int64_t out_c,
-                     ChannelRead channel_read, int64_t block = 1) {
+                     ChannelRead channel_read) {
   OverlapAccumulator acc(p.n_out);
   const int64_t batches = p.in.shape[0];
   int64_t step = 0;
@@ -96,20 +93,14 @@ int64_t ReplayWindow(const Pair& p, const Window2D& w, int64_t in_c, int64_t out
       for (int64_t ox = 0; ox < w.out_w; ++ox) {
         const int64_t ix = FirstValidTap(ox * w.stride_w - w.pad_left, w.k_w, w.dil_w, w.in_w);
         const int64_t pixel = ((b * w.in_h + iy) * w.in_w + ix) * in_c;
-        for (int64_t c = 0; c < out_c; c += block) {
+        for (int64_t c = 0; c < out_c; ++c, ++step) {
           if (iy >= 0 && ix >= 0) acc.Read((pixel + channel_read(c)) * p.ei);
-          step += std::min(block, out_c - c);
-          acc.Write(step * p.eo);
+          acc.Write((step + 1) * p.eo);
         }
       }
     }
   }
   return acc.safe_overlap();
-}
-
-// The output-channel block of an int8 node's SIMD kernel when `simd`, else 1.
-int64_t ChannelBlock(const Pair& p, bool simd) {
-  return p.in.dtype == DType::kI8 && simd ? kInt8ChannelBlock : 1;
 }
 
 Window2D WindowOf(const Pair& p, const Node& n, int64_t k_h, int64_t k_w) {
@@ -154,10 +145,8 @@ std::optional<int64_t> AlgorithmicConv2D(const Graph& g, const Node& n, int inpu
   const Shape& f = g.value(n.inputs[1]).shape;  // [out_c, k_h, k_w, filter_c]
   const int64_t in_c = p->in.shape[3], out_c = f[0], filter_c = f[3];
   const int64_t per_group = out_c / (in_c / filter_c);
-  return ReplayWindow(
-      *p, WindowOf(*p, n, f[1], f[2]), in_c, out_c,
-      [&](int64_t oc) { return oc / per_group * filter_c; },
-      ChannelBlock(*p, Int8ConvIsSimd(in_c, filter_c)));
+  return ReplayWindow(*p, WindowOf(*p, n, f[1], f[2]), in_c, out_c,
+                      [&](int64_t oc) { return oc / per_group * filter_c; });
 }
 
 std::optional<int64_t> AlgorithmicDepthwise(const Graph& g, const Node& n, int input) {
@@ -165,9 +154,8 @@ std::optional<int64_t> AlgorithmicDepthwise(const Graph& g, const Node& n, int i
   if (!p || input != 0) return std::nullopt;
   const Shape& f = g.value(n.inputs[1]).shape;  // [1, k_h, k_w, out_c]
   const int64_t in_c = p->in.shape[3], mult = f[3] / in_c;
-  return ReplayWindow(
-      *p, WindowOf(*p, n, f[1], f[2]), in_c, f[3], [&](int64_t oc) { return oc / mult; },
-      ChannelBlock(*p, true));
+  return ReplayWindow(*p, WindowOf(*p, n, f[1], f[2]), in_c, f[3],
+                      [&](int64_t oc) { return oc / mult; });
 }
 
 std::optional<int64_t> AlgorithmicPool(const Graph& g, const Node& n, int input) {
@@ -184,12 +172,11 @@ std::optional<int64_t> AlgorithmicFullyConnected(const Graph& g, const Node& n, 
   if (!p || input != 0) return std::nullopt;
   const Shape& w = g.value(n.inputs[1]).shape;
   const int64_t out_c = w[0], depth = w[1], batches = depth == 0 ? 0 : p->in.elements() / depth;
-  const int64_t block = ChannelBlock(*p, true);
   OverlapAccumulator acc(p->n_out);
   for (int64_t b = 0; b < batches; ++b) {
-    for (int64_t oc = 0; oc < out_c; oc += block) {
+    for (int64_t oc = 0; oc < out_c; ++oc) {
       if (depth > 0) acc.Read(b * depth * p->ei);
-      acc.Write((b * out_c + std::min(oc + block, out_c)) * p->eo);
+      acc.Write((b * out_c + oc + 1) * p->eo);
     }
   }
   return acc.safe_overlap();

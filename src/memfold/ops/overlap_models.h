@@ -11,8 +11,9 @@
 //
 // Every model follows the loop order documented in kernels/float_kernels.h; an op whose
 // integer kernel visits memory in another order gets its own model (or none). The int8 conv,
-// depthwise conv and fully-connected kernels write their output channels in blocks whose reads
-// all come first (kernels/int8_simd.h); their models replay the same blocks.
+// depthwise conv and fully-connected models replay TFLM's reference order, the order a plan
+// exported to TFLM must hold for; memfold's own int8 kernels (kernels/int8_simd.h) read no later
+// than it, so their safe overlap is at least the model's, by at most three output elements.
 #pragma once
 
 #include <optional>

@@ -9,9 +9,10 @@
 // Access order, which diagonal memory optimisation depends on: output channels are produced in
 // blocks of kInt8ChannelBlock; every read a block needs happens before the block's first
 // write, and blocks and pixels are written in the reference's order. A read therefore happens
-// no later, relative to the writes, than in the reference kernel, so the safe overlap is never
-// smaller; ops/overlap_models.cc replays the same blocks, so its algorithmic O_s equals the
-// trace of these kernels.
+// no later, relative to the writes, than in TFLM's reference kernel, so the safe overlap is
+// never smaller than the reference order's, which ops/overlap_models.cc computes and the
+// planner uses (a plan must also hold when TFLM runs it from an exported offline plan); it is
+// larger by at most the rest of the last block, kInt8ChannelBlock - 1 output elements.
 //
 // Preconditions: those of the int8 kernels (int_kernels.h); the conv has one group
 // (Int8ConvIsSimd).
@@ -19,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 
 #include "memfold/ops/kernels/kernel_context.h"
 
@@ -30,6 +32,14 @@ inline constexpr int64_t kInt8ChannelBlock = 4;
 // Whether the int8 conv with `in_c` input channels and filters of `filter_c` runs the SIMD
 // kernel (one group; grouped convs run the reference loop).
 inline bool Int8ConvIsSimd(int64_t in_c, int64_t filter_c) { return in_c == filter_c; }
+
+// Whether a node of `op` whose input 0 has type `input` runs a SIMD kernel (`in_c` and
+// `filter_c`: its input channels and filter depth, for a conv).
+inline bool RunsInt8Simd(std::string_view op, DType input, int64_t in_c, int64_t filter_c) {
+  if (input != DType::kI8) return false;
+  if (op == "conv2d") return Int8ConvIsSimd(in_c, filter_c);
+  return op == "depthwise_conv2d" || op == "fully_connected";
+}
 
 template <typename A>
 void Conv2DI8Simd(const KernelContext& ctx);
