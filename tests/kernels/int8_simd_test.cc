@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -27,8 +28,9 @@ namespace memfold {
 namespace {
 
 // Dyadic scales: their products and quotients are exact in float and double, so the oracle's
-// multipliers are the prepare's whatever precision it multiplies in.
-constexpr float kInScale = 0.5f, kOutScale = 4.0f;
+// multipliers are the prepare's whatever precision it multiplies in. The output scale is chosen
+// per case (OutScaleFor) so that outputs spread over int8 instead of saturating.
+constexpr float kInScale = 0.5f;
 float FilterScale(int64_t c) { return 0.03125f * static_cast<float>(1 + c % 5); }
 
 struct Window {
@@ -44,6 +46,14 @@ int64_t OutSize(int64_t in, int64_t k, int64_t stride, int64_t dilation, bool sa
 int64_t PadBefore(int64_t in, int64_t out, int64_t k, int64_t stride, int64_t dilation, bool same) {
   if (!same) return 0;
   return std::max<int64_t>(0, (out - 1) * stride + (k - 1) * dilation + 1 - in) / 2;
+}
+
+// The power of two that maps the largest |biased sum| times `product_scale` (input scale times
+// the largest filter scale) to about 100.
+float OutScaleFor(const std::vector<int64_t>& biased_sums, double product_scale) {
+  int64_t largest = 1;
+  for (int64_t v : biased_sums) largest = std::max(largest, v < 0 ? -v : v);
+  return std::exp2f(std::ceil(std::log2(static_cast<double>(largest) * product_scale / 100.0)));
 }
 
 // TFLite's output stage: bias, MultiplyByQuantizedMultiplier, zero point, activation clamp.
@@ -102,12 +112,30 @@ std::vector<float> FilterScales(int64_t channels) {
   return s;
 }
 
+// What a case expects: the outputs at its output scale.
+struct Expected {
+  std::vector<int8_t> values;
+  float out_scale;
+};
+
+// How many outputs the cases checked, and how many of them sat at an end of int8 (a test whose
+// outputs mostly saturate would pass wrong sums).
+struct Tally {
+  int64_t outputs = 0, saturated = 0;
+  void Add(const std::vector<int8_t>& values) {
+    outputs += static_cast<int64_t>(values.size());
+    for (int8_t v : values) saturated += v == -128 || v == 127 ? 1 : 0;
+  }
+};
+
 // Runs the one-op graph and checks its output against `want` and its trace against the
 // algorithmic safe overlap.
-void CheckNet(TestNet& net, ValueId y, int64_t out_zp, const std::vector<int8_t>& want,
-              const std::string& what) {
+void CheckNet(TestNet& net, ValueId y, int64_t out_zp, const Expected& expected,
+              const std::string& what, Tally* tally) {
   ASSERT_NE(y, kNoValue) << what;
-  net.graph().value(y).quant = Quant({kOutScale}, out_zp);
+  const std::vector<int8_t>& want = expected.values;
+  tally->Add(want);
+  net.graph().value(y).quant = Quant({expected.out_scale}, out_zp);
   const Bytes got = net.RunBytes(y);
   ASSERT_EQ(got.size(), want.size()) << what;
   for (size_t i = 0; i < want.size(); ++i)
@@ -123,18 +151,18 @@ void CheckNet(TestNet& net, ValueId y, int64_t out_zp, const std::vector<int8_t>
 }
 
 // The reference loop of conv (groups of one) or depthwise conv over `x` (NHWC, batch 1).
-std::vector<int8_t> WindowOracle(const Case& c, bool depthwise, const std::vector<int8_t>& x,
-                                 const std::vector<int8_t>& w, const std::vector<int32_t>& bias) {
+Expected WindowOracle(const Case& c, bool depthwise, const std::vector<int8_t>& x,
+                      const std::vector<int8_t>& w, const std::vector<int32_t>& bias) {
   const Window& win = c.win;
   const int64_t out_h = OutSize(c.h, win.k_h, win.stride, win.dilation, win.same);
   const int64_t out_w = OutSize(c.w, win.k_w, win.stride, win.dilation, win.same);
   const int64_t pad_t = PadBefore(c.h, out_h, win.k_h, win.stride, win.dilation, win.same);
   const int64_t pad_l = PadBefore(c.w, out_w, win.k_w, win.stride, win.dilation, win.same);
-  std::vector<int8_t> y;
+  std::vector<int64_t> sums;  // biased, output order
   for (int64_t oy = 0; oy < out_h; ++oy) {
     for (int64_t ox = 0; ox < out_w; ++ox) {
       for (int64_t oc = 0; oc < c.out_c; ++oc) {
-        int64_t sum = 0;
+        int64_t sum = c.bias ? bias[oc] : 0;
         for (int64_t fy = 0; fy < win.k_h; ++fy) {
           for (int64_t fx = 0; fx < win.k_w; ++fx) {
             const int64_t iy = oy * win.stride - pad_t + fy * win.dilation;
@@ -152,15 +180,21 @@ std::vector<int8_t> WindowOracle(const Case& c, bool depthwise, const std::vecto
             }
           }
         }
-        const double m = double{kInScale} * double{FilterScale(oc)} / double{kOutScale};
-        y.push_back(Requantize(sum, c.bias ? bias[oc] : 0, m, c.out_zp, c.relu));
+        sums.push_back(sum);
       }
     }
   }
-  return y;
+  Expected e{{}, OutScaleFor(sums, double{kInScale} * FilterScale(4))};
+  for (size_t i = 0; i < sums.size(); ++i) {
+    const int64_t oc = static_cast<int64_t>(i) % c.out_c;
+    const double m = double{kInScale} * double{FilterScale(oc)} / double{e.out_scale};
+    e.values.push_back(Requantize(sums[i], 0, m, c.out_zp, c.relu));
+  }
+  return e;
 }
 
-void RunWindowCase(const Case& c, bool depthwise, Oracle& rng, const std::string& what) {
+void RunWindowCase(const Case& c, bool depthwise, Oracle& rng, const std::string& what,
+                   Tally* tally) {
   TestNet net;
   const std::vector<int8_t> x = rng.Bytes(static_cast<size_t>(c.h * c.w * c.in_c));
   const ValueId xv =
@@ -182,7 +216,7 @@ void RunWindowCase(const Case& c, bool depthwise, Oracle& rng, const std::string
   Attrs attrs = WindowAttrs(c);
   if (depthwise) attrs.Set("multiplier", c.out_c / c.in_c);
   const ValueId y = net.AddNode(depthwise ? "depthwise_conv2d" : "conv2d", inputs, attrs);
-  CheckNet(net, y, c.out_zp, WindowOracle(c, depthwise, x, w, bias), what);
+  CheckNet(net, y, c.out_zp, WindowOracle(c, depthwise, x, w, bias), what, tally);
 }
 
 Case RandomCase(Oracle& rng, bool depthwise) {
@@ -211,13 +245,16 @@ bool FitsInput(const Case& c) {
 // 80 random cases of the conv or the depthwise conv from `seed`.
 void RunRandomWindowCases(bool depthwise, uint32_t seed) {
   Oracle rng(seed);
+  Tally tally;
   for (int n = 0; n < 80; ++n) {
     const Case c = RandomCase(rng, depthwise);
     if (!FitsInput(c)) continue;
     RunWindowCase(c, depthwise, rng,
-                  (depthwise ? "depthwise case " : "conv case ") + std::to_string(n));
+                  (depthwise ? "depthwise case " : "conv case ") + std::to_string(n), &tally);
     if (::testing::Test::HasFailure()) return;
   }
+  EXPECT_GT(tally.outputs, 1000);
+  EXPECT_LT(tally.saturated * 10, tally.outputs) << "most outputs must not saturate";
 }
 
 TEST(Int8Simd, ConvMatchesTheReferenceLoopAndItsOverlapModel) {
@@ -230,6 +267,7 @@ TEST(Int8Simd, DepthwiseMatchesTheReferenceLoopAndItsOverlapModel) {
 
 TEST(Int8Simd, FullyConnectedMatchesTheReferenceLoopAndItsOverlapModel) {
   Oracle rng(7);
+  Tally tally;
   for (int n = 0; n < 60; ++n) {
     const int64_t batches = rng.Int(1, 3), depth = rng.Int(1, 37), out = rng.Int(1, 11);
     const bool per_channel = rng.Int(0, 1) == 1;
@@ -250,21 +288,27 @@ TEST(Int8Simd, FullyConnectedMatchesTheReferenceLoopAndItsOverlapModel) {
          net.AddConstant({out, depth}, DType::kI8, ToBytes(w), Quant(w_scales, w_zp)),
          net.AddConstant({out}, DType::kI32, ToBytes(bias), Quant({1.0f}))},
         MakeAttrs({{"activation", std::string(relu ? "relu" : "none")}}));
-    std::vector<int8_t> want;
+    std::vector<int64_t> sums;  // biased, output order
     for (int64_t b = 0; b < batches; ++b) {
       for (int64_t oc = 0; oc < out; ++oc) {
-        int64_t sum = 0;
+        int64_t sum = bias[oc];
         for (int64_t d = 0; d < depth; ++d)
           sum += (x[b * depth + d] - in_zp) * (w[oc * depth + d] - w_zp);
-        const float w_scale = w_scales[per_channel ? oc : 0];
-        const double m = per_channel ? double{kInScale} * double{w_scale} / double{kOutScale}
-                                     : double{kInScale * w_scale} / double{kOutScale};
-        want.push_back(Requantize(sum, bias[oc], m, out_zp, relu));
+        sums.push_back(sum);
       }
     }
-    CheckNet(net, y, out_zp, want, "fully-connected case " + std::to_string(n));
+    Expected e{{}, OutScaleFor(sums, double{kInScale} * (per_channel ? FilterScale(4) : 0.0625))};
+    for (size_t i = 0; i < sums.size(); ++i) {
+      const float w_scale = w_scales[per_channel ? i % static_cast<size_t>(out) : 0];
+      const double m = per_channel ? double{kInScale} * double{w_scale} / double{e.out_scale}
+                                   : double{kInScale * w_scale} / double{e.out_scale};
+      e.values.push_back(Requantize(sums[i], 0, m, out_zp, relu));
+    }
+    CheckNet(net, y, out_zp, e, "fully-connected case " + std::to_string(n), &tally);
     if (HasFailure()) return;
   }
+  EXPECT_GT(tally.outputs, 500);
+  EXPECT_LT(tally.saturated * 10, tally.outputs) << "most outputs must not saturate";
 }
 
 }  // namespace

@@ -19,11 +19,6 @@ int32_t TruncateToInt32LikeX86(float value) {
   return static_cast<int32_t>(value);
 }
 
-// a + b with int32 wrap-around (TFLite's plain int32 addition, which never overflows in practice).
-int32_t WrappingAdd(int32_t a, int32_t b) {
-  return static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(b));
-}
-
 template <typename A, typename Q>
 void AffineQuantize(const KernelContext& ctx) {
   const float scale = Scale(ctx.outputs[0]);
@@ -36,7 +31,7 @@ void AffineQuantize(const KernelContext& ctx) {
   for (int64_t i = 0; i < n; ++i) {
     const float value = x[i];
     const int32_t unclamped =
-        WrappingAdd(TruncateToInt32LikeX86(std::round(value / scale)), zero_point);
+        WrapAdd(TruncateToInt32LikeX86(std::round(value / scale)), zero_point);
     y.Set(i, static_cast<Q>(std::min(std::max(unclamped, kMin), kMax)));
   }
 }
@@ -62,7 +57,7 @@ void RequantizeTo(const KernelContext& ctx) {
     const int32_t centred = static_cast<int32_t>(static_cast<uint32_t>(static_cast<int32_t>(x[i])) -
                                                  static_cast<uint32_t>(in_zero_point));
     const int32_t value =
-        WrappingAdd(MultiplyByQuantizedMultiplier(centred, multiplier, shift), out_zero_point);
+        WrapAdd(MultiplyByQuantizedMultiplier(centred, multiplier, shift), out_zero_point);
     y.Set(i, static_cast<Q>(std::max(std::min(value, kMax), kMin)));
   }
 }

@@ -8,6 +8,8 @@
 
 #include <cstdint>
 
+#include "memfold/ops/kernels/quant_math.h"
+
 #if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
 #include <arm_acle.h>
 #define MEMFOLD_ARM_DSP 1
@@ -37,8 +39,6 @@ inline int32_t Smlad(uint32_t x, uint32_t y, int32_t acc) { return __smlad(x, y,
 // acc + x.lo * y.lo and acc + x.hi * y.hi: SMLABB, SMLATT.
 inline int32_t Smlabb(uint32_t x, uint32_t y, int32_t acc) { return __smlabb(x, y, acc); }
 inline int32_t Smlatt(uint32_t x, uint32_t y, int32_t acc) { return __smlatt(x, y, acc); }
-// v clamped to [0, 31]: USAT #5 (opaque to the compiler, which would otherwise branch on v's sign).
-inline int32_t Usat5(int32_t v) { return static_cast<int32_t>(__usat(v, 5)); }
 
 #else
 
@@ -48,10 +48,6 @@ inline int32_t Hi(uint32_t x) { return static_cast<int16_t>(x >> 16); }
 inline int32_t Byte(uint32_t x, int k) { return static_cast<int8_t>((x >> (8 * k)) & 0xFFu); }
 inline uint32_t Pack(int32_t lo, int32_t hi) {
   return (static_cast<uint32_t>(lo) & 0xFFFFu) | (static_cast<uint32_t>(hi) << 16);
-}
-// a + b wrapping in 32 bits (the instructions' accumulation; no undefined overflow).
-inline int32_t Wrap(int32_t a, int32_t b) {
-  return static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(b));
 }
 }  // namespace detail
 
@@ -64,16 +60,14 @@ inline uint32_t Sxtab16Odd(uint32_t a, uint32_t x) {
 inline uint32_t Sxtb16(uint32_t x) { return Sxtab16(0, x); }
 inline uint32_t Sxtb16Odd(uint32_t x) { return Sxtab16Odd(0, x); }
 inline int32_t Smlad(uint32_t x, uint32_t y, int32_t acc) {
-  return detail::Wrap(detail::Wrap(acc, detail::Lo(x) * detail::Lo(y)),
-                      detail::Hi(x) * detail::Hi(y));
+  return WrapAdd(WrapAdd(acc, detail::Lo(x) * detail::Lo(y)), detail::Hi(x) * detail::Hi(y));
 }
 inline int32_t Smlabb(uint32_t x, uint32_t y, int32_t acc) {
-  return detail::Wrap(acc, detail::Lo(x) * detail::Lo(y));
+  return WrapAdd(acc, detail::Lo(x) * detail::Lo(y));
 }
 inline int32_t Smlatt(uint32_t x, uint32_t y, int32_t acc) {
-  return detail::Wrap(acc, detail::Hi(x) * detail::Hi(y));
+  return WrapAdd(acc, detail::Hi(x) * detail::Hi(y));
 }
-inline int32_t Usat5(int32_t v) { return v < 0 ? 0 : (v > 31 ? 31 : v); }
 
 #endif
 

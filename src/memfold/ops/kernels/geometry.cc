@@ -138,10 +138,6 @@ namespace {
 // TFLM's quantised CumSum shifts its inputs left by 20 bits (kCumSumIntegerShift).
 constexpr int kCumsumLeftShift = 20;
 
-int32_t WrappingAdd(int32_t a, int32_t b) {
-  return static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(b));
-}
-
 }  // namespace
 
 template <typename A>
@@ -160,7 +156,7 @@ void CumsumI8(const KernelContext& ctx) {
   auto emit = [&](int64_t i, int32_t sum) {
     const int32_t raw =
         MultiplyByQuantizedMultiplierSmallerThanOneExp(sum, out_multiplier, out_shift);
-    y.Set(i, static_cast<int8_t>(std::clamp<int32_t>(WrappingAdd(raw, output_offset), -128, 127)));
+    y.Set(i, static_cast<int8_t>(std::clamp<int32_t>(WrapAdd(raw, output_offset), -128, 127)));
   };
   // Each run starts from the rescaled input offset, as TFLM's accumulator does.
   int32_t sum = 0;
@@ -169,9 +165,9 @@ void CumsumI8(const KernelContext& ctx) {
                       if (first) sum = scaled(input_offset);
                       if (exclusive) {
                         emit(i, sum);
-                        sum = WrappingAdd(sum, scaled(input_offset + x[i]));
+                        sum = WrapAdd(sum, scaled(input_offset + x[i]));
                       } else {
-                        sum = WrappingAdd(sum, scaled(input_offset + x[i]));
+                        sum = WrapAdd(sum, scaled(input_offset + x[i]));
                         emit(i, sum);
                       }
                     });
@@ -219,7 +215,7 @@ void L2NormalizationI8(const KernelContext& ctx) {
     int32_t squared = 0;
     for (int64_t c = 0; c < r.depth; ++c) {
       const int32_t v = x[r.depth * i + c] - zero_point;
-      squared = WrappingAdd(squared, v * v);  // safe for 2^16 elements; wraps beyond, as TFLM
+      squared = WrapAdd(squared, v * v);  // safe for 2^16 elements; wraps beyond, as TFLM
     }
     int32_t multiplier = 0;
     int shift = 0;

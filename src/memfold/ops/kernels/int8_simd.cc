@@ -20,15 +20,6 @@ namespace {
 using Index = std::ptrdiff_t;
 constexpr Index kBlock = kInt8ChannelBlock;
 
-// int32 arithmetic that wraps, as the int32 hardware TFLM targets does (a hostile zero point or
-// bias must not be undefined behaviour; real models never come near the limits).
-int32_t WrapAdd(int32_t a, int32_t b) {
-  return static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(b));
-}
-int32_t WrapMul(int32_t a, int32_t b) {
-  return static_cast<int32_t>(static_cast<uint32_t>(a) * static_cast<uint32_t>(b));
-}
-
 // An operand's offset (minus its zero point): added to each value before the products, in
 // both int16 lanes for the SIMD path, which holds whenever value + offset fits in 16 bits.
 struct Offset {
@@ -56,21 +47,8 @@ class OutputStage {
   int8_t operator()(int32_t acc, Index channel) const {
     if (has_bias_) acc = WrapAdd(acc, bias_[channel]);
     const Index q = per_channel_ ? channel : 0;
-    const int32_t v = Requantize(acc, multiplier_[q], shift_[q]) + zero_point_;
+    const int32_t v = MultiplyByQuantizedMultiplier(acc, multiplier_[q], shift_[q]) + zero_point_;
     return static_cast<int8_t>(std::min(std::max(v, range_.min), range_.max));
-  }
-
-  // MultiplyByQuantizedMultiplier (quant_math.h) for a multiplier from QuantizeMultiplier (in
-  // [2^30, 2^31) or 0, never INT32_MIN, so the doubling high multiply cannot saturate), without
-  // branches: the same bits in about 20 instructions.
-  static int32_t Requantize(int32_t x, int32_t multiplier, int32_t shift) {
-    const int32_t left = dsp::Usat5(shift), right = dsp::Usat5(-shift);
-    const auto shifted = static_cast<int32_t>(static_cast<uint32_t>(x) << left);
-    const auto high =
-        static_cast<int32_t>((int64_t{shifted} * multiplier + (int64_t{1} << 30)) >> 31);
-    const auto mask = static_cast<int32_t>((uint32_t{1} << right) - 1u);
-    const int32_t threshold = (mask >> 1) + static_cast<int32_t>(static_cast<uint32_t>(high) >> 31);
-    return (high >> right) + ((high & mask) > threshold ? 1 : 0);
   }
 
  private:

@@ -52,7 +52,7 @@ struct Requantizer {
 // not be undefined behaviour, found by the fuzzer; real models never come near the limit);
 // plain in 64 bits.
 inline int32_t AddToAcc(int32_t acc, int64_t term) {
-  return static_cast<int32_t>(static_cast<uint32_t>(acc) + static_cast<uint32_t>(term));
+  return WrapAdd(acc, static_cast<int32_t>(term));
 }
 inline int64_t AddToAcc(int64_t acc, int64_t term) { return acc + term; }
 

@@ -71,15 +71,6 @@ void QuantizeMultiplierSmallerThanOneExp(double real_multiplier, int32_t* quanti
 
 namespace {
 
-// gemmlowp's plain Add/Sub on int32 raw values; written wrapping so that out-of-range
-// intermediate values (which TFLite never produces) are not undefined behaviour here.
-int32_t WrapAdd(int32_t a, int32_t b) {
-  return static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(b));
-}
-int32_t WrapSub(int32_t a, int32_t b) {
-  return static_cast<int32_t>(static_cast<uint32_t>(a) - static_cast<uint32_t>(b));
-}
-
 // exp(a) for a in [-1/4, 0), a and the result in Q0.31: Taylor expansion around -1/8.
 int32_t ExpOnIntervalBetweenNegativeOneQuarterAnd0Excl(int32_t a) {
   constexpr int32_t kExpMinusOneEighth = 1895147668;  // exp(-1/8) in Q0.31

@@ -9,9 +9,35 @@
 #include <cstdint>
 #include <string_view>
 
+#if defined(__ARM_FEATURE_SAT) && __ARM_FEATURE_SAT
+#include <arm_acle.h>
+#endif
+
 #include "memfold/ops/kernels/kernel_context.h"
 
 namespace memfold {
+
+// int32 arithmetic that wraps, as the int32 hardware TFLite targets does: out-of-range values
+// (which real models never produce, hostile ones can) are not undefined behaviour here.
+inline int32_t WrapAdd(int32_t a, int32_t b) {
+  return static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(b));
+}
+inline int32_t WrapSub(int32_t a, int32_t b) {
+  return static_cast<int32_t>(static_cast<uint32_t>(a) - static_cast<uint32_t>(b));
+}
+inline int32_t WrapMul(int32_t a, int32_t b) {
+  return static_cast<int32_t>(static_cast<uint32_t>(a) * static_cast<uint32_t>(b));
+}
+
+// v clamped to a shift count in [0, 31]: one USAT on Arm (written as the intrinsic: a plain
+// clamp lets the compiler branch on v's sign in every caller).
+inline int ShiftCount(int v) {
+#if defined(__ARM_FEATURE_SAT) && __ARM_FEATURE_SAT
+  return static_cast<int>(__usat(v, 5));
+#else
+  return v < 0 ? 0 : (v > 31 ? 31 : v);
+#endif
+}
 
 // real_multiplier ~= quantized_multiplier * 2^(shift - 31), quantized_multiplier in
 // [2^30, 2^31) (or 0). Multipliers below 2^-31 become 0.
@@ -24,22 +50,21 @@ int32_t SaturatingRoundingDoublingHighMul(int32_t a, int32_t b);
 int32_t RoundingDivideByPOT(int32_t x, int exponent);
 
 // x * multiplier * 2^shift (shift may be negative), TFLite's default double rounding: a
-// saturating rounding doubling high multiply, then a rounding right shift. Inline, in 32-bit
-// arithmetic but for one 32x32->64 product (every kernel's output stage calls it per element).
-// gemmlowp's (ab + nudge) / 2^31, truncated toward zero with nudge = 2^30 or 1 - 2^30 by the
-// sign of ab, is floor((ab + 2^30) / 2^31) for either sign: one arithmetic shift.
+// saturating rounding doubling high multiply, then a rounding right shift. Inline and without
+// branches (every kernel's output stage calls it per element): 32-bit arithmetic but for one
+// 32x32->64 product. gemmlowp's (ab + nudge) / 2^31, truncated toward zero with nudge = 2^30
+// or 1 - 2^30 by the sign of ab, is floor((ab + 2^30) / 2^31) for either sign: one shift.
 inline int32_t MultiplyByQuantizedMultiplier(int32_t x, int32_t quantized_multiplier, int shift) {
   // Shifts beyond 31 bits only arise from absurd scales in a broken model; clamping keeps the
-  // arithmetic defined (the result is meaningless either way). Both clamps are one USAT on Arm.
-  const int left_shift = shift < 0 ? 0 : (shift > 31 ? 31 : shift);
-  const int right_shift = -shift < 0 ? 0 : (-shift > 31 ? 31 : -shift);
+  // arithmetic defined (the result is meaningless either way).
+  const int left_shift = ShiftCount(shift), right_shift = ShiftCount(-shift);
   // x * 2^left_shift wraps like TFLite's int32 arithmetic (it never overflows in practice).
   const auto shifted = static_cast<int32_t>(static_cast<uint32_t>(x) << left_shift);
   const int64_t ab = int64_t{shifted} * quantized_multiplier;
   auto high = static_cast<int32_t>((ab + (int64_t{1} << 30)) >> 31);
   if (shifted == quantized_multiplier && shifted == INT32_MIN) high = INT32_MAX;
   const auto mask = static_cast<int32_t>((uint32_t{1} << right_shift) - 1u);
-  const int32_t threshold = (mask >> 1) + (high < 0 ? 1 : 0);
+  const int32_t threshold = (mask >> 1) + static_cast<int32_t>(static_cast<uint32_t>(high) >> 31);
   return (high >> right_shift) + ((high & mask) > threshold ? 1 : 0);
 }
 // The 64-bit accumulator variant used by 16-bit activation kernels.
