@@ -17,6 +17,7 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -141,6 +142,40 @@ TEST(QuantMath, MultiplyByQuantizedMultiplierRoundsTwice) {
   EXPECT_EQ(MultiplyByQuantizedMultiplier(int32_t{1000}, kHalf, -10), 0);
   // 1024 * 0.5 * 2^-10 = 0.5: SRDHM = 512, RDBPOT(512, 10) = 0.5 -> 1.
   EXPECT_EQ(MultiplyByQuantizedMultiplier(int32_t{1024}, kHalf, -10), 1);
+}
+
+// The prepared form equals the two roundings, composed from the out-of-line SRDHM and RDBPOT,
+// for multipliers of every range (QuantizeMultiplier's [2^30, 2^31) and 0, the negative ones
+// of negative scales, and the rest), shifts of both signs up to the clamp, and sums at and near
+// the int32 limits, where the wrap of the doubled multiplier and of the left shift show.
+TEST(QuantMath, PreparedMultiplierEqualsTwoRoundings) {
+  std::mt19937 rng(31);
+  std::uniform_int_distribution<int32_t> any(kInt32Min, kInt32Max);
+  std::vector<int32_t> multipliers = {0, 1, kHalf - 1, kHalf, kHalf + 1, kInt32Max, -1, -kHalf,
+                                      -kHalf - 1, kInt32Min + 1};
+  std::vector<int32_t> xs = {0, 1, -1, 2, -2, 3, 1 << 20, -(1 << 20), kInt32Max, kInt32Min,
+                             kInt32Max - 1, kInt32Min + 1};
+  for (int i = 0; i < 40; ++i) multipliers.push_back(any(rng));
+  for (int i = 0; i < 200; ++i) xs.push_back(any(rng) >> (i % 31));
+  int checked = 0;
+  for (int32_t m : multipliers) {
+    if (m == kInt32Min) continue;  // the precondition (QuantizeMultiplier never makes it)
+    for (int shift = -33; shift <= 33; ++shift) {
+      int32_t record[kPreparedMultiplierWords];
+      PrepareMultiplier(m, shift, record);
+      const int left = std::clamp(shift, 0, 31), right = std::clamp(-shift, 0, 31);
+      for (int32_t x : xs) {
+        const auto shifted = static_cast<int32_t>(static_cast<uint32_t>(x) << left);
+        const int32_t expected =
+            RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(shifted, m), right);
+        ASSERT_EQ(MultiplyByPreparedMultiplier(x, record), expected)
+            << "x " << x << " multiplier " << m << " shift " << shift;
+        ASSERT_EQ(MultiplyByQuantizedMultiplier(x, m, shift), expected);
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GT(checked, 100000);
 }
 
 TEST(QuantMath, ActivationRangeRelu6) {

@@ -365,7 +365,7 @@ std::vector<OpDef> BuildOpTable() {
        .overlap_algorithmic = AlgorithmicConv2D,
        .kernels = {MF_KERNEL(DType::kF32, Conv2DF32), MF_KERNEL(DType::kI8, Conv2DI8),
                    MF_KERNEL(DType::kI16, Conv2DI16)},
-       .prepare = PrepareConvI8,
+       .prepare = PrepareConv2DI8,
        .gradient = GradConv2D,
        .grad_reads_inputs = kReadsBoth},
       // conv2d of a training graph (the gradient pass lowers float conv2d to it): the same op
@@ -391,7 +391,7 @@ std::vector<OpDef> BuildOpTable() {
        .kernels = {MF_KERNEL(DType::kF32, DepthwiseConv2DF32),
                    MF_KERNEL(DType::kI8, DepthwiseConv2DI8),
                    MF_KERNEL(DType::kI16, DepthwiseConv2DI16)},
-       .prepare = PrepareConvI8,
+       .prepare = PrepareDepthwiseI8,
        .gradient = GradDepthwise,
        .grad_reads_inputs = kReadsBoth},
       {.name = "max_pool2d",

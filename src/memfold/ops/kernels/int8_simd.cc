@@ -30,31 +30,31 @@ struct Offset {
       : value(v), lanes(dsp::Lanes(v)), fits_lanes(v >= -32768 + 128 && v <= 32767 - 128) {}
 };
 
-// The output stage: bias, the channel's requantisation, output zero point, clamp to the
-// activation's range (reference_integer_ops' order).
+// The output stage: the channel's bias (where the sums start), its requantisation (the records
+// of PrepareMultiplier the prepare stored, one per channel or one for all), the output zero
+// point, the clamp to the activation's range (reference_integer_ops' order).
 template <typename A>
 class OutputStage {
  public:
   OutputStage(const KernelContext& ctx, bool per_channel)
-      : multiplier_(ctx.prepared.data()),
-        shift_(ctx.prepared.data() + ctx.prepared.size() / 2),
-        per_channel_(per_channel),
+      : records_(ctx.prepared.data()),
+        record_stride_(per_channel ? kPreparedMultiplierWords : 0),
         has_bias_(HasBias(ctx)),
         bias_(BiasInput<A, int32_t>(ctx)),
         zero_point_(ZeroPoint(ctx.outputs[0])),
         range_(OutputRange(ctx)) {}
 
+  int32_t Bias(Index channel) const { return has_bias_ ? bias_[channel] : 0; }
+
   int8_t operator()(int32_t acc, Index channel) const {
-    if (has_bias_) acc = WrapAdd(acc, bias_[channel]);
-    const Index q = per_channel_ ? channel : 0;
-    const int32_t v = MultiplyByQuantizedMultiplier(acc, multiplier_[q], shift_[q]) + zero_point_;
+    const int32_t* record = records_ + channel * record_stride_;
+    const int32_t v = WrapAdd(MultiplyByPreparedMultiplier(acc, record), zero_point_);
     return static_cast<int8_t>(std::min(std::max(v, range_.min), range_.max));
   }
 
  private:
-  const int32_t* multiplier_;
-  const int32_t* shift_;
-  bool per_channel_;
+  const int32_t* records_;
+  Index record_stride_;
   bool has_bias_;
   In<A, int32_t> bias_;
   int32_t zero_point_;
@@ -67,6 +67,13 @@ template <int N, typename F>
 void Unrolled(F f) {
   [&]<int... J>(std::integer_sequence<int, J...>) { (f(J), ...); }
   (std::make_integer_sequence<int, N>{});
+}
+
+// Starts the sums of channels channel .. channel + N - 1 at their biases.
+template <int N, typename A>
+[[gnu::always_inline]] inline void StartSums(const OutputStage<A>& output, Index channel,
+                                             int32_t* acc) {
+  Unrolled<N>([&](int j) { acc[j] = output.Bias(channel + j); });
 }
 
 // acc[j] += sum over d < depth of (w[wi + j * w_stride + d] + w_off) * (x[xi + d] + x_off), for
@@ -241,7 +248,8 @@ template <int N, typename A>
 [[gnu::always_inline]] inline void ConvBlock(const WindowArgs<A>& a, const ConvRuns& r,
                                              Index filter_stride, Index oc, Index y_index) {
   const Offset no_offset(0);
-  int32_t acc[N] = {};
+  int32_t acc[N];
+  StartSums<N>(a.output, oc, acc);
   Index x_row = r.x_first, w_row = oc * filter_stride + r.w_first;
   for (Index fy = 0; fy < r.rows; ++fy, x_row += r.x_step, w_row += r.w_step) {
     Index xi = x_row, wi = w_row;
@@ -309,7 +317,7 @@ template <bool kShared, typename A>
 void DepthwiseLanes(const WindowArgs<A>& a, const DepthwiseTaps& t, Index x_channel, Index c,
                     int32_t* acc) {
   const uint32_t lanes = a.x_off.lanes;
-  int32_t acc0 = 0, acc1 = 0, acc2 = 0, acc3 = 0;
+  int32_t acc0 = acc[0], acc1 = acc[1], acc2 = acc[2], acc3 = acc[3];
   t.ForEach(a, x_channel, c, [&](In<A, int8_t> x, In<A, int8_t> w) {
     uint32_t x_even, x_odd;
     if constexpr (kShared) {
@@ -350,7 +358,8 @@ template <typename A>
   const Index out_c = a.g.in_c * multiplier;
   const DepthwiseTaps taps(a.g, at, out_c);
   ForEachChannelBlock(out_c, [&](auto n, Index c) {
-    int32_t acc[n()] = {};
+    int32_t acc[n()];
+    StartSums<n()>(a.output, c, acc);
     if constexpr (n() == 4) {
       if (kind == DepthwiseKind::kLanes) {
         DepthwiseLanes<false>(a, taps, c, c, acc);
@@ -382,13 +391,41 @@ void ForEachPixel(Index batches, const Geometry& g, Index out_c, Pixel pixel) {
 
 }  // namespace
 
+// Whether output pixel p of the conv reads exactly input pixel p: a 1x1 filter, stride 1, no
+// padding (then the conv is a matrix product).
+bool IsPointwise(const Geometry& g) {
+  return g.k_h == 1 && g.k_w == 1 && g.stride_h == 1 && g.stride_w == 1 && g.pad_top == 0 &&
+         g.pad_left == 0 && g.in_h == g.out_h && g.in_w == g.out_w;
+}
+
+// The pointwise conv: per pixel, per block of channels, pairs of dot products over the pixel's
+// in_c inputs (two sums at a time, inline: no window to walk and no call per block).
+template <typename A>
+void PointwiseConv(const WindowArgs<A>& a, Index pixels, Index out_c) {
+  const Offset no_offset(0);
+  const Index depth = a.g.in_c;
+  for (Index p = 0, xi = 0, yi = 0; p < pixels; ++p, xi += depth, yi += out_c) {
+    ForEachChannelBlock(out_c, [&](auto n, Index oc) {
+      constexpr int N = n();
+      int32_t acc[N];
+      StartSums<N>(a.output, oc, acc);
+      DotRows<N < 2 ? N : 2, true>(a.x, xi, a.x_off, a.w, oc * depth, depth, no_offset, depth, acc);
+      if constexpr (N > 2) {
+        DotRows<N - 2, true>(a.x, xi, a.x_off, a.w, (oc + 2) * depth, depth, no_offset, depth,
+                             acc + 2);
+      }
+      StoreBlock<N>(a.y, a.output, yi + oc, oc, acc);
+    });
+  }
+}
+
 template <typename A>
 void Conv2DI8Simd(const KernelContext& ctx) {
   const ShapeView f = ctx.inputs[1].shape;  // [out_c, k_h, k_w, in_c]
   const WindowArgs<A> a(ctx, Geometry(WindowOf(ctx, f[1], f[2]), f[3]));
-  const Index out_c = f[0];
-  ForEachPixel(ctx.inputs[0].shape[0], a.g, out_c,
-               [&](const Tap& at, Index y) { ConvPixel(a, at, out_c, y); });
+  const Index out_c = f[0], batches = ctx.inputs[0].shape[0];
+  if (IsPointwise(a.g)) return PointwiseConv(a, batches * a.g.out_h * a.g.out_w, out_c);
+  ForEachPixel(batches, a.g, out_c, [&](const Tap& at, Index y) { ConvPixel(a, at, out_c, y); });
 }
 
 template <typename A>
@@ -431,7 +468,8 @@ struct FullyConnectedArgs {
 // the stack at a time (the device's RAM counts the stack).
 template <int N, typename A>
 [[gnu::noinline]] void FullyConnectedBlock(const FullyConnectedArgs<A>& f, Index b, Index oc) {
-  int32_t acc[N] = {};
+  int32_t acc[N];
+  StartSums<N>(f.output, oc, acc);
   if (f.w_off.value == 0) {
     Dot<N, true>(f.x, b * f.depth, f.x_off, f.w, oc * f.depth, f.depth, f.w_off, f.depth, acc);
   } else {

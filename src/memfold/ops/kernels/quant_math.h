@@ -67,6 +67,37 @@ inline int32_t MultiplyByQuantizedMultiplier(int32_t x, int32_t quantized_multip
   const int32_t threshold = (mask >> 1) + static_cast<int32_t>(static_cast<uint32_t>(high) >> 31);
   return (high >> right_shift) + ((high & mask) > threshold ? 1 : 0);
 }
+// The same function with a channel's constants worked out ahead (by PrepareMultiplier, in a
+// kernel's prepare), so that the per-element work is a few instructions: a record of
+// kPreparedMultiplierWords int32 {doubled, correction, left_shift, right_shift, mask}.
+// With s = x * 2^left_shift (wrapping) and D = 2 * multiplier wrapped to 32 bits,
+// floor((s * multiplier + 2^30) / 2^31) = floor((s * D + 2^31) / 2^32) + correction * s, where
+// correction (1, 0 or -1) restores the multiples of 2^32 the wrap of D took away: one rounding
+// high multiply (SMMULR on Armv7E-M) and one multiply-add. Then RoundingDivideByPOT with the
+// mask precomputed. Bit-identical with MultiplyByQuantizedMultiplier for every x and every
+// multiplier but INT32_MIN, which QuantizeMultiplier never makes (its saturation case needs it).
+inline constexpr int kPreparedMultiplierWords = 5;
+void PrepareMultiplier(int32_t quantized_multiplier, int shift, int32_t* record);
+
+// (a * b + 2^31) >> 32: the high word of the product, rounded (SMMULR).
+inline int32_t RoundedHighMul(int32_t a, int32_t b) {
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
+  int32_t r;
+  __asm__("smmulr %0, %1, %2" : "=r"(r) : "r"(a), "r"(b));
+  return r;
+#else
+  return static_cast<int32_t>((int64_t{a} * b + (int64_t{1} << 31)) >> 32);
+#endif
+}
+
+inline int32_t MultiplyByPreparedMultiplier(int32_t x, const int32_t* record) {
+  const auto shifted = static_cast<int32_t>(static_cast<uint32_t>(x) << record[2]);
+  const int32_t high = WrapAdd(RoundedHighMul(shifted, record[0]), WrapMul(record[1], shifted));
+  const int32_t mask = record[4];
+  const int32_t threshold = (mask >> 1) + static_cast<int32_t>(static_cast<uint32_t>(high) >> 31);
+  return (high >> record[3]) + ((high & mask) > threshold ? 1 : 0);
+}
+
 // The 64-bit accumulator variant used by 16-bit activation kernels.
 int32_t MultiplyByQuantizedMultiplier(int64_t x, int32_t quantized_multiplier, int shift);
 // x * multiplier * 2^left_shift for multipliers below one (left_shift <= 0).

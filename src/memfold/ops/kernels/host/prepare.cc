@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "memfold/ops/kernels/int8_simd.h"
 #include "memfold/ops/kernels/lstm.h"
 #include "memfold/ops/kernels/quant_math.h"
 #include "memfold/ops/kernels/svdf.h"
@@ -45,12 +46,33 @@ std::vector<int32_t> PrepareConvI8(const KernelContext& ctx) {
   return PerChannel(ctx, ctx.outputs[0].shape[3]);
 }
 
+std::vector<int32_t> SimdMultipliers(const std::vector<int32_t>& quantized) {
+  const size_t channels = quantized.size() / 2;
+  std::vector<int32_t> records(channels * kPreparedMultiplierWords);
+  for (size_t c = 0; c < channels; ++c) {
+    PrepareMultiplier(quantized[c], quantized[channels + c],
+                      records.data() + c * kPreparedMultiplierWords);
+  }
+  return records;
+}
+
+std::vector<int32_t> PrepareConv2DI8(const KernelContext& ctx) {
+  const bool simd = ctx.inputs[0].dtype == DType::kI8 &&
+                    Int8ConvIsSimd(ctx.inputs[0].shape[3], ctx.inputs[1].shape[3]);
+  return simd ? SimdMultipliers(PrepareConvI8(ctx)) : PrepareConvI8(ctx);
+}
+
+std::vector<int32_t> PrepareDepthwiseI8(const KernelContext& ctx) {
+  const bool simd = ctx.inputs[0].dtype == DType::kI8;
+  return simd ? SimdMultipliers(PrepareConvI8(ctx)) : PrepareConvI8(ctx);
+}
+
 std::vector<int32_t> PrepareFullyConnectedI8(const KernelContext& ctx) {
   if (ctx.inputs[0].dtype != DType::kI8) return {};
   const TensorArg& filter = ctx.inputs[1];
-  if (filter.quant.per_channel()) return PerChannel(ctx, filter.shape[0]);
+  if (filter.quant.per_channel()) return SimdMultipliers(PerChannel(ctx, filter.shape[0]));
   const double input_product_scale = static_cast<double>(Scale(ctx.inputs[0]) * Scale(filter));
-  return Quantized({input_product_scale / static_cast<double>(Scale(ctx.outputs[0]))});
+  return SimdMultipliers(Quantized({input_product_scale / static_cast<double>(Scale(ctx.outputs[0]))}));
 }
 
 std::vector<int32_t> PrepareBatchMatMulQuantized(const KernelContext& ctx) {

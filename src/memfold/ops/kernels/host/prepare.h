@@ -20,9 +20,18 @@ namespace memfold {
 // alike). Empty for float input.
 std::vector<int32_t> PrepareConvI8(const KernelContext& ctx);
 
-// Fully connected on int8 input (CalculateOpDataFullyConnected): per-channel filters as conv;
-// a per-tensor filter as GetQuantizedConvolutionMultipler, whose product of the two scales is
-// rounded to float before the division in double (one multiplier and shift).
+// The same multipliers as PrepareMultiplier records (kPreparedMultiplierWords int32 per channel),
+// the form the int8 SIMD kernels (int8_simd.h) read, from PrepareConvI8's [multipliers...,
+// shifts...].
+std::vector<int32_t> SimdMultipliers(const std::vector<int32_t>& quantized);
+// PrepareConvI8 for the conv and the depthwise conv: SimdMultipliers where the node runs an int8
+// SIMD kernel.
+std::vector<int32_t> PrepareConv2DI8(const KernelContext& ctx);
+std::vector<int32_t> PrepareDepthwiseI8(const KernelContext& ctx);
+
+// Fully connected on int8 input (CalculateOpDataFullyConnected), as SimdMultipliers: per-channel
+// filters as conv; a per-tensor filter as GetQuantizedConvolutionMultipler, whose product of the
+// two scales is rounded to float before the division in double (one multiplier and shift).
 std::vector<int32_t> PrepareFullyConnectedI8(const KernelContext& ctx);
 
 // Leaky relu on int8 input (CalculateOpDataLeakyRelu): [identity multiplier, shift, alpha
