@@ -1,10 +1,11 @@
 // The int8 SIMD kernels (ops/kernels/int8_simd.h) against an independent oracle written here
 // from TFLM's reference loops (int64 sums, then TFLite's requantisation), on random shapes that
 // reach every path: channel counts that are not multiples of four (partial blocks), depths with
-// a remainder below four, 1x1 / 3x3 / 5x5 windows with stride, dilation and both paddings,
+// a remainder below four, 1x1 / 3x3 / 5x5 / 7x7 windows with stride, dilation and both paddings,
 // depthwise multipliers 1 (lanes), 4 and 8 (shared input) and 2 or 3 (one product at a time),
-// zero points far outside int8 (the scalar fallback where the lanes would overflow), absent
-// biases, relu, and fully-connected with per-tensor filters that carry a zero point. For every
+// input zero points far outside int8 (the scalar fallback where the lanes would overflow),
+// output zero points outside int8 (clamp bounds beyond int8), absent biases, relu and relu6,
+// and fully-connected with per-tensor filters that carry a zero point. For every
 // case the trace of the kernel's accesses must give a safe overlap at least the algorithmic
 // model's (TFLM's reference order, which plans use), and at most the rest of a channel block
 // above it.
@@ -17,6 +18,7 @@
 #include <cstdint>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "memfold/exec/overlap_trace.h"
@@ -56,22 +58,28 @@ float OutScaleFor(const std::vector<int64_t>& biased_sums, double product_scale)
   return std::exp2f(std::ceil(std::log2(static_cast<double>(largest) * product_scale / 100.0)));
 }
 
-// TFLite's output stage: bias, MultiplyByQuantizedMultiplier, zero point, activation clamp.
-int8_t Requantize(int64_t sum, int32_t bias, double real_multiplier, int64_t out_zp, bool relu) {
+// TFLite's output stage: MultiplyByQuantizedMultiplier of the biased sum, zero point, the
+// activation's clamp (none, relu or relu6 at the output scale), cast to int8 (which wraps a
+// clamp bound outside int8 that a zero point outside int8 makes).
+int8_t Requantize(int64_t sum, double real_multiplier, int64_t out_zp, const std::string& activation,
+                  float out_scale) {
   int32_t multiplier = 0;
   int shift = 0;
   QuantizeMultiplier(real_multiplier, &multiplier, &shift);
-  const auto acc = static_cast<int32_t>(static_cast<uint32_t>(sum) + static_cast<uint32_t>(bias));
+  const auto acc = static_cast<int32_t>(static_cast<uint32_t>(sum));
   const int64_t v = MultiplyByQuantizedMultiplier(acc, multiplier, shift) + out_zp;
-  const int64_t low = relu ? std::max<int64_t>(-128, out_zp) : -128;
-  return static_cast<int8_t>(std::clamp<int64_t>(v, low, 127));
+  const int64_t low = activation == "none" ? -128 : std::max<int64_t>(-128, out_zp);
+  const int64_t six = out_zp + static_cast<int64_t>(std::round(6.0f / out_scale));
+  const int64_t high = activation == "relu6" ? std::min<int64_t>(127, six) : 127;
+  return static_cast<int8_t>(std::min(std::max(v, low), high));
 }
 
 struct Case {
   int64_t h, w, in_c, out_c;
   Window win;
   int64_t in_zp, out_zp;
-  bool bias, relu;
+  bool bias;
+  std::string activation;
 };
 
 class Oracle {
@@ -103,7 +111,7 @@ Attrs WindowAttrs(const Case& c) {
   return MakeAttrs({{"padding", std::string(c.win.same ? "same" : "valid")},
                     {"stride", std::vector<int64_t>{c.win.stride, c.win.stride}},
                     {"dilation", std::vector<int64_t>{c.win.dilation, c.win.dilation}},
-                    {"activation", std::string(c.relu ? "relu" : "none")}});
+                    {"activation", c.activation}});
 }
 
 std::vector<float> FilterScales(int64_t channels) {
@@ -134,7 +142,7 @@ void CheckNet(TestNet& net, ValueId y, int64_t out_zp, const Expected& expected,
               const std::string& what, Tally* tally) {
   ASSERT_NE(y, kNoValue) << what;
   const std::vector<int8_t>& want = expected.values;
-  tally->Add(want);
+  if (out_zp >= -128 && out_zp <= 127) tally->Add(want);  // else every output is one bound
   net.graph().value(y).quant = Quant({expected.out_scale}, out_zp);
   const Bytes got = net.RunBytes(y);
   ASSERT_EQ(got.size(), want.size()) << what;
@@ -188,7 +196,7 @@ Expected WindowOracle(const Case& c, bool depthwise, const std::vector<int8_t>& 
   for (size_t i = 0; i < sums.size(); ++i) {
     const int64_t oc = static_cast<int64_t>(i) % c.out_c;
     const double m = double{kInScale} * double{FilterScale(oc)} / double{e.out_scale};
-    e.values.push_back(Requantize(sums[i], 0, m, c.out_zp, c.relu));
+    e.values.push_back(Requantize(sums[i], m, c.out_zp, c.activation, e.out_scale));
   }
   return e;
 }
@@ -225,14 +233,16 @@ Case RandomCase(Oracle& rng, bool depthwise) {
   c.w = rng.Int(1, 9);
   c.in_c = depthwise ? rng.Pick<int64_t>({1, 2, 3, 4, 5, 8, 12}) : rng.Int(1, 13);
   c.out_c = depthwise ? c.in_c * rng.Pick<int64_t>({1, 1, 2, 3, 4, 8}) : rng.Int(1, 11);
-  const int64_t k = rng.Pick<int64_t>({1, 1, 3, 3, 5});
+  const int64_t k = rng.Pick<int64_t>({1, 1, 3, 3, 5, 7});  // 7x7: beyond the tap table
   c.win = {k, rng.Pick<int64_t>({k, 1, 3}), rng.Pick<int64_t>({1, 2}), rng.Pick<int64_t>({1, 1, 2}),
            rng.Int(0, 1) == 1};
   // Zero points mostly int8's, sometimes far outside (no lane arithmetic then).
   c.in_zp = rng.Int(0, 9) == 0 ? rng.Pick<int64_t>({40000, -40000}) : rng.Int(-128, 127);
-  c.out_zp = rng.Int(-20, 20);
+  // Output zero points near 0, sometimes outside int8 (a broken model; the clamp's bounds then
+  // leave int8).
+  c.out_zp = rng.Int(0, 14) == 0 ? rng.Pick<int64_t>({300, -300}) : rng.Int(-20, 20);
   c.bias = rng.Int(0, 3) != 0;
-  c.relu = rng.Int(0, 1) == 1;
+  c.activation = rng.Pick<std::string>({"none", "relu", "relu6"});
   return c;
 }
 
@@ -275,7 +285,7 @@ TEST(Int8Simd, FullyConnectedMatchesTheReferenceLoopAndItsOverlapModel) {
     // are symmetric.
     const int64_t w_zp = per_channel ? 0 : rng.Int(-5, 5);
     const int64_t in_zp = rng.Int(0, 9) == 0 ? 40000 : rng.Int(-128, 127), out_zp = rng.Int(-9, 9);
-    const bool relu = rng.Int(0, 1) == 1;
+    const std::string activation = rng.Pick<std::string>({"none", "relu", "relu6"});
     TestNet net;
     const std::vector<int8_t> x = rng.Bytes(static_cast<size_t>(batches * depth));
     const std::vector<int8_t> w = rng.Bytes(static_cast<size_t>(out * depth));
@@ -287,7 +297,7 @@ TEST(Int8Simd, FullyConnectedMatchesTheReferenceLoopAndItsOverlapModel) {
         {net.AddInput({batches, depth}, DType::kI8, ToBytes(x), Quant({kInScale}, in_zp)),
          net.AddConstant({out, depth}, DType::kI8, ToBytes(w), Quant(w_scales, w_zp)),
          net.AddConstant({out}, DType::kI32, ToBytes(bias), Quant({1.0f}))},
-        MakeAttrs({{"activation", std::string(relu ? "relu" : "none")}}));
+        MakeAttrs({{"activation", activation}}));
     std::vector<int64_t> sums;  // biased, output order
     for (int64_t b = 0; b < batches; ++b) {
       for (int64_t oc = 0; oc < out; ++oc) {
@@ -302,13 +312,41 @@ TEST(Int8Simd, FullyConnectedMatchesTheReferenceLoopAndItsOverlapModel) {
       const float w_scale = w_scales[per_channel ? i % static_cast<size_t>(out) : 0];
       const double m = per_channel ? double{kInScale} * double{w_scale} / double{e.out_scale}
                                    : double{kInScale * w_scale} / double{e.out_scale};
-      e.values.push_back(Requantize(sums[i], 0, m, out_zp, relu));
+      e.values.push_back(Requantize(sums[i], m, out_zp, activation, e.out_scale));
     }
     CheckNet(net, y, out_zp, e, "fully-connected case " + std::to_string(n), &tally);
     if (HasFailure()) return;
   }
   EXPECT_GT(tally.outputs, 500);
   EXPECT_LT(tally.saturated * 10, tally.outputs) << "most outputs must not saturate";
+}
+
+// Output zero points outside int8 (a broken model) put the activation's clamp bounds outside
+// int8: relu6 at zero point -300 and scale 1/16 clamps to [-128, -204], so every output is
+// -204 cast to int8 (52), as TFLite's clamp-then-cast gives; the packed four-channel store must
+// give the same.
+TEST(Int8Simd, ClampBoundsOutsideInt8) {
+  Oracle rng(5);
+  const int64_t depth = 8, out = 8;
+  for (const auto& [out_zp, activation] :
+       std::vector<std::pair<int64_t, std::string>>{{-300, "relu6"}, {300, "relu"}}) {
+    TestNet net;
+    const std::vector<int8_t> x = rng.Bytes(depth), w = rng.Bytes(out * depth);
+    const ValueId y = net.AddNode(
+        "fully_connected",
+        {net.AddInput({1, depth}, DType::kI8, ToBytes(x), Quant({kInScale}, 0)),
+         net.AddConstant({out, depth}, DType::kI8, ToBytes(w), Quant({0.0625f}, 0))},
+        MakeAttrs({{"activation", activation}}));
+    Expected e{{}, 0.0625f};
+    for (int64_t oc = 0; oc < out; ++oc) {
+      int64_t sum = 0;
+      for (int64_t d = 0; d < depth; ++d) sum += x[d] * w[oc * depth + d];
+      e.values.push_back(Requantize(sum, double{kInScale}, out_zp, activation, e.out_scale));
+    }
+    EXPECT_EQ(e.values[0], out_zp < 0 ? 52 : 127);  // the oracle's own arithmetic
+    Tally unused;
+    CheckNet(net, y, out_zp, e, activation + " at zero point " + std::to_string(out_zp), &unused);
+  }
 }
 
 }  // namespace

@@ -62,6 +62,11 @@ struct Direct {
   static void Store(T* base, int64_t index, T value) {
     base[index] = value;
   }
+  // The 4 bytes of `word` to elements index .. index + 3 of a byte-sized T (any alignment).
+  template <typename T>
+  static void StoreWord(T* base, int64_t index, uint32_t word) {
+    std::memcpy(base + index, &word, sizeof(word));
+  }
 };
 
 #ifndef MEMFOLD_FREESTANDING
@@ -120,6 +125,13 @@ struct Traced {
     if (p < w->end && p + sizeof(T) > w->begin) w->Write(p, sizeof(T));
     base[index] = value;
   }
+  template <typename T>
+  static void StoreWord(T* base, int64_t index, uint32_t word) {
+    const auto* p = reinterpret_cast<const std::byte*>(base + index);
+    AccessWatch* w = current_watch;
+    if (p < w->end && p + 4 > w->begin) w->Write(p, 4);
+    std::memcpy(base + index, &word, sizeof(word));
+  }
 };
 
 #endif  // MEMFOLD_FREESTANDING
@@ -149,6 +161,15 @@ struct Out {
     return i / row * stride + i % row;
   }
   void Set(int64_t index, T value) const { A::Store(base, At(index), value); }
+  // Elements index .. index + 3 (byte-sized T) from the bytes of `word`, byte 0 first: one
+  // store when they lie in one row.
+  void SetWord(int64_t index, uint32_t word) const {
+    if (row == 0 || static_cast<std::ptrdiff_t>(index) % row + 4 <= row) {
+      A::StoreWord(base, At(index), word);
+      return;
+    }
+    for (int k = 0; k < 4; ++k) Set(index + k, static_cast<T>(static_cast<uint8_t>(word >> (8 * k))));
+  }
   T operator[](int64_t index) const { return A::LoadOwn(static_cast<const T*>(base), At(index)); }
 };
 

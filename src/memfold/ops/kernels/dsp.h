@@ -6,6 +6,7 @@
 // executor and trace run the same arithmetic the device runs. All O(1), freestanding.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "memfold/ops/kernels/quant_math.h"
@@ -40,6 +41,26 @@ inline int32_t Smlad(uint32_t x, uint32_t y, int32_t acc) { return __smlad(x, y,
 inline int32_t Smlabb(uint32_t x, uint32_t y, int32_t acc) { return __smlabb(x, y, acc); }
 inline int32_t Smlatt(uint32_t x, uint32_t y, int32_t acc) { return __smlatt(x, y, acc); }
 
+// v saturated to int8's range: SSAT #8.
+inline int32_t Saturate8(int32_t v) { return __ssat(v, 8); }
+// The low bytes of v0 .. v3 (each in int8's range) as one word, v0 in byte 0: PKHBT twice, two
+// masks and an ORR.
+inline uint32_t PackBytes(int32_t v0, int32_t v1, int32_t v2, int32_t v3) {
+  uint32_t even, odd;
+  __asm__("pkhbt %0, %1, %2, lsl #16" : "=r"(even) : "r"(v0), "r"(v2));
+  __asm__("pkhbt %0, %1, %2, lsl #16" : "=r"(odd) : "r"(v1), "r"(v3));
+  return (even & 0x00FF00FFu) | ((odd & 0x00FF00FFu) << 8);
+}
+// Each signed byte of x clamped to [the byte of lo, the byte of hi]: SSUB8 and SEL twice (one
+// asm block each, as SEL reads the GE flags SSUB8 sets).
+inline uint32_t ClampBytes(uint32_t x, uint32_t lo, uint32_t hi) {
+  uint32_t raised, t;
+  __asm__("ssub8 %1, %2, %3\n\tsel %0, %2, %3" : "=r"(raised), "=&r"(t) : "r"(x), "r"(lo));
+  uint32_t clamped;
+  __asm__("ssub8 %1, %2, %3\n\tsel %0, %3, %2" : "=r"(clamped), "=&r"(t) : "r"(raised), "r"(hi));
+  return clamped;
+}
+
 #else
 
 namespace detail {
@@ -68,8 +89,24 @@ inline int32_t Smlabb(uint32_t x, uint32_t y, int32_t acc) {
 inline int32_t Smlatt(uint32_t x, uint32_t y, int32_t acc) {
   return WrapAdd(acc, detail::Hi(x) * detail::Hi(y));
 }
+inline int32_t Saturate8(int32_t v) { return v < -128 ? -128 : (v > 127 ? 127 : v); }
+inline uint32_t PackBytes(int32_t v0, int32_t v1, int32_t v2, int32_t v3) {
+  return (static_cast<uint32_t>(v0) & 0xFFu) | ((static_cast<uint32_t>(v1) & 0xFFu) << 8) |
+         ((static_cast<uint32_t>(v2) & 0xFFu) << 16) | (static_cast<uint32_t>(v3) << 24);
+}
+inline uint32_t ClampBytes(uint32_t x, uint32_t lo, uint32_t hi) {
+  uint32_t out = 0;
+  for (int k = 0; k < 4; ++k) {
+    const int32_t v = std::min(std::max(detail::Byte(x, k), detail::Byte(lo, k)), detail::Byte(hi, k));
+    out |= (static_cast<uint32_t>(v) & 0xFFu) << (8 * k);
+  }
+  return out;
+}
 
 #endif
+
+// v's low byte in all four bytes.
+inline uint32_t Bytes(int32_t v) { return (static_cast<uint32_t>(v) & 0xFFu) * 0x01010101u; }
 
 // Both lanes set to v (v in int16's range).
 inline uint32_t Lanes(int32_t v) {

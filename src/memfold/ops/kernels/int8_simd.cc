@@ -30,6 +30,14 @@ struct Offset {
       : value(v), lanes(dsp::Lanes(v)), fits_lanes(v >= -32768 + 128 && v <= 32767 - 128) {}
 };
 
+// Calls f(0), ..., f(N - 1), unrolled at compile time (the loop over a block's channels must
+// be, for its sums to live in registers).
+template <int N, typename F>
+void Unrolled(F f) {
+  [&]<int... J>(std::integer_sequence<int, J...>) { (f(J), ...); }
+  (std::make_integer_sequence<int, N>{});
+}
+
 // The output stage: the channel's bias (where the sums start), its requantisation (the records
 // of PrepareMultiplier the prepare stored, one per channel or one for all), the output zero
 // point, the clamp to the activation's range (reference_integer_ops' order).
@@ -42,32 +50,46 @@ class OutputStage {
         has_bias_(HasBias(ctx)),
         bias_(BiasInput<A, int32_t>(ctx)),
         zero_point_(ZeroPoint(ctx.outputs[0])),
-        range_(OutputRange(ctx)) {}
+        range_(OutputRange(ctx)) {
+    // The range in bytes. Its ends lie in int8's range unless a zero point does not (a broken
+    // model): then the range is empty (min > 127 or max < -128 while min >= -128 and max <= 127)
+    // and every output is max cast to int8, which a range of that single value gives.
+    const bool in_int8 = range_.min <= 127 && range_.max >= -128;
+    const int32_t lo = in_int8 ? range_.min : static_cast<int8_t>(range_.max);
+    const int32_t hi = in_int8 ? range_.max : static_cast<int8_t>(range_.max);
+    lo_bytes_ = dsp::Bytes(lo), hi_bytes_ = dsp::Bytes(hi);
+  }
 
   int32_t Bias(Index channel) const { return has_bias_ ? bias_[channel] : 0; }
 
   int8_t operator()(int32_t acc, Index channel) const {
-    const int32_t* record = records_ + channel * record_stride_;
-    const int32_t v = WrapAdd(MultiplyByPreparedMultiplier(acc, record), zero_point_);
+    const int32_t v = Unclamped(acc, records_ + channel * record_stride_);
     return static_cast<int8_t>(std::min(std::max(v, range_.min), range_.max));
+  }
+  // Four channels' outputs, channel .. channel + 3, packed in a word (channel first): each
+  // saturated to int8, then clamped bytewise to the range (the same values: the range lies
+  // within int8's).
+  [[gnu::always_inline]] uint32_t Four(const int32_t* acc, Index channel) const {
+    const int32_t* record = records_ + channel * record_stride_;
+    int32_t v[4];
+    Unrolled<4>([&](int j) { v[j] = dsp::Saturate8(Unclamped(acc[j], record + j * record_stride_)); });
+    return dsp::ClampBytes(dsp::PackBytes(v[0], v[1], v[2], v[3]), lo_bytes_, hi_bytes_);
   }
 
  private:
+  // A sum rescaled by its channel's record and moved by the output zero point, before the clamp.
+  int32_t Unclamped(int32_t acc, const int32_t* record) const {
+    return WrapAdd(MultiplyByPreparedMultiplier(acc, record), zero_point_);
+  }
+
   const int32_t* records_;
   Index record_stride_;
   bool has_bias_;
   In<A, int32_t> bias_;
   int32_t zero_point_;
   QuantRange range_;
+  uint32_t lo_bytes_, hi_bytes_;
 };
-
-// Calls f(0), ..., f(N - 1), unrolled at compile time (the loop over a block's channels must
-// be, for its sums to live in registers).
-template <int N, typename F>
-void Unrolled(F f) {
-  [&]<int... J>(std::integer_sequence<int, J...>) { (f(J), ...); }
-  (std::make_integer_sequence<int, N>{});
-}
 
 // Starts the sums of channels channel .. channel + N - 1 at their biases.
 template <int N, typename A>
@@ -79,7 +101,9 @@ template <int N, typename A>
 // acc[j] += sum over d < depth of (w[wi + j * w_stride + d] + w_off) * (x[xi + d] + x_off), for
 // the N output channels j of a block: four depths per word load while the offsets fit the
 // lanes, then one at a time. The sums and the N + 1 walking pointers are locals (registers).
-template <int N, bool kSymmetric, typename A>
+// kWholeWords: the caller knows that depth is a multiple of four and that the offsets fit the
+// lanes (no test, no tail loop).
+template <int N, bool kSymmetric, bool kWholeWords = false, typename A>
 [[gnu::always_inline]] inline void DotRows(In<A, int8_t> x, Index xi, const Offset& x_off,
                                            In<A, int8_t> w, Index wi, Index w_stride,
                                            const Offset& w_off, Index depth, int32_t* acc) {
@@ -91,8 +115,8 @@ template <int N, bool kSymmetric, typename A>
   });
   const int8_t* xp = x.base + xi;
   const int8_t* const x_end = xp + depth;
-  if (x_off.fits_lanes && w_off.fits_lanes) {
-    const int8_t* const x_end4 = xp + (depth & ~Index{3});
+  if (kWholeWords || (x_off.fits_lanes && w_off.fits_lanes)) {
+    const int8_t* const x_end4 = kWholeWords ? x_end : xp + (depth & ~Index{3});
     for (; xp != x_end4; xp += 4) {
       const uint32_t xw = In<A, int8_t>{xp}.Word(0);
       const uint32_t x_even = dsp::Sxtab16(x_off.lanes, xw);
@@ -106,7 +130,7 @@ template <int N, bool kSymmetric, typename A>
       });
     }
   }
-  for (; xp != x_end; ++xp) {
+  for (; !kWholeWords && xp != x_end; ++xp) {
     const int32_t xv = WrapAdd(In<A, int8_t>{xp}[0], x_off.value);
     Unrolled<N>([&](int j) {
       sum[j] = WrapAdd(sum[j], WrapMul(WrapAdd(In<A, int8_t>{wp[j]}[0], w_off.value), xv));
@@ -195,9 +219,13 @@ struct WindowArgs {
 template <int N, typename A>
 [[gnu::always_inline]] inline void StoreBlock(const Out<A, int8_t>& y, const OutputStage<A>& output,
                                               Index y_index, Index channel, const int32_t* acc) {
-  int8_t value[N];
-  Unrolled<N>([&](int j) { value[j] = output(acc[j], channel + j); });
-  Unrolled<N>([&](int j) { y.Set(y_index + j, value[j]); });
+  if constexpr (N == 4) {
+    y.SetWord(y_index, output.Four(acc, channel));
+  } else {
+    int8_t value[N];
+    Unrolled<N>([&](int j) { value[j] = output(acc[j], channel + j); });
+    Unrolled<N>([&](int j) { y.Set(y_index + j, value[j]); });
+  }
 }
 
 // Calls block(integral N) for the channel blocks [c, c + N) of `channels` in order: whole blocks
@@ -269,12 +297,44 @@ template <typename A>
       out_c, [&](auto n, Index oc) { ConvBlock<n()>(a, runs, filter_stride, oc, y_index + oc); });
 }
 
+// The offsets of the taps of a window of rows x cols taps from its first tap, as (input,
+// filter) pairs row by row, for windows of at most kTaps taps: every block of channels of a
+// pixel walks them as one flat loop (per-row set-up costs as much as the taps of a 3x3 window).
+// Consecutive pixels mostly clip their windows alike, so the list is rebuilt only when the
+// window's extent changes.
+class TapTable {
+ public:
+  static constexpr Index kTaps = 25;  // 5x5: 200 bytes of stack
+
+  // The list for a rows x cols window with the given steps, or nullptr when it is too large.
+  const Index* For(Index rows, Index cols, Index x_col, Index x_row, Index w_col, Index w_row) {
+    if (rows * cols > kTaps) return nullptr;
+    if (rows != rows_ || cols != cols_) {
+      Index* t = offsets_;
+      for (Index r = 0; r < rows; ++r) {
+        for (Index c = 0; c < cols; ++c, t += 2) {
+          t[0] = r * x_row + c * x_col;
+          t[1] = r * w_row + c * w_col;
+        }
+      }
+      rows_ = rows, cols_ = cols;
+    }
+    return offsets_;
+  }
+
+ private:
+  Index rows_ = -1, cols_ = -1;
+  Index offsets_[2 * kTaps];
+};
+
 // The taps one output pixel of the depthwise conv reads: rows x cols of them, the first at input
 // element x_first (+ the block's input channel) and filter element w_first (+ the block's
-// output channel), the next column x_col / w_col further, the next row x_row / w_row.
+// output channel), the next column x_col / w_col further, the next row x_row / w_row; listed
+// in `table` when the window is small enough.
 struct DepthwiseTaps {
   Index rows, cols, x_first, x_col, x_row, w_first, w_col, w_row;
-  DepthwiseTaps(const Geometry& g, const Tap& at, Index out_c) {
+  const Index* table;
+  DepthwiseTaps(const Geometry& g, const Tap& at, Index out_c, TapTable& tap_table) {
     const Index iy = at.oy * g.stride_h - g.pad_top + at.rows.begin * g.dil_h;
     const Index ix = at.ox * g.stride_w - g.pad_left + at.cols.begin * g.dil_w;
     rows = at.rows.end - at.rows.begin;
@@ -285,22 +345,27 @@ struct DepthwiseTaps {
     w_first = (at.rows.begin * g.k_w + at.cols.begin) * out_c;
     w_col = out_c;
     w_row = g.k_w * out_c;
+    table = tap_table.For(rows, cols, x_col, x_row, w_col, w_row);
   }
-  // Calls tap(x, w) for every tap, row by row, with views starting at the tap's input and
-  // filter elements (walking pointers: two registers fewer than base + index in the hot loop).
+  // Calls tap(x, w) for every tap, with views starting at the tap's input and filter elements.
   template <typename A, typename F>
-  void ForEach(const WindowArgs<A>& a, Index x_channel, Index w_channel, F tap) const {
-    const int8_t* x_start = a.x.base + x_first + x_channel;
-    const int8_t* w_start = a.w.base + w_first + w_channel;
+  [[gnu::always_inline]] void ForEach(const WindowArgs<A>& a, Index x_channel, Index w_channel,
+                                      F tap) const {
+    const int8_t* const x_base = a.x.base + x_first + x_channel;
+    const int8_t* const w_base = a.w.base + w_first + w_channel;
+    if (table != nullptr) {
+      const Index* const end = table + 2 * rows * cols;
+      for (const Index* t = table; t != end; t += 2)
+        tap(In<A, int8_t>{x_base + t[0]}, In<A, int8_t>{w_base + t[1]});
+      return;
+    }
+    const int8_t* x_start = x_base;
+    const int8_t* w_start = w_base;
     for (Index r = 0; r < rows; ++r, x_start += x_row, w_start += w_row) {
       const int8_t* xp = x_start;
       const int8_t* wp = w_start;
       const int8_t* const x_end = x_start + cols * x_col;
-      if (x_col == w_col) {  // multiplier one, no dilation: one stride register
-        for (; xp != x_end; xp += x_col, wp += x_col) tap(In<A, int8_t>{xp}, In<A, int8_t>{wp});
-      } else {
-        for (; xp != x_end; xp += x_col, wp += w_col) tap(In<A, int8_t>{xp}, In<A, int8_t>{wp});
-      }
+      for (; xp != x_end; xp += x_col, wp += w_col) tap(In<A, int8_t>{xp}, In<A, int8_t>{wp});
     }
   }
 };
@@ -354,9 +419,9 @@ void DepthwiseScalar(const WindowArgs<A>& a, const DepthwiseTaps& t, Index multi
 // Every channel of the depthwise conv at one output pixel, block by block.
 template <typename A>
 [[gnu::noinline]] void DepthwisePixel(const WindowArgs<A>& a, const Tap& at, Index multiplier,
-                                      DepthwiseKind kind, Index y_index) {
+                                      DepthwiseKind kind, TapTable& tap_table, Index y_index) {
   const Index out_c = a.g.in_c * multiplier;
-  const DepthwiseTaps taps(a.g, at, out_c);
+  const DepthwiseTaps taps(a.g, at, out_c, tap_table);
   ForEachChannelBlock(out_c, [&](auto n, Index c) {
     int32_t acc[n()];
     StartSums<n()>(a.output, c, acc);
@@ -400,7 +465,8 @@ bool IsPointwise(const Geometry& g) {
 
 // The pointwise conv: per pixel, per block of channels, pairs of dot products over the pixel's
 // in_c inputs (two sums at a time, inline: no window to walk and no call per block).
-template <typename A>
+// kWholeWords: in_c is a multiple of four and the input offset fits the lanes.
+template <bool kWholeWords, typename A>
 void PointwiseConv(const WindowArgs<A>& a, Index pixels, Index out_c) {
   const Offset no_offset(0);
   const Index depth = a.g.in_c;
@@ -409,10 +475,11 @@ void PointwiseConv(const WindowArgs<A>& a, Index pixels, Index out_c) {
       constexpr int N = n();
       int32_t acc[N];
       StartSums<N>(a.output, oc, acc);
-      DotRows<N < 2 ? N : 2, true>(a.x, xi, a.x_off, a.w, oc * depth, depth, no_offset, depth, acc);
+      DotRows<N < 2 ? N : 2, true, kWholeWords>(a.x, xi, a.x_off, a.w, oc * depth, depth,
+                                                 no_offset, depth, acc);
       if constexpr (N > 2) {
-        DotRows<N - 2, true>(a.x, xi, a.x_off, a.w, (oc + 2) * depth, depth, no_offset, depth,
-                             acc + 2);
+        DotRows<N - 2, true, kWholeWords>(a.x, xi, a.x_off, a.w, (oc + 2) * depth, depth,
+                                          no_offset, depth, acc + 2);
       }
       StoreBlock<N>(a.y, a.output, yi + oc, oc, acc);
     });
@@ -424,7 +491,11 @@ void Conv2DI8Simd(const KernelContext& ctx) {
   const ShapeView f = ctx.inputs[1].shape;  // [out_c, k_h, k_w, in_c]
   const WindowArgs<A> a(ctx, Geometry(WindowOf(ctx, f[1], f[2]), f[3]));
   const Index out_c = f[0], batches = ctx.inputs[0].shape[0];
-  if (IsPointwise(a.g)) return PointwiseConv(a, batches * a.g.out_h * a.g.out_w, out_c);
+  if (IsPointwise(a.g)) {
+    const Index pixels = batches * a.g.out_h * a.g.out_w;
+    if (a.x_off.fits_lanes && a.g.in_c % 4 == 0) return PointwiseConv<true>(a, pixels, out_c);
+    return PointwiseConv<false>(a, pixels, out_c);
+  }
   ForEachPixel(batches, a.g, out_c, [&](const Tap& at, Index y) { ConvPixel(a, at, out_c, y); });
 }
 
@@ -437,8 +508,10 @@ void DepthwiseConv2DI8(const KernelContext& ctx) {
                              : multiplier == 1     ? DepthwiseKind::kLanes
                              : multiplier % 4 == 0 ? DepthwiseKind::kShared
                                                    : DepthwiseKind::kScalar;
-  ForEachPixel(ctx.inputs[0].shape[0], a.g, out_c,
-               [&](const Tap& at, Index y) { DepthwisePixel(a, at, multiplier, kind, y); });
+  TapTable tap_table;
+  ForEachPixel(ctx.inputs[0].shape[0], a.g, out_c, [&](const Tap& at, Index y) {
+    DepthwisePixel(a, at, multiplier, kind, tap_table, y);
+  });
 }
 
 namespace {
