@@ -173,6 +173,23 @@ struct Out {
   T operator[](int64_t index) const { return A::LoadOwn(static_cast<const T*>(base), At(index)); }
 };
 
+// Copies x[i .. i + n) to y[o .. o + n) in increasing order. Byte elements of a contiguous
+// output go four at a time, each word read before it is written: no read happens later,
+// relative to the writes, than in the element order, so the element order's safe overlap
+// still holds.
+template <typename A, typename T>
+void CopyRun(const Out<A, T>& y, int64_t o, In<A, T> x, int64_t i, std::ptrdiff_t n) {
+  std::ptrdiff_t k = 0;
+  if constexpr (sizeof(T) == 1) {
+    if (y.row == 0) {
+      T* const to = y.base + o;
+      const In<A, T> from{x.base + i};
+      for (; k + 4 <= n; k += 4) A::StoreWord(to, k, from.Word(k));
+    }
+  }
+  for (; k < n; ++k) y.Set(o + k, x[i + k]);
+}
+
 // The output view of a kernel's output argument (a TensorArg: its data and row layout).
 template <typename A, typename T, typename Arg>
 Out<A, T> OutputOf(const Arg& arg) {

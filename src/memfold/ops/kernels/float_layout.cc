@@ -25,19 +25,21 @@ RankArray RowMajorStrides(ShapeView shape) {
 // Calls visit(output_index, input_index) for every output element in row-major order, where
 // the input index is base + sum(coord[d] * in_stride[d]). The innermost dimension runs as a
 // plain loop in machine words (the counters of the outer ones advance once per row).
-template <typename Visit>
-void WalkOutput(ShapeView out_shape, const RankArray& in_stride, int64_t base, Visit visit) {
+// WalkOutputRows calls row(o, i, inner, step) once per innermost row instead: the row's output
+// elements o .. o + inner read input elements i, i + step, ...
+template <typename Row>
+void WalkOutputRows(ShapeView out_shape, const RankArray& in_stride, int64_t base, Row row) {
   const size_t rank = out_shape.size();
   int64_t n = 1;
   for (int64_t d : out_shape) n *= d;
   if (n == 0) return;
-  if (rank == 0) return visit(0, base);
+  if (rank == 0) return row(0, base, 1, 1);
   const auto inner = static_cast<std::ptrdiff_t>(out_shape[rank - 1]);
   const auto step = static_cast<std::ptrdiff_t>(in_stride[rank - 1]);
   RankArray coord{};
   int64_t in_index = base;
-  for (int64_t row = 0; row < n; row += inner) {
-    for (std::ptrdiff_t k = 0; k < inner; ++k) visit(row + k, in_index + k * step);
+  for (int64_t first = 0; first < n; first += inner) {
+    row(first, in_index, inner, step);
     for (size_t d = rank - 1; d-- > 0;) {
       in_index += in_stride[d];
       if (++coord[d] < out_shape[d]) break;
@@ -45,6 +47,14 @@ void WalkOutput(ShapeView out_shape, const RankArray& in_stride, int64_t base, V
       coord[d] = 0;
     }
   }
+}
+
+template <typename Visit>
+void WalkOutput(ShapeView out_shape, const RankArray& in_stride, int64_t base, Visit visit) {
+  WalkOutputRows(out_shape, in_stride, base,
+                 [&](int64_t o, int64_t i, std::ptrdiff_t inner, std::ptrdiff_t step) {
+                   for (std::ptrdiff_t k = 0; k < inner; ++k) visit(o + k, i + k * step);
+                 });
 }
 
 bool IsMeanOverHeightWidth(ShapeView in, std::span<const int64_t> axes, bool keep) {
@@ -311,7 +321,8 @@ void Concat(const KernelContext& ctx) {
         o += copy;
         continue;
       }
-      for (int64_t j = 0; j < copy; ++j) y.Set(o++, x[k * copy + j]);
+      CopyRun(y, o, x, k * copy, static_cast<std::ptrdiff_t>(copy));
+      o += copy;
     }
   }
 }
@@ -325,7 +336,20 @@ void Slice(const KernelContext& ctx) {
   for (size_t d = 0; d < in.size(); ++d) base += begin[d] * stride[d];
   In<A, T> x{ctx.inputs[0].ptr<T>()};
   Out<A, T> y{OutputOf<A, T>(ctx.outputs[0])};
-  WalkOutput(ctx.outputs[0].shape, stride, base, [&](int64_t o, int64_t i) { y.Set(o, x[i]); });
+  // The dimensions after the last one the slice cuts are whole: each run of them (with the cut
+  // one) is contiguous in both tensors, one copy.
+  const ShapeView out = ctx.outputs[0].shape;
+  size_t cut = out.size();
+  while (cut > 1 && out[cut - 1] == in[cut - 1]) --cut;
+  RankArray runs{}, run_stride{};
+  for (size_t d = 0; d < cut; ++d) runs[d] = out[d], run_stride[d] = stride[d];
+  if (cut > 0) {
+    for (size_t d = cut; d < out.size(); ++d) runs[cut - 1] *= out[d];
+    run_stride[cut - 1] = stride[out.size() - 1];
+  }
+  const ShapeView run_shape(runs.data(), cut);
+  WalkOutputRows(run_shape, run_stride, base,
+                 [&](int64_t o, int64_t i, std::ptrdiff_t n, std::ptrdiff_t) { CopyRun(y, o, x, i, n); });
 }
 
 template <typename A, typename T>
