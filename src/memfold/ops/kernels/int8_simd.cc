@@ -140,6 +140,71 @@ template <int N, bool kSymmetric, bool kWholeWords = false, typename A>
   Unrolled<N>([&](int j) { acc[j] = sum[j]; });
 }
 
+// The sums of four channels at once for a pointwise conv whose depth is a multiple of four and
+// whose offsets fit the lanes: filter rows w01 and w01 + stride, w23 and w23 + stride, four
+// sums per input word instead of two. On the DSP core the loop is written out (25 instructions
+// per four depths of four channels, in all 14 registers Armv7-M has: GCC's own allocation
+// spills four of them per iteration); elsewhere, and for tracing, the same sums in C.
+template <typename A>
+[[gnu::always_inline]] inline void DotFour(const int8_t* xp, const int8_t* x_end, uint32_t x_lanes,
+                                           const int8_t* w01, const int8_t* w23, Index stride,
+                                           int32_t* acc) {
+  int32_t s0 = acc[0], s1 = acc[1], s2 = acc[2], s3 = acc[3];
+#ifdef MEMFOLD_ARM_DSP
+  if constexpr (std::is_same_v<A, Direct>) {
+    if (xp != x_end) {
+      uint32_t xw, xe, w, t;
+      __asm__ volatile(
+          "1:\n\t"
+          "ldr %[xw], [%[xp]], #4\n\t"
+          "sxtab16 %[xe], %[lanes], %[xw]\n\t"
+          "sxtab16 %[xw], %[lanes], %[xw], ror #8\n\t"
+          "ldr %[w], [%[w01], %[stride]]\n\t"
+          "sxtb16 %[t], %[w]\n\t"
+          "smlad %[s1], %[xe], %[t], %[s1]\n\t"
+          "sxtb16 %[w], %[w], ror #8\n\t"
+          "smlad %[s1], %[xw], %[w], %[s1]\n\t"
+          "ldr %[w], [%[w01]], #4\n\t"
+          "sxtb16 %[t], %[w]\n\t"
+          "smlad %[s0], %[xe], %[t], %[s0]\n\t"
+          "sxtb16 %[w], %[w], ror #8\n\t"
+          "smlad %[s0], %[xw], %[w], %[s0]\n\t"
+          "ldr %[w], [%[w23], %[stride]]\n\t"
+          "sxtb16 %[t], %[w]\n\t"
+          "smlad %[s3], %[xe], %[t], %[s3]\n\t"
+          "sxtb16 %[w], %[w], ror #8\n\t"
+          "smlad %[s3], %[xw], %[w], %[s3]\n\t"
+          "ldr %[w], [%[w23]], #4\n\t"
+          "sxtb16 %[t], %[w]\n\t"
+          "smlad %[s2], %[xe], %[t], %[s2]\n\t"
+          "sxtb16 %[w], %[w], ror #8\n\t"
+          "smlad %[s2], %[xw], %[w], %[s2]\n\t"
+          "cmp %[xp], %[x_end]\n\t"
+          "bne 1b"
+          : [xp] "+r"(xp), [w01] "+r"(w01), [w23] "+r"(w23), [s0] "+r"(s0), [s1] "+r"(s1),
+            [s2] "+r"(s2), [s3] "+r"(s3), [xw] "=&r"(xw), [xe] "=&r"(xe), [w] "=&r"(w),
+            [t] "=&r"(t)
+          : [x_end] "r"(x_end), [lanes] "r"(x_lanes), [stride] "r"(stride)
+          : "cc", "memory");
+    }
+    acc[0] = s0, acc[1] = s1, acc[2] = s2, acc[3] = s3;
+    return;
+  }
+#endif
+  auto mac = [](uint32_t x_even, uint32_t x_odd, uint32_t ww, int32_t sum) {
+    return dsp::Smlad(x_odd, dsp::Sxtb16Odd(ww), dsp::Smlad(x_even, dsp::Sxtb16(ww), sum));
+  };
+  for (; xp != x_end; xp += 4, w01 += 4, w23 += 4) {
+    const uint32_t xw = In<A, int8_t>{xp}.Word(0);
+    const uint32_t x_even = dsp::Sxtab16(x_lanes, xw), x_odd = dsp::Sxtab16Odd(x_lanes, xw);
+    s0 = mac(x_even, x_odd, In<A, int8_t>{w01}.Word(0), s0);
+    s1 = mac(x_even, x_odd, In<A, int8_t>{w01}.Word(stride), s1);
+    s2 = mac(x_even, x_odd, In<A, int8_t>{w23}.Word(0), s2);
+    s3 = mac(x_even, x_odd, In<A, int8_t>{w23}.Word(stride), s3);
+  }
+  acc[0] = s0, acc[1] = s1, acc[2] = s2, acc[3] = s3;
+}
+
 // The same for a block of N channels, two at a time: four at once need more registers than
 // Armv7-M has (the sums, five pointers, the offsets and the expanded words), and the spills
 // cost more than reading the input twice. Every read still precedes the block's writes. Kept
@@ -475,6 +540,13 @@ void PointwiseConv(const WindowArgs<A>& a, Index pixels, Index out_c) {
       constexpr int N = n();
       int32_t acc[N];
       StartSums<N>(a.output, oc, acc);
+      if constexpr (N == 4 && kWholeWords) {
+        const int8_t* const xp = a.x.base + xi;
+        DotFour<A>(xp, xp + depth, a.x_off.lanes, a.w.base + oc * depth,
+                   a.w.base + (oc + 2) * depth, depth, acc);
+        StoreBlock<N>(a.y, a.output, yi + oc, oc, acc);
+        return;
+      }
       DotRows<N < 2 ? N : 2, true, kWholeWords>(a.x, xi, a.x_off, a.w, oc * depth, depth,
                                                  no_offset, depth, acc);
       if constexpr (N > 2) {
