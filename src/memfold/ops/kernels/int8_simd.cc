@@ -346,8 +346,15 @@ template <int N, typename A>
   Index x_row = r.x_first, w_row = oc * filter_stride + r.w_first;
   for (Index fy = 0; fy < r.rows; ++fy, x_row += r.x_step, w_row += r.w_step) {
     Index xi = x_row, wi = w_row;
-    for (Index fx = 0; fx < r.cols; ++fx, xi += r.x_col_step, wi += r.w_col_step)
-      Dot<N, true>(a.x, xi, a.x_off, a.w, wi, filter_stride, no_offset, r.run, acc);
+    for (Index fx = 0; fx < r.cols; ++fx, xi += r.x_col_step, wi += r.w_col_step) {
+      if (N == 4 && r.run % 4 == 0 && a.x_off.fits_lanes) {
+        const int8_t* const xp = a.x.base + xi;
+        DotFour<A>(xp, xp + r.run, a.x_off.lanes, a.w.base + wi, a.w.base + wi + 2 * filter_stride,
+                   filter_stride, acc);
+      } else {
+        Dot<N, true>(a.x, xi, a.x_off, a.w, wi, filter_stride, no_offset, r.run, acc);
+      }
+    }
   }
   StoreBlock<N>(a.y, a.output, y_index, oc, acc);
 }

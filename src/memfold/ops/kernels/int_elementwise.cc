@@ -26,11 +26,16 @@ void BinaryInt(const KernelContext& ctx, F f) {
   });
 }
 
-// One input brought to the common scale: (q - zp) * 2^left_shift * input multiplier.
-int32_t ScaledInput(int32_t q, int32_t offset, int32_t multiplier, int shift, int left_shift) {
-  const int32_t shifted = (offset + q) * (1 << left_shift);
-  return MultiplyByQuantizedMultiplierSmallerThanOneExp(shifted, multiplier, shift);
-}
+// A multiplier below one (QuantizeMultiplierSmallerThanOneExp's) as a PrepareMultiplier
+// record: MultiplyByQuantizedMultiplierSmallerThanOneExp rounds SRDHM(x, m) by 2^-shift and
+// ignores a positive shift (a multiplier of one or more, which only a broken model asks for).
+struct SmallMultiplier {
+  int32_t record[kPreparedMultiplierWords];
+  void Set(int32_t multiplier, int shift) {
+    PrepareMultiplier(multiplier, std::min(shift, 0), record);
+  }
+  int32_t operator()(int32_t x) const { return MultiplyByPreparedMultiplier(x, record); }
+};
 
 // The rescaling of TFLite's quantised add and sub: both inputs are shifted left by 20 bits
 // and brought to a common scale (twice the larger input scale), summed or subtracted, then
@@ -38,21 +43,17 @@ int32_t ScaledInput(int32_t q, int32_t offset, int32_t multiplier, int shift, in
 struct AddSubParams {
   int32_t input1_offset, input2_offset, output_offset;
   int left_shift;
-  int32_t input1_multiplier, input2_multiplier, output_multiplier;
-  int input1_shift, input2_shift, output_shift;
+  SmallMultiplier input1, input2, output;
 
+  // One input brought to the common scale: (q - zp) * 2^left_shift * input multiplier.
   int32_t Input1(int32_t q) const {
-    return ScaledInput(q, input1_offset, input1_multiplier, input1_shift, left_shift);
+    return input1(WrapMul(WrapAdd(input1_offset, q), int32_t{1} << left_shift));
   }
   int32_t Input2(int32_t q) const {
-    return ScaledInput(q, input2_offset, input2_multiplier, input2_shift, left_shift);
+    return input2(WrapMul(WrapAdd(input2_offset, q), int32_t{1} << left_shift));
   }
   // The sum or difference at the common scale, rescaled to the output (not yet clamped).
-  int32_t Output(int32_t combined) const {
-    return MultiplyByQuantizedMultiplierSmallerThanOneExp(combined, output_multiplier,
-                                                          output_shift) +
-           output_offset;
-  }
+  int32_t Output(int32_t combined) const { return WrapAdd(output(combined), output_offset); }
 };
 
 int AddSubLeftShift(const KernelContext& ctx) {
@@ -68,9 +69,14 @@ AddSubParams QuantizeAddSub(const KernelContext& ctx, double real_input1, double
   p.input2_offset = -ZeroPoint(ctx.inputs[1]);
   p.output_offset = ZeroPoint(ctx.outputs[0]);
   p.left_shift = AddSubLeftShift(ctx);
-  QuantizeMultiplierSmallerThanOneExp(real_input1, &p.input1_multiplier, &p.input1_shift);
-  QuantizeMultiplierSmallerThanOneExp(real_input2, &p.input2_multiplier, &p.input2_shift);
-  QuantizeMultiplierSmallerThanOneExp(real_output, &p.output_multiplier, &p.output_shift);
+  int32_t multiplier = 0;
+  int shift = 0;
+  QuantizeMultiplierSmallerThanOneExp(real_input1, &multiplier, &shift);
+  p.input1.Set(multiplier, shift);
+  QuantizeMultiplierSmallerThanOneExp(real_input2, &multiplier, &shift);
+  p.input2.Set(multiplier, shift);
+  QuantizeMultiplierSmallerThanOneExp(real_output, &multiplier, &shift);
+  p.output.Set(multiplier, shift);
   return p;
 }
 
@@ -103,13 +109,17 @@ AddSubParams SubParams(const KernelContext& ctx) {
 template <typename A, typename T>
 void AddInt(const KernelContext& ctx) {
   const AddSubParams p = AddParams(ctx);
-  BinaryInt<A, T>(ctx, [&p](int32_t x, int32_t y) { return p.Output(p.Input1(x) + p.Input2(y)); });
+  BinaryInt<A, T>(ctx, [&p](int32_t x, int32_t y) {
+    return p.Output(WrapAdd(p.Input1(x), p.Input2(y)));
+  });
 }
 
 template <typename A, typename T>
 void SubInt(const KernelContext& ctx) {
   const AddSubParams p = SubParams(ctx);
-  BinaryInt<A, T>(ctx, [&p](int32_t x, int32_t y) { return p.Output(p.Input1(x) - p.Input2(y)); });
+  BinaryInt<A, T>(ctx, [&p](int32_t x, int32_t y) {
+    return p.Output(WrapSub(p.Input1(x), p.Input2(y)));
+  });
 }
 
 template <typename A, typename T>
