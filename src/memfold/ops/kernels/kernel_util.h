@@ -89,17 +89,6 @@ void ForEachBroadcast(const KernelContext& ctx, const std::array<size_t, N>& whi
   std::array<RankArray, N> stride;
   for (size_t k = 0; k < N; ++k) stride[k] = BroadcastStrides(ctx.inputs[which[k]].shape, rank);
   const int64_t n = ctx.outputs[0].elements();
-  bool broadcasts = false;
-  for (size_t k = 0; k < N; ++k) broadcasts |= ctx.inputs[which[k]].elements() != n;
-  if (!broadcasts) {  // every input in step with the output: one counter, a machine word
-    const auto count = static_cast<std::ptrdiff_t>(n);
-    for (std::ptrdiff_t i = 0; i < count; ++i) {
-      std::array<int64_t, N> same;
-      same.fill(i);
-      visit(i, same);
-    }
-    return;
-  }
   RankArray index{};
   std::array<int64_t, N> at{};
   for (int64_t i = 0; i < n; ++i) {
