@@ -151,10 +151,10 @@ TEST(QuantMath, MultiplyByQuantizedMultiplierRoundsTwice) {
 TEST(QuantMath, PreparedMultiplierEqualsTwoRoundings) {
   std::mt19937 rng(31);
   std::uniform_int_distribution<int32_t> any(kInt32Min, kInt32Max);
-  std::vector<int32_t> multipliers = {0, 1, kHalf - 1, kHalf, kHalf + 1, kInt32Max, -1, -kHalf,
-                                      -kHalf - 1, kInt32Min + 1};
-  std::vector<int32_t> xs = {0, 1, -1, 2, -2, 3, 1 << 20, -(1 << 20), kInt32Max, kInt32Min,
-                             kInt32Max - 1, kInt32Min + 1};
+  std::vector<int32_t> multipliers = {0,         1,  kHalf - 1, kHalf,      kHalf + 1,
+                                      kInt32Max, -1, -kHalf,    -kHalf - 1, kInt32Min + 1};
+  std::vector<int32_t> xs = {
+      0, 1, -1, 2, -2, 3, 1 << 20, -(1 << 20), kInt32Max, kInt32Min, kInt32Max - 1, kInt32Min + 1};
   for (int i = 0; i < 40; ++i) multipliers.push_back(any(rng));
   for (int i = 0; i < 200; ++i) xs.push_back(any(rng) >> (i % 31));
   int checked = 0;

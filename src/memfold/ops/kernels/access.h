@@ -168,7 +168,8 @@ struct Out {
       A::StoreWord(base, At(index), word);
       return;
     }
-    for (int k = 0; k < 4; ++k) Set(index + k, static_cast<T>(static_cast<uint8_t>(word >> (8 * k))));
+    for (int k = 0; k < 4; ++k)
+      Set(index + k, static_cast<T>(static_cast<uint8_t>(word >> (8 * k))));
   }
   T operator[](int64_t index) const { return A::LoadOwn(static_cast<const T*>(base), At(index)); }
 };

@@ -97,7 +97,8 @@ inline uint32_t PackBytes(int32_t v0, int32_t v1, int32_t v2, int32_t v3) {
 inline uint32_t ClampBytes(uint32_t x, uint32_t lo, uint32_t hi) {
   uint32_t out = 0;
   for (int k = 0; k < 4; ++k) {
-    const int32_t v = std::min(std::max(detail::Byte(x, k), detail::Byte(lo, k)), detail::Byte(hi, k));
+    const int32_t v =
+        std::min(std::max(detail::Byte(x, k), detail::Byte(lo, k)), detail::Byte(hi, k));
     out |= (static_cast<uint32_t>(v) & 0xFFu) << (8 * k);
   }
   return out;

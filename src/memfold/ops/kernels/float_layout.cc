@@ -348,8 +348,9 @@ void Slice(const KernelContext& ctx) {
     run_stride[cut - 1] = stride[out.size() - 1];
   }
   const ShapeView run_shape(runs.data(), cut);
-  WalkOutputRows(run_shape, run_stride, base,
-                 [&](int64_t o, int64_t i, std::ptrdiff_t n, std::ptrdiff_t) { CopyRun(y, o, x, i, n); });
+  WalkOutputRows(
+      run_shape, run_stride, base,
+      [&](int64_t o, int64_t i, std::ptrdiff_t n, std::ptrdiff_t) { CopyRun(y, o, x, i, n); });
 }
 
 template <typename A, typename T>

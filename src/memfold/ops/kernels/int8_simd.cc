@@ -72,7 +72,8 @@ class OutputStage {
   [[gnu::always_inline]] uint32_t Four(const int32_t* acc, Index channel) const {
     const int32_t* record = records_ + channel * record_stride_;
     int32_t v[4];
-    Unrolled<4>([&](int j) { v[j] = dsp::Saturate8(Unclamped(acc[j], record + j * record_stride_)); });
+    Unrolled<4>(
+        [&](int j) { v[j] = dsp::Saturate8(Unclamped(acc[j], record + j * record_stride_)); });
     return dsp::ClampBytes(dsp::PackBytes(v[0], v[1], v[2], v[3]), lo_bytes_, hi_bytes_);
   }
 
@@ -140,57 +141,80 @@ template <int N, bool kSymmetric, bool kWholeWords = false, typename A>
   Unrolled<N>([&](int j) { acc[j] = sum[j]; });
 }
 
-// The sums of four channels at once for a pointwise conv whose depth is a multiple of four and
-// whose offsets fit the lanes: filter rows w01 and w01 + stride, w23 and w23 + stride, four
-// sums per input word instead of two. On the DSP core the loop is written out (25 instructions
-// per four depths of four channels, in all 14 registers Armv7-M has: GCC's own allocation
-// spills four of them per iteration); elsewhere, and for tracing, the same sums in C.
+#ifdef MEMFOLD_ARM_DSP
+// One input word (four depths) of DotFourLoop: 23 instructions for 16 products.
+#define MEMFOLD_DOT_FOUR_WORD                  \
+  "ldr %[xw], [%[xp]], #4\n\t"                 \
+  "sxtab16 %[xe], %[lanes], %[xw]\n\t"         \
+  "sxtab16 %[xw], %[lanes], %[xw], ror #8\n\t" \
+  "ldr %[w], [%[w01], %[stride]]\n\t"          \
+  "sxtb16 %[t], %[w]\n\t"                      \
+  "smlad %[s1], %[xe], %[t], %[s1]\n\t"        \
+  "sxtb16 %[w], %[w], ror #8\n\t"              \
+  "smlad %[s1], %[xw], %[w], %[s1]\n\t"        \
+  "ldr %[w], [%[w01]], #4\n\t"                 \
+  "sxtb16 %[t], %[w]\n\t"                      \
+  "smlad %[s0], %[xe], %[t], %[s0]\n\t"        \
+  "sxtb16 %[w], %[w], ror #8\n\t"              \
+  "smlad %[s0], %[xw], %[w], %[s0]\n\t"        \
+  "ldr %[w], [%[w23], %[stride]]\n\t"          \
+  "sxtb16 %[t], %[w]\n\t"                      \
+  "smlad %[s3], %[xe], %[t], %[s3]\n\t"        \
+  "sxtb16 %[w], %[w], ror #8\n\t"              \
+  "smlad %[s3], %[xw], %[w], %[s3]\n\t"        \
+  "ldr %[w], [%[w23]], #4\n\t"                 \
+  "sxtb16 %[t], %[w]\n\t"                      \
+  "smlad %[s2], %[xe], %[t], %[s2]\n\t"        \
+  "sxtb16 %[w], %[w], ror #8\n\t"              \
+  "smlad %[s2], %[xw], %[w], %[s2]\n\t"
+
+// DotFour's loop on the DSP core, written out, kWords input words per iteration (the loop's
+// end is read from memory: 13 registers, where GCC has 14 at most and fails to allocate all
+// of them inside some callers; GCC's own allocation of the C loop spills four values per
+// word). Advances xp, w01 and w23 to the end.
+template <int kWords>
+[[gnu::always_inline]] inline void DotFourLoop(const int8_t*& xp, const int8_t* x_end,
+                                               uint32_t x_lanes, const int8_t*& w01,
+                                               const int8_t*& w23, Index stride, int32_t* acc) {
+  static_assert(kWords == 1 || kWords == 2);
+  int32_t s0 = acc[0], s1 = acc[1], s2 = acc[2], s3 = acc[3];
+  uint32_t xw, xe, w, t;
+#define MEMFOLD_DOT_FOUR_OPERANDS                                                                 \
+  : [xp] "+r"(xp), [w01] "+r"(w01), [w23] "+r"(w23), [s0] "+r"(s0), [s1] "+r"(s1), [s2] "+r"(s2), \
+    [s3] "+r"(s3), [xw] "=&r"(xw), [xe] "=&r"(xe), [w] "=&r"(w), [t] "=&r"(t)                     \
+  : [x_end] "m"(x_end), [lanes] "r"(x_lanes), [stride] "r"(stride)                                \
+  : "cc", "memory"
+#define MEMFOLD_DOT_FOUR_NEXT "ldr %[w], %[x_end]\n\tcmp %[xp], %[w]\n\tbne 1b"
+  if constexpr (kWords == 2) {
+    __asm__ volatile("1:\n\t" MEMFOLD_DOT_FOUR_WORD MEMFOLD_DOT_FOUR_WORD MEMFOLD_DOT_FOUR_NEXT
+                         MEMFOLD_DOT_FOUR_OPERANDS);
+  } else {
+    __asm__ volatile(
+        "1:\n\t" MEMFOLD_DOT_FOUR_WORD MEMFOLD_DOT_FOUR_NEXT MEMFOLD_DOT_FOUR_OPERANDS);
+  }
+#undef MEMFOLD_DOT_FOUR_NEXT
+#undef MEMFOLD_DOT_FOUR_OPERANDS
+  acc[0] = s0, acc[1] = s1, acc[2] = s2, acc[3] = s3;
+}
+#undef MEMFOLD_DOT_FOUR_WORD
+#endif
+
+// The sums of four channels at once, for a depth that is a multiple of four and offsets that
+// fit the lanes: filter rows w01 and w01 + stride, w23 and w23 + stride, four sums per input
+// word instead of two. DotFourLoop on the DSP core; elsewhere, and for tracing, in C.
 template <typename A>
 [[gnu::always_inline]] inline void DotFour(const int8_t* xp, const int8_t* x_end, uint32_t x_lanes,
                                            const int8_t* w01, const int8_t* w23, Index stride,
                                            int32_t* acc) {
-  int32_t s0 = acc[0], s1 = acc[1], s2 = acc[2], s3 = acc[3];
 #ifdef MEMFOLD_ARM_DSP
   if constexpr (std::is_same_v<A, Direct>) {
-    if (xp != x_end) {
-      uint32_t xw, xe, w, t;
-      __asm__ volatile(
-          "1:\n\t"
-          "ldr %[xw], [%[xp]], #4\n\t"
-          "sxtab16 %[xe], %[lanes], %[xw]\n\t"
-          "sxtab16 %[xw], %[lanes], %[xw], ror #8\n\t"
-          "ldr %[w], [%[w01], %[stride]]\n\t"
-          "sxtb16 %[t], %[w]\n\t"
-          "smlad %[s1], %[xe], %[t], %[s1]\n\t"
-          "sxtb16 %[w], %[w], ror #8\n\t"
-          "smlad %[s1], %[xw], %[w], %[s1]\n\t"
-          "ldr %[w], [%[w01]], #4\n\t"
-          "sxtb16 %[t], %[w]\n\t"
-          "smlad %[s0], %[xe], %[t], %[s0]\n\t"
-          "sxtb16 %[w], %[w], ror #8\n\t"
-          "smlad %[s0], %[xw], %[w], %[s0]\n\t"
-          "ldr %[w], [%[w23], %[stride]]\n\t"
-          "sxtb16 %[t], %[w]\n\t"
-          "smlad %[s3], %[xe], %[t], %[s3]\n\t"
-          "sxtb16 %[w], %[w], ror #8\n\t"
-          "smlad %[s3], %[xw], %[w], %[s3]\n\t"
-          "ldr %[w], [%[w23]], #4\n\t"
-          "sxtb16 %[t], %[w]\n\t"
-          "smlad %[s2], %[xe], %[t], %[s2]\n\t"
-          "sxtb16 %[w], %[w], ror #8\n\t"
-          "smlad %[s2], %[xw], %[w], %[s2]\n\t"
-          "cmp %[xp], %[x_end]\n\t"
-          "bne 1b"
-          : [xp] "+r"(xp), [w01] "+r"(w01), [w23] "+r"(w23), [s0] "+r"(s0), [s1] "+r"(s1),
-            [s2] "+r"(s2), [s3] "+r"(s3), [xw] "=&r"(xw), [xe] "=&r"(xe), [w] "=&r"(w),
-            [t] "=&r"(t)
-          : [x_end] "r"(x_end), [lanes] "r"(x_lanes), [stride] "r"(stride)
-          : "cc", "memory");
-    }
-    acc[0] = s0, acc[1] = s1, acc[2] = s2, acc[3] = s3;
+    // An odd word first, alone, then two at a time.
+    if (((x_end - xp) & 4) != 0) DotFourLoop<1>(xp, xp + 4, x_lanes, w01, w23, stride, acc);
+    if (xp != x_end) DotFourLoop<2>(xp, x_end, x_lanes, w01, w23, stride, acc);
     return;
   }
 #endif
+  int32_t s0 = acc[0], s1 = acc[1], s2 = acc[2], s3 = acc[3];
   auto mac = [](uint32_t x_even, uint32_t x_odd, uint32_t ww, int32_t sum) {
     return dsp::Smlad(x_odd, dsp::Sxtb16Odd(ww), dsp::Smlad(x_even, dsp::Sxtb16(ww), sum));
   };
@@ -368,6 +392,66 @@ template <typename A>
   ForEachChannelBlock(
       out_c, [&](auto n, Index oc) { ConvBlock<n()>(a, runs, filter_stride, oc, y_index + oc); });
 }
+
+// A conv whose whole window (k_h x k_w x in_c, the filter's row) fits kInt8ConvPatchBytes: layers
+// with few input channels, whose window rows are too short for the row-by-row walk to pay
+// (KWS's 10x4 over one channel: four bytes a row). Per output pixel the window is gathered
+// into a patch on the stack, taps outside the input set to the input's zero point (so that
+// they add zero once offset), and every block of channels is then one dot product of the
+// patch with the filter rows. The gather reads the whole window before the pixel's first
+// write: no read happens later, relative to the writes, than in the reference order.
+class ConvPatch {
+ public:
+  // Whether the conv of `a` runs this way (Int8ConvGathersWindow).
+  template <typename A>
+  static bool Fits(const WindowArgs<A>& a) {
+    return Int8ConvGathersWindow(a.g.k_h * a.g.k_w * a.g.in_c, -a.x_off.value);
+  }
+
+  template <typename A>
+  void Gather(const WindowArgs<A>& a, const Tap& at) {
+    const Geometry& g = a.g;
+    const auto pad = static_cast<int8_t>(-a.x_off.value);
+    int8_t* p = bytes_;
+    for (Index fy = 0; fy < g.k_h; ++fy) {
+      const Index iy = at.oy * g.stride_h - g.pad_top + fy * g.dil_h;
+      for (Index fx = 0; fx < g.k_w; ++fx, p += g.in_c) {
+        const Index ix = at.ox * g.stride_w - g.pad_left + fx * g.dil_w;
+        const bool inside =
+            fy >= at.rows.begin && fy < at.rows.end && fx >= at.cols.begin && fx < at.cols.end;
+        if (!inside) {
+          for (Index c = 0; c < g.in_c; ++c) p[c] = pad;
+          continue;
+        }
+        const In<A, int8_t> x{a.x.base + g.Pixel(at.b, iy, ix)};
+        for (Index c = 0; c < g.in_c; ++c) p[c] = x[c];
+      }
+    }
+  }
+
+  // Every output channel of the pixel, block by block, from the gathered patch.
+  template <typename A>
+  void Pixel(const WindowArgs<A>& a, Index out_c, Index y_index) const {
+    const Offset no_offset(0);
+    const Index depth = a.g.k_h * a.g.k_w * a.g.in_c;
+    const In<A, int8_t> patch{bytes_};
+    ForEachChannelBlock(out_c, [&](auto n, Index oc) {
+      constexpr int N = n();
+      int32_t acc[N];
+      StartSums<N>(a.output, oc, acc);
+      if (N == 4 && depth % 4 == 0) {
+        DotFour<A>(bytes_, bytes_ + depth, a.x_off.lanes, a.w.base + oc * depth,
+                   a.w.base + (oc + 2) * depth, depth, acc);
+      } else {
+        Dot<N, true>(patch, 0, a.x_off, a.w, oc * depth, depth, no_offset, depth, acc);
+      }
+      StoreBlock<N>(a.y, a.output, y_index + oc, oc, acc);
+    });
+  }
+
+ private:
+  int8_t bytes_[kInt8ConvPatchBytes];
+};
 
 // The offsets of the taps of a window of rows x cols taps from its first tap, as (input,
 // filter) pairs row by row, for windows of at most kTaps taps: every block of channels of a
@@ -554,11 +638,11 @@ void PointwiseConv(const WindowArgs<A>& a, Index pixels, Index out_c) {
         StoreBlock<N>(a.y, a.output, yi + oc, oc, acc);
         return;
       }
-      DotRows<N < 2 ? N : 2, true, kWholeWords>(a.x, xi, a.x_off, a.w, oc * depth, depth,
-                                                 no_offset, depth, acc);
+      DotRows < N<2 ? N : 2, true, kWholeWords>(a.x, xi, a.x_off, a.w, oc * depth, depth, no_offset,
+                                                depth, acc);
       if constexpr (N > 2) {
-        DotRows<N - 2, true, kWholeWords>(a.x, xi, a.x_off, a.w, (oc + 2) * depth, depth,
-                                          no_offset, depth, acc + 2);
+        DotRows<N - 2, true, kWholeWords>(a.x, xi, a.x_off, a.w, (oc + 2) * depth, depth, no_offset,
+                                          depth, acc + 2);
       }
       StoreBlock<N>(a.y, a.output, yi + oc, oc, acc);
     });
@@ -574,6 +658,14 @@ void Conv2DI8Simd(const KernelContext& ctx) {
     const Index pixels = batches * a.g.out_h * a.g.out_w;
     if (a.x_off.fits_lanes && a.g.in_c % 4 == 0) return PointwiseConv<true>(a, pixels, out_c);
     return PointwiseConv<false>(a, pixels, out_c);
+  }
+  if (ConvPatch::Fits(a)) {
+    ConvPatch patch;
+    ForEachPixel(batches, a.g, out_c, [&](const Tap& at, Index y) {
+      patch.Gather(a, at);
+      patch.Pixel(a, out_c, y);
+    });
+    return;
   }
   ForEachPixel(batches, a.g, out_c, [&](const Tap& at, Index y) { ConvPixel(a, at, out_c, y); });
 }

@@ -12,7 +12,7 @@
 // no later, relative to the writes, than in TFLM's reference kernel, so the safe overlap is
 // never smaller than the reference order's, which ops/overlap_models.cc computes and the
 // planner uses (a plan must also hold when TFLM runs it from an exported offline plan); it is
-// larger by at most the rest of the last block, kInt8ChannelBlock - 1 output elements.
+// larger by at most Int8SimdOverlapSlack output elements.
 //
 // Preconditions: those of the int8 kernels (int_kernels.h); the conv has one group
 // (Int8ConvIsSimd).
@@ -39,6 +39,21 @@ inline bool RunsInt8Simd(std::string_view op, DType input, int64_t in_c, int64_t
   if (input != DType::kI8) return false;
   if (op == "conv2d") return Int8ConvIsSimd(in_c, filter_c);
   return op == "depthwise_conv2d" || op == "fully_connected";
+}
+
+// Whether the SIMD conv (not pointwise) gathers each output pixel's whole window before its
+// first write: a window (k_h * k_w * in_c bytes) of at most kInt8ConvPatchBytes whose padding
+// value, the input zero point, is an int8 value.
+inline constexpr int64_t kInt8ConvPatchBytes = 128;
+inline bool Int8ConvGathersWindow(int64_t window_bytes, int64_t input_zero_point) {
+  return window_bytes <= kInt8ConvPatchBytes && input_zero_point >= -128 && input_zero_point <= 127;
+}
+
+// How many output elements the safe overlap of a SIMD kernel can exceed the reference order's:
+// the rest of a block of channels, or for a conv that gathers its window, the rest of the
+// pixel's out_c channels (all its reads come before the pixel's first write).
+inline int64_t Int8SimdOverlapSlack(bool gathers_window, int64_t out_c) {
+  return gathers_window && out_c > kInt8ChannelBlock ? out_c - 1 : kInt8ChannelBlock - 1;
 }
 
 template <typename A>

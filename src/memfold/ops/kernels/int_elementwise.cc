@@ -109,17 +109,15 @@ AddSubParams SubParams(const KernelContext& ctx) {
 template <typename A, typename T>
 void AddInt(const KernelContext& ctx) {
   const AddSubParams p = AddParams(ctx);
-  BinaryInt<A, T>(ctx, [&p](int32_t x, int32_t y) {
-    return p.Output(WrapAdd(p.Input1(x), p.Input2(y)));
-  });
+  BinaryInt<A, T>(
+      ctx, [&p](int32_t x, int32_t y) { return p.Output(WrapAdd(p.Input1(x), p.Input2(y))); });
 }
 
 template <typename A, typename T>
 void SubInt(const KernelContext& ctx) {
   const AddSubParams p = SubParams(ctx);
-  BinaryInt<A, T>(ctx, [&p](int32_t x, int32_t y) {
-    return p.Output(WrapSub(p.Input1(x), p.Input2(y)));
-  });
+  BinaryInt<A, T>(
+      ctx, [&p](int32_t x, int32_t y) { return p.Output(WrapSub(p.Input1(x), p.Input2(y))); });
 }
 
 template <typename A, typename T>

@@ -72,7 +72,8 @@ std::vector<int32_t> PrepareFullyConnectedI8(const KernelContext& ctx) {
   const TensorArg& filter = ctx.inputs[1];
   if (filter.quant.per_channel()) return SimdMultipliers(PerChannel(ctx, filter.shape[0]));
   const double input_product_scale = static_cast<double>(Scale(ctx.inputs[0]) * Scale(filter));
-  return SimdMultipliers(Quantized({input_product_scale / static_cast<double>(Scale(ctx.outputs[0]))}));
+  return SimdMultipliers(
+      Quantized({input_product_scale / static_cast<double>(Scale(ctx.outputs[0]))}));
 }
 
 std::vector<int32_t> PrepareBatchMatMulQuantized(const KernelContext& ctx) {
