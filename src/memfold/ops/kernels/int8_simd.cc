@@ -714,7 +714,11 @@ template <int N, typename A>
 [[gnu::noinline]] void FullyConnectedBlock(const FullyConnectedArgs<A>& f, Index b, Index oc) {
   int32_t acc[N];
   StartSums<N>(f.output, oc, acc);
-  if (f.w_off.value == 0) {
+  if (N == 4 && f.w_off.value == 0 && f.x_off.fits_lanes && f.depth % 4 == 0) {
+    const int8_t* const xp = f.x.base + b * f.depth;
+    DotFour<A>(xp, xp + f.depth, f.x_off.lanes, f.w.base + oc * f.depth,
+               f.w.base + (oc + 2) * f.depth, f.depth, acc);
+  } else if (f.w_off.value == 0) {
     Dot<N, true>(f.x, b * f.depth, f.x_off, f.w, oc * f.depth, f.depth, f.w_off, f.depth, acc);
   } else {
     Dot<N, false>(f.x, b * f.depth, f.x_off, f.w, oc * f.depth, f.depth, f.w_off, f.depth, acc);
