@@ -115,10 +115,13 @@ std::vector<memfold::Bytes> InputsOf(const memfold::Graph& graph, const py::obje
 }
 
 memfold::PlannedProgram Plan(const py::object& model, const std::string& planner,
-                             double max_recompute, bool stream_input) {
+                             double max_recompute, bool stream_input,
+                             const std::string& objective) {
+  const memfold::Objective chosen = OrRaise(memfold::ParseObjective(objective));
   return OrRaise(memfold::PlanProgram(
       LoadSource(model),
-      {planner, {.max_recompute = max_recompute, .stream_input = stream_input}}));
+      {planner,
+       {.objective = chosen, .max_recompute = max_recompute, .stream_input = stream_input}}));
 }
 
 py::list Buffers(const memfold::PlannedProgram& p) {
@@ -246,7 +249,10 @@ PYBIND11_MODULE(_memfold, m) {
            "Writes the bare-metal C++ tree; with run=True builds it and runs it under QEMU.");
   m.def("plan", &Plan, py::arg("model"), py::arg("planner") = "greedy",
         py::arg("max_recompute") = 0.10, py::arg("stream_input") = false,
-        "Plans a model (a .tflite path or its bytes, or zoo:NAME) into a verified Program.");
+        py::arg("objective") = "memory",
+        "Plans a model (a .tflite path or its bytes, or zoo:NAME) into a verified Program; "
+        "objective (best): memory, balanced (least extra work within 5 % of the smallest "
+        "arena) or speed.");
   m.def("tflite_with_plan", &TfliteWithPlan, py::arg("path"), py::arg("planner") = "diagonal",
         "The .tflite file with the plan as its offline memory plan (TFLM places every tensor "
         "at memfold's offset).");

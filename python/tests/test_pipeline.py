@@ -72,6 +72,11 @@ def test_best_rewrites_and_keeps_every_decision():
     assert steps[0]["arena_bytes"] == greedy.arena_bytes
     assert min(s["arena_bytes"] for s in steps) == best.arena_bytes
     assert memfold.run(KWS, planner="best")["identical_to_unplanned"]
+    # balanced: within 5 % of the smallest arena, with less extra work on KWS
+    balanced = memfold.plan(KWS, planner="best", objective="balanced")
+    assert best.arena_bytes <= balanced.arena_bytes <= best.arena_bytes * 1.05
+    with pytest.raises(ValueError, match="objective"):
+        memfold.plan(KWS, planner="best", objective="fastest")
 
 
 def test_sources_bytes_zoo_and_custom_inputs():

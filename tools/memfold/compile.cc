@@ -121,6 +121,7 @@ int RunOnDevice(const CompileOptions& options, const Compiled& c) {
     for (const auto& [section, bytes] : m.sections) sizes[section] = bytes;
     std::cout << JsonText(Json{{"model", options.common.model},
                                {"planner", options.planner},
+                               {"objective", memfold::ObjectiveName(options.best.objective)},
                                {"target", options.target},
                                {"board", board.machine},
                                {"dir", options.output},
@@ -200,6 +201,7 @@ int CompileCommand(const CompileOptions& options) {
   if (options.common.json) {
     std::cout << JsonText(Json{{"model", options.common.model},
                                {"planner", options.planner},
+                               {"objective", memfold::ObjectiveName(options.best.objective)},
                                {"target", options.target},
                                {"dir", options.output},
                                {"name", c.name},

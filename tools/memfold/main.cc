@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdlib>
 #include <iostream>
+#include <map>
 #include <new>
 
 #include "commands.h"
@@ -43,8 +44,20 @@ std::vector<std::string> StrategiesOrAll() {
   return names;
 }
 
-// --max-recompute for --planner best: a fraction in [0, 1].
+// --max-recompute for --planner best: a fraction in [0, 1]; --objective (its default is the one
+// `options` holds: memory for plan and run, balanced for compile, where speed counts too).
 void AddBestOptions(CLI::App* command, memfold::BestOptions* options) {
+  static const std::map<std::string, memfold::Objective> kObjectives = {
+      {"memory", memfold::Objective::kMemory},
+      {"balanced", memfold::Objective::kBalanced},
+      {"speed", memfold::Objective::kSpeed}};
+  command
+      ->add_option("--objective", options->objective,
+                   std::string("--planner best: the smallest arena (memory), the least extra "
+                               "work (speed), or the least extra work within 5 % of the "
+                               "smallest arena (balanced); default ") +
+                       memfold::ObjectiveName(options->objective))
+      ->transform(CLI::CheckedTransformer(kObjectives));
   command->add_flag("--stream-input", options->stream_input,
                     "the graph input is not resident: the runtime fetches the rows or patches "
                     "split regions read from the caller (a camera, a decoder)");
@@ -180,6 +193,7 @@ int main(int argc, char** argv) {
       "Cortex-M, runs it and measures RAM and flash");
   AddModelArgs(compile, &compile_options.common);
   AddPlannerOption(compile, &compile_options.planner);
+  compile_options.best.objective = memfold::Objective::kBalanced;
   AddBestOptions(compile, &compile_options.best);
   compile->add_option("--budget", compile_options.budget,
                       "arena budget, e.g. 256K; exit 1 if the plan does not fit");

@@ -193,6 +193,7 @@ int PlanCommand(const PlanOptions& options) {
       out["rewritten"] = planned->rewritten();
       out["recompute_fraction"] = planned->recompute_fraction();
       out["stream_input"] = options.best.stream_input;
+      out["objective"] = memfold::ObjectiveName(options.best.objective);
     }
     if (options.budget) {
       out["budget_bytes"] = budget;

@@ -1,6 +1,7 @@
 #include "memfold/passes/best_plan.h"
 
 #include <chrono>
+#include <limits>
 #include <sstream>
 
 #include "memfold/ops/registry.h"
@@ -61,16 +62,64 @@ struct Candidate {
   std::string split_detail;
 };
 
-// The candidate with the smallest arena; the earliest (least rewritten) on ties.
+// The candidate with the smallest arena; on ties the one with the least extra work, then the
+// earliest (least rewritten).
 size_t Smallest(const std::vector<Candidate>& candidates) {
   size_t best = 0;
   for (size_t k = 1; k < candidates.size(); ++k) {
-    if (candidates[k].plan.plan.arena_bytes < candidates[best].plan.plan.arena_bytes) best = k;
+    const int64_t arena = candidates[k].plan.plan.arena_bytes;
+    const int64_t best_arena = candidates[best].plan.plan.arena_bytes;
+    if (arena < best_arena || (arena == best_arena && candidates[k].recompute_fraction <
+                                                          candidates[best].recompute_fraction))
+      best = k;
   }
   return best;
 }
 
+// The candidate the objective prefers (BestOptions::objective).
+size_t Chosen(const std::vector<Candidate>& candidates, Objective objective) {
+  const size_t smallest = Smallest(candidates);
+  if (objective == Objective::kMemory) return smallest;
+  const double limit = objective == Objective::kBalanced
+                           ? static_cast<double>(candidates[smallest].plan.plan.arena_bytes) *
+                                 (1.0 + kBalancedArenaSlack)
+                           : std::numeric_limits<double>::infinity();
+  size_t best = smallest;
+  for (size_t k = 0; k < candidates.size(); ++k) {
+    const Candidate& c = candidates[k];
+    if (static_cast<double>(c.plan.plan.arena_bytes) > limit) continue;
+    const Candidate& b = candidates[best];
+    if (c.recompute_fraction < b.recompute_fraction ||
+        (c.recompute_fraction == b.recompute_fraction &&
+         c.plan.plan.arena_bytes < b.plan.plan.arena_bytes))
+      best = k;
+  }
+  return best;
+}
+
+// The split budget the balanced objective also searches: a fifth of the given one.
+constexpr double kBalancedBudgetShare = 0.2;
+
 }  // namespace
+
+const char* ObjectiveName(Objective objective) {
+  switch (objective) {
+    case Objective::kMemory:
+      return "memory";
+    case Objective::kBalanced:
+      return "balanced";
+    case Objective::kSpeed:
+      return "speed";
+  }
+  return "memory";
+}
+
+Result<Objective> ParseObjective(const std::string& name) {
+  for (Objective o : {Objective::kMemory, Objective::kBalanced, Objective::kSpeed}) {
+    if (name == ObjectiveName(o)) return o;
+  }
+  return Status::Error("unknown objective '" + name + "'; use memory, balanced or speed");
+}
 
 int MarkConcatViews(Graph* graph) {
   int concats = 0;
@@ -141,14 +190,20 @@ Result<BestPlan> PlanBest(const Graph& file_graph, const BestOptions& options) {
   SplitOptions split_options;
   split_options.max_recompute = options.max_recompute;
   split_options.planner = "smallest";
+  std::vector<double> budgets = {options.max_recompute};
+  if (options.objective == Objective::kBalanced)
+    budgets.push_back(options.max_recompute * kBalancedBudgetShare);
   for (size_t k = 0, unsplit = candidates.size(); k < unsplit; ++k) {
-    MF_ASSIGN_OR_RETURN(SplitResult split, SplitForMemory(candidates[k].graph, split_options));
-    if (split.stages.empty()) continue;
-    GraphPlan plan = *split.plan;  // refined with "smallest" by the split's last round
-    candidates.push_back({std::move(split.graph), std::move(plan), candidates[k].concat, true,
-                          split.recompute_fraction(), SplitDetail(split)});
+    for (double budget : budgets) {
+      split_options.max_recompute = budget;
+      MF_ASSIGN_OR_RETURN(SplitResult split, SplitForMemory(candidates[k].graph, split_options));
+      if (split.stages.empty()) continue;
+      GraphPlan plan = *split.plan;  // refined with "smallest" by the split's last round
+      candidates.push_back({std::move(split.graph), std::move(plan), candidates[k].concat, true,
+                            split.recompute_fraction(), SplitDetail(split)});
+    }
   }
-  Candidate& chosen = candidates[Smallest(candidates)];
+  Candidate& chosen = candidates[Chosen(candidates, options.objective)];
   best.graph = std::move(chosen.graph);
   best.plan = std::move(chosen.plan);
   best.concat = chosen.concat;

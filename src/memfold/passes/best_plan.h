@@ -26,7 +26,18 @@
 
 namespace memfold {
 
+// What `best` chooses among the plans it makes: the smallest arena (memory; the least extra
+// work on ties), the least extra work and then the smallest arena (speed: operation splitting
+// only where it adds no work), or the least extra work among the plans within
+// kBalancedArenaSlack of the smallest arena (balanced: a small split budget is searched too).
+enum class Objective { kMemory, kBalanced, kSpeed };
+inline constexpr double kBalancedArenaSlack = 0.05;
+// The objective's name (memory, balanced, speed); ParseObjective is its inverse.
+const char* ObjectiveName(Objective objective);
+Result<Objective> ParseObjective(const std::string& name);
+
 struct BestOptions {
+  Objective objective = Objective::kMemory;
   double max_recompute = 0.10;  // splitting: extra FLOPs allowed, as a fraction of the model's
   // Graph inputs streamed (passes/stream_inputs.h) for every step after greedy: the
   // runtime fetches the boxes split regions read instead of holding the whole input.
