@@ -439,9 +439,16 @@ class ConvPatch {
       constexpr int N = n();
       int32_t acc[N];
       StartSums<N>(a.output, oc, acc);
-      if (N == 4 && depth % 4 == 0) {
-        DotFour<A>(bytes_, bytes_ + depth, a.x_off.lanes, a.w.base + oc * depth,
+      if (N == 4 && depth >= 4) {  // whole words four channels at a time, then the rest
+        const Index whole = depth & ~Index{3};
+        DotFour<A>(bytes_, bytes_ + whole, a.x_off.lanes, a.w.base + oc * depth,
                    a.w.base + (oc + 2) * depth, depth, acc);
+        if (whole != depth) {
+          DotRows<2, true>(patch, whole, a.x_off, a.w, oc * depth + whole, depth, no_offset,
+                           depth - whole, acc);
+          DotRows<2, true>(patch, whole, a.x_off, a.w, (oc + 2) * depth + whole, depth, no_offset,
+                           depth - whole, acc + 2);
+        }
       } else {
         Dot<N, true>(patch, 0, a.x_off, a.w, oc * depth, depth, no_offset, depth, acc);
       }
