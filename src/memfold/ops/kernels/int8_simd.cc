@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 #include <utility>
 
@@ -408,24 +409,31 @@ class ConvPatch {
     return Int8ConvGathersWindow(a.g.k_h * a.g.k_w * a.g.in_c, -a.x_off.value);
   }
 
+  // The window of output pixel `at`, row by row: the taps inside the input copied (a window row
+  // without dilation is one run), the others the padding value.
   template <typename A>
   void Gather(const WindowArgs<A>& a, const Tap& at) {
     const Geometry& g = a.g;
     const auto pad = static_cast<int8_t>(-a.x_off.value);
-    int8_t* p = bytes_;
-    for (Index fy = 0; fy < g.k_h; ++fy) {
-      const Index iy = at.oy * g.stride_h - g.pad_top + fy * g.dil_h;
-      for (Index fx = 0; fx < g.k_w; ++fx, p += g.in_c) {
-        const Index ix = at.ox * g.stride_w - g.pad_left + fx * g.dil_w;
-        const bool inside =
-            fy >= at.rows.begin && fy < at.rows.end && fx >= at.cols.begin && fx < at.cols.end;
-        if (!inside) {
-          for (Index c = 0; c < g.in_c; ++c) p[c] = pad;
-          continue;
-        }
-        const In<A, int8_t> x{a.x.base + g.Pixel(at.b, iy, ix)};
-        for (Index c = 0; c < g.in_c; ++c) p[c] = x[c];
+    const Index row_bytes = g.k_w * g.in_c;
+    const Index first = at.cols.begin * g.in_c, last = at.cols.end * g.in_c;
+    const Index ix = at.ox * g.stride_w - g.pad_left + at.cols.begin * g.dil_w;
+    int8_t* row = bytes_;
+    for (Index fy = 0; fy < g.k_h; ++fy, row += row_bytes) {
+      if (fy < at.rows.begin || fy >= at.rows.end) {
+        Fill(row, row_bytes, pad);
+        continue;
       }
+      const Index iy = at.oy * g.stride_h - g.pad_top + fy * g.dil_h;
+      const In<A, int8_t> x{a.x.base + g.Pixel(at.b, iy, ix)};
+      Fill(row, first, pad);
+      if (g.dil_w == 1) {
+        Copy(row + first, x, last - first);
+      } else {
+        for (Index t = first; t < last; t += g.in_c)
+          Copy(row + t, In<A, int8_t>{x.base + (t - first) * g.dil_w}, g.in_c);
+      }
+      Fill(row + last, row_bytes - last, pad);
     }
   }
 
@@ -457,6 +465,20 @@ class ConvPatch {
   }
 
  private:
+  static void Fill(int8_t* to, Index n, int8_t value) {
+    for (Index k = 0; k < n; ++k) to[k] = value;
+  }
+  // n bytes from x, a word at a time while they last.
+  template <typename A>
+  static void Copy(int8_t* to, In<A, int8_t> x, Index n) {
+    Index k = 0;
+    for (; k + 4 <= n; k += 4) {
+      const uint32_t word = x.Word(k);
+      std::memcpy(to + k, &word, sizeof(word));
+    }
+    for (; k < n; ++k) to[k] = x[k];
+  }
+
   int8_t bytes_[kInt8ConvPatchBytes];
 };
 
