@@ -655,18 +655,25 @@ template <bool kWholeWords, typename A>
 void PointwiseConv(const WindowArgs<A>& a, Index pixels, Index out_c) {
   const Offset no_offset(0);
   const Index depth = a.g.in_c;
+  const Index whole_blocks = kWholeWords ? out_c / kBlock * kBlock : 0;
+  const uint32_t lanes = a.x_off.lanes;
+  const int8_t* const x_base = a.x.base;
+  const int8_t* const w_base = a.w.base;
   for (Index p = 0, xi = 0, yi = 0; p < pixels; ++p, xi += depth, yi += out_c) {
-    ForEachChannelBlock(out_c, [&](auto n, Index oc) {
+    // Whole blocks of four channels in one loop, everything it needs in locals.
+    const int8_t* const xp = x_base + xi;
+    const int8_t* wp = w_base;
+    for (Index oc = 0; oc < whole_blocks; oc += kBlock, wp += kBlock * depth) {
+      int32_t acc[kBlock];
+      StartSums<kBlock>(a.output, oc, acc);
+      DotFour<A>(xp, xp + depth, lanes, wp, wp + 2 * depth, depth, acc);
+      StoreBlock<kBlock>(a.y, a.output, yi + oc, oc, acc);
+    }
+    ForEachChannelBlock(out_c - whole_blocks, [&](auto n, Index block) {
       constexpr int N = n();
+      const Index oc = whole_blocks + block;
       int32_t acc[N];
       StartSums<N>(a.output, oc, acc);
-      if constexpr (N == 4 && kWholeWords) {
-        const int8_t* const xp = a.x.base + xi;
-        DotFour<A>(xp, xp + depth, a.x_off.lanes, a.w.base + oc * depth,
-                   a.w.base + (oc + 2) * depth, depth, acc);
-        StoreBlock<N>(a.y, a.output, yi + oc, oc, acc);
-        return;
-      }
       DotRows < N<2 ? N : 2, true, kWholeWords>(a.x, xi, a.x_off, a.w, oc * depth, depth, no_offset,
                                                 depth, acc);
       if constexpr (N > 2) {
