@@ -97,8 +97,8 @@ size_t Chosen(const std::vector<Candidate>& candidates, Objective objective) {
   return best;
 }
 
-// The split budget the balanced objective also searches: a fifth of the given one.
-constexpr double kBalancedBudgetShare = 0.2;
+// The split budgets the balanced objective also searches, as shares of the given one.
+constexpr double kBalancedBudgetShares[] = {0.5, 0.2};
 
 }  // namespace
 
@@ -191,8 +191,9 @@ Result<BestPlan> PlanBest(const Graph& file_graph, const BestOptions& options) {
   split_options.max_recompute = options.max_recompute;
   split_options.planner = "smallest";
   std::vector<double> budgets = {options.max_recompute};
-  if (options.objective == Objective::kBalanced)
-    budgets.push_back(options.max_recompute * kBalancedBudgetShare);
+  if (options.objective == Objective::kBalanced) {
+    for (double share : kBalancedBudgetShares) budgets.push_back(options.max_recompute * share);
+  }
   for (size_t k = 0, unsplit = candidates.size(); k < unsplit; ++k) {
     for (double budget : budgets) {
       split_options.max_recompute = budget;

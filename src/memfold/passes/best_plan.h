@@ -29,7 +29,8 @@ namespace memfold {
 // What `best` chooses among the plans it makes: the smallest arena (memory; the least extra
 // work on ties), the least extra work and then the smallest arena (speed: operation splitting
 // only where it adds no work), or the least extra work among the plans within
-// kBalancedArenaSlack of the smallest arena (balanced: a small split budget is searched too).
+// kBalancedArenaSlack of the smallest arena (balanced: half and a fifth of the split budget are
+// searched too).
 enum class Objective { kMemory, kBalanced, kSpeed };
 inline constexpr double kBalancedArenaSlack = 0.05;
 // The objective's name (memory, balanced, speed); ParseObjective is its inverse.
