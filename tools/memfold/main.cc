@@ -4,7 +4,6 @@
 #include <CLI/CLI.hpp>
 #include <cstdlib>
 #include <iostream>
-#include <map>
 #include <new>
 
 #include "commands.h"
@@ -47,17 +46,17 @@ std::vector<std::string> StrategiesOrAll() {
 // --max-recompute for --planner best: a fraction in [0, 1]; --objective (its default is the one
 // `options` holds: memory for plan and run, balanced for compile, where speed counts too).
 void AddBestOptions(CLI::App* command, memfold::BestOptions* options) {
-  static const std::map<std::string, memfold::Objective> kObjectives = {
-      {"memory", memfold::Objective::kMemory},
-      {"balanced", memfold::Objective::kBalanced},
-      {"speed", memfold::Objective::kSpeed}};
   command
-      ->add_option("--objective", options->objective,
-                   std::string("--planner best: the smallest arena (memory), the least extra "
-                               "work (speed), or the least extra work within 5 % of the "
-                               "smallest arena (balanced); default ") +
-                       memfold::ObjectiveName(options->objective))
-      ->transform(CLI::CheckedTransformer(kObjectives));
+      ->add_option_function<std::string>(
+          "--objective",
+          [options](const std::string& name) {
+            options->objective = *memfold::ParseObjective(name);  // checked below
+          },
+          std::string("--planner best: the smallest arena (memory), the least extra work "
+                      "(speed), or the least extra work within 5 % of the smallest arena "
+                      "(balanced); default ") +
+              memfold::ObjectiveName(options->objective))
+      ->check(CLI::IsMember({"memory", "balanced", "speed"}));
   command->add_flag("--stream-input", options->stream_input,
                     "the graph input is not resident: the runtime fetches the rows or patches "
                     "split regions read from the caller (a camera, a decoder)");
