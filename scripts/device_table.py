@@ -45,7 +45,10 @@ def compile_and_run(model, planner):
     run = subprocess.run([MEMFOLD, "compile", model, "--planner", planner, "-o", out_dir, "--run", "--json"],
                          capture_output=True, text=True)
     if run.returncode != 0:
-        return None, run.stderr.strip().splitlines()[-1].split(model + ": ", 1)[-1]
+        lines = run.stderr.strip().splitlines()
+        overflow = [line for line in lines if "overflowed by" in line]  # the linker's figure
+        why = overflow[-1].split("region ")[-1] if overflow else lines[-1].split(model + ": ", 1)[-1]
+        return None, f"{planner}: {why}"
     return json.loads(run.stdout), None
 
 
