@@ -520,6 +520,7 @@ class TapTable {
 struct DepthwiseTaps {
   Index rows, cols, x_first, x_col, x_row, w_first, w_col, w_row;
   const Index* table;
+  const Index* table_end;
   DepthwiseTaps(const Geometry& g, const Tap& at, Index out_c, TapTable& tap_table) {
     const Index iy = at.oy * g.stride_h - g.pad_top + at.rows.begin * g.dil_h;
     const Index ix = at.ox * g.stride_w - g.pad_left + at.cols.begin * g.dil_w;
@@ -532,6 +533,7 @@ struct DepthwiseTaps {
     w_col = out_c;
     w_row = g.k_w * out_c;
     table = tap_table.For(rows, cols, x_col, x_row, w_col, w_row);
+    table_end = table + 2 * rows * cols;
   }
   // Calls tap(x, w) for every tap, with views starting at the tap's input and filter elements.
   template <typename A, typename F>
@@ -540,8 +542,7 @@ struct DepthwiseTaps {
     const int8_t* const x_base = a.x.base + x_first + x_channel;
     const int8_t* const w_base = a.w.base + w_first + w_channel;
     if (table != nullptr) {
-      const Index* const end = table + 2 * rows * cols;
-      for (const Index* t = table; t != end; t += 2)
+      for (const Index* t = table; t != table_end; t += 2)
         tap(In<A, int8_t>{x_base + t[0]}, In<A, int8_t>{w_base + t[1]});
       return;
     }
@@ -602,26 +603,27 @@ void DepthwiseScalar(const WindowArgs<A>& a, const DepthwiseTaps& t, Index multi
   });
 }
 
-// Every channel of the depthwise conv at one output pixel, block by block.
-template <typename A>
-[[gnu::noinline]] void DepthwisePixel(const WindowArgs<A>& a, const Tap& at, Index multiplier,
-                                      DepthwiseKind kind, TapTable& tap_table, Index y_index) {
-  const Index out_c = a.g.in_c * multiplier;
-  const DepthwiseTaps taps(a.g, at, out_c, tap_table);
-  ForEachChannelBlock(out_c, [&](auto n, Index c) {
+// Every channel of the depthwise conv at one output pixel: the whole blocks of four in one loop
+// of kKind (fixed per layer: no dispatch per block), then the rest one product at a time.
+template <DepthwiseKind kKind, typename A>
+[[gnu::noinline]] void DepthwisePixel(const WindowArgs<A>& a, const DepthwiseTaps& taps,
+                                      Index multiplier, Index out_c, Index y_index) {
+  const Index whole = kKind == DepthwiseKind::kScalar ? 0 : out_c & ~(kBlock - 1);
+  for (Index c = 0; c < whole; c += kBlock) {
+    int32_t acc[kBlock];
+    StartSums<kBlock>(a.output, c, acc);
+    if constexpr (kKind == DepthwiseKind::kLanes) {
+      DepthwiseLanes<false>(a, taps, c, c, acc);
+    } else {
+      DepthwiseLanes<true>(a, taps, c / multiplier, c, acc);
+    }
+    StoreBlock<kBlock>(a.y, a.output, y_index + c, c, acc);
+  }
+  ForEachChannelBlock(out_c - whole, [&](auto n, Index block) {
+    const Index c = whole + block;
     int32_t acc[n()];
     StartSums<n()>(a.output, c, acc);
-    if constexpr (n() == 4) {
-      if (kind == DepthwiseKind::kLanes) {
-        DepthwiseLanes<false>(a, taps, c, c, acc);
-      } else if (kind == DepthwiseKind::kShared) {
-        DepthwiseLanes<true>(a, taps, c / multiplier, c, acc);
-      } else {
-        DepthwiseScalar<4>(a, taps, multiplier, c, acc);
-      }
-    } else {
-      DepthwiseScalar<n()>(a, taps, multiplier, c, acc);
-    }
+    DepthwiseScalar<n()>(a, taps, multiplier, c, acc);
     StoreBlock<n()>(a.y, a.output, y_index + c, c, acc);
   });
 }
@@ -711,19 +713,30 @@ void Conv2DI8Simd(const KernelContext& ctx) {
   ForEachPixel(batches, a.g, out_c, [&](const Tap& at, Index y) { ConvPixel(a, at, out_c, y); });
 }
 
+namespace {
+
+// The depthwise conv over every output pixel, its blocks of kKind.
+template <DepthwiseKind kKind, typename A>
+void DepthwiseConv(const WindowArgs<A>& a, Index batches, Index multiplier) {
+  const Index out_c = a.g.in_c * multiplier;
+  TapTable tap_table;
+  ForEachPixel(batches, a.g, out_c, [&](const Tap& at, Index y) {
+    DepthwisePixel<kKind>(a, DepthwiseTaps(a.g, at, out_c, tap_table), multiplier, out_c, y);
+  });
+}
+
+}  // namespace
+
 template <typename A>
 void DepthwiseConv2DI8(const KernelContext& ctx) {
   const ShapeView f = ctx.inputs[1].shape;  // [1, k_h, k_w, out_c]
-  const Index in_c = ctx.inputs[0].shape[3], out_c = f[3], multiplier = out_c / in_c;
+  const Index in_c = ctx.inputs[0].shape[3], multiplier = f[3] / in_c;
+  const Index batches = ctx.inputs[0].shape[0];
   const WindowArgs<A> a(ctx, Geometry(WindowOf(ctx, f[1], f[2]), in_c));
-  const DepthwiseKind kind = !a.x_off.fits_lanes   ? DepthwiseKind::kScalar
-                             : multiplier == 1     ? DepthwiseKind::kLanes
-                             : multiplier % 4 == 0 ? DepthwiseKind::kShared
-                                                   : DepthwiseKind::kScalar;
-  TapTable tap_table;
-  ForEachPixel(ctx.inputs[0].shape[0], a.g, out_c, [&](const Tap& at, Index y) {
-    DepthwisePixel(a, at, multiplier, kind, tap_table, y);
-  });
+  if (!a.x_off.fits_lanes) return DepthwiseConv<DepthwiseKind::kScalar>(a, batches, multiplier);
+  if (multiplier == 1) return DepthwiseConv<DepthwiseKind::kLanes>(a, batches, multiplier);
+  if (multiplier % 4 == 0) return DepthwiseConv<DepthwiseKind::kShared>(a, batches, multiplier);
+  DepthwiseConv<DepthwiseKind::kScalar>(a, batches, multiplier);
 }
 
 namespace {
