@@ -5,7 +5,8 @@
 // depthwise multipliers 1 (lanes), 4 and 8 (shared input) and 2 or 3 (one product at a time),
 // input zero points far outside int8 (the scalar fallback where the lanes would overflow),
 // output zero points outside int8 (clamp bounds beyond int8), absent biases, relu and relu6,
-// and fully-connected with per-tensor filters that carry a zero point. For every
+// fully-connected with per-tensor filters that carry a zero point, and negative filter scales
+// (their multipliers have no prepared record: the reference loops run). For every
 // case the trace of the kernel's accesses must give a safe overlap at least the algorithmic
 // model's (TFLM's reference order, which plans use), and at most Int8SimdOverlapSlack output
 // elements above it (the rest of a channel block, or of a pixel for a conv that gathers its
@@ -34,7 +35,12 @@ namespace {
 // multipliers are the prepare's whatever precision it multiplies in. The output scale is chosen
 // per case (OutScaleFor) so that outputs spread over int8 instead of saturating.
 constexpr float kInScale = 0.5f;
-float FilterScale(int64_t c) { return 0.03125f * static_cast<float>(1 + c % 5); }
+// With `negative`, every third channel's scale is negative (a real MCUNet model has such
+// scales): its multiplier has no prepared record, and the kernels run the reference loops.
+float FilterScale(int64_t c, bool negative = false) {
+  const float scale = 0.03125f * static_cast<float>(1 + c % 5);
+  return negative && c % 3 == 2 ? -scale : scale;
+}
 
 struct Window {
   int64_t k_h, k_w, stride, dilation;
@@ -81,6 +87,7 @@ struct Case {
   int64_t in_zp, out_zp;
   bool bias;
   std::string activation;
+  bool negative_scales;
 };
 
 class Oracle {
@@ -115,9 +122,9 @@ Attrs WindowAttrs(const Case& c) {
                     {"activation", c.activation}});
 }
 
-std::vector<float> FilterScales(int64_t channels) {
+std::vector<float> FilterScales(int64_t channels, bool negative = false) {
   std::vector<float> s;
-  for (int64_t c = 0; c < channels; ++c) s.push_back(FilterScale(c));
+  for (int64_t c = 0; c < channels; ++c) s.push_back(FilterScale(c, negative));
   return s;
 }
 
@@ -201,7 +208,8 @@ Expected WindowOracle(const Case& c, bool depthwise, const std::vector<int8_t>& 
   Expected e{{}, OutScaleFor(sums, double{kInScale} * FilterScale(4))};
   for (size_t i = 0; i < sums.size(); ++i) {
     const int64_t oc = static_cast<int64_t>(i) % c.out_c;
-    const double m = double{kInScale} * double{FilterScale(oc)} / double{e.out_scale};
+    const double m =
+        double{kInScale} * double{FilterScale(oc, c.negative_scales)} / double{e.out_scale};
     e.values.push_back(Requantize(sums[i], m, c.out_zp, c.activation, e.out_scale));
   }
   return e;
@@ -221,7 +229,7 @@ void RunWindowCase(const Case& c, bool depthwise, Oracle& rng, const std::string
   const std::vector<int32_t> bias = rng.Biases(static_cast<size_t>(c.out_c));
   std::vector<ValueId> inputs = {
       xv, net.AddConstant(w_shape, DType::kI8, ToBytes(w),
-                          Quant(FilterScales(c.out_c), 0, depthwise ? 3 : 0))};
+                          Quant(FilterScales(c.out_c, c.negative_scales), 0, depthwise ? 3 : 0))};
   if (c.bias) {
     std::vector<float> bias_scales;
     for (int64_t oc = 0; oc < c.out_c; ++oc) bias_scales.push_back(kInScale * FilterScale(oc));
@@ -249,6 +257,7 @@ Case RandomCase(Oracle& rng, bool depthwise) {
   c.out_zp = rng.Int(0, 14) == 0 ? rng.Pick<int64_t>({300, -300}) : rng.Int(-20, 20);
   c.bias = rng.Int(0, 3) != 0;
   c.activation = rng.Pick<std::string>({"none", "relu", "relu6"});
+  c.negative_scales = rng.Int(0, 7) == 0;
   return c;
 }
 
@@ -262,15 +271,18 @@ bool FitsInput(const Case& c) {
 void RunRandomWindowCases(bool depthwise, uint32_t seed) {
   Oracle rng(seed);
   Tally tally;
+  int negative_cases = 0;
   for (int n = 0; n < 80; ++n) {
     const Case c = RandomCase(rng, depthwise);
     if (!FitsInput(c)) continue;
+    negative_cases += c.negative_scales && c.out_c >= 3 ? 1 : 0;
     RunWindowCase(c, depthwise, rng,
                   (depthwise ? "depthwise case " : "conv case ") + std::to_string(n), &tally);
     if (::testing::Test::HasFailure()) return;
   }
   EXPECT_GT(tally.outputs, 1000);
   EXPECT_LT(tally.saturated * 10, tally.outputs) << "most outputs must not saturate";
+  EXPECT_GE(negative_cases, 3) << "the reference loops of negative scales must run";
 }
 
 TEST(Int8Simd, ConvMatchesTheReferenceLoopAndItsOverlapModel) {
@@ -284,6 +296,7 @@ TEST(Int8Simd, DepthwiseMatchesTheReferenceLoopAndItsOverlapModel) {
 TEST(Int8Simd, FullyConnectedMatchesTheReferenceLoopAndItsOverlapModel) {
   Oracle rng(7);
   Tally tally;
+  int negative_cases = 0;
   for (int n = 0; n < 60; ++n) {
     const int64_t batches = rng.Int(1, 3), depth = rng.Int(1, 37), out = rng.Int(1, 11);
     const bool per_channel = rng.Int(0, 1) == 1;
@@ -292,12 +305,14 @@ TEST(Int8Simd, FullyConnectedMatchesTheReferenceLoopAndItsOverlapModel) {
     const int64_t w_zp = per_channel ? 0 : rng.Int(-5, 5);
     const int64_t in_zp = rng.Int(0, 9) == 0 ? 40000 : rng.Int(-128, 127), out_zp = rng.Int(-9, 9);
     const std::string activation = rng.Pick<std::string>({"none", "relu", "relu6"});
+    const bool negative = rng.Int(0, 5) == 0;
+    negative_cases += negative && (!per_channel || out >= 3) ? 1 : 0;
     TestNet net;
     const std::vector<int8_t> x = rng.Bytes(static_cast<size_t>(batches * depth));
     const std::vector<int8_t> w = rng.Bytes(static_cast<size_t>(out * depth));
     const std::vector<int32_t> bias = rng.Biases(static_cast<size_t>(out));
     const std::vector<float> w_scales =
-        per_channel ? FilterScales(out) : std::vector<float>{0.0625f};
+        per_channel ? FilterScales(out, negative) : std::vector<float>{negative ? -0.0625f : 0.0625f};
     const ValueId y = net.AddNode(
         "fully_connected",
         {net.AddInput({batches, depth}, DType::kI8, ToBytes(x), Quant({kInScale}, in_zp)),
@@ -325,6 +340,7 @@ TEST(Int8Simd, FullyConnectedMatchesTheReferenceLoopAndItsOverlapModel) {
   }
   EXPECT_GT(tally.outputs, 500);
   EXPECT_LT(tally.saturated * 10, tally.outputs) << "most outputs must not saturate";
+  EXPECT_GE(negative_cases, 3) << "the reference loop of negative scales must run";
 }
 
 // Output zero points outside int8 (a broken model) put the activation's clamp bounds outside

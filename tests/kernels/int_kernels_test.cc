@@ -145,21 +145,21 @@ TEST(QuantMath, MultiplyByQuantizedMultiplierRoundsTwice) {
 }
 
 // The prepared form equals the two roundings, composed from the out-of-line SRDHM and RDBPOT,
-// for multipliers of every range (QuantizeMultiplier's [2^30, 2^31) and 0, the negative ones
-// of negative scales, and the rest), shifts of both signs up to the clamp, and sums at and near
-// the int32 limits, where the wrap of the doubled multiplier and of the left shift show.
+// for every multiplier with a record (QuantizeMultiplier's [2^30, 2^31) and 0), shifts of both
+// signs up to the clamp, and sums at and near the int32 limits, where the wrap of the doubled
+// multiplier and of the left shift show. The others (negative scales' multipliers) have none,
+// and QuantizeMultiplier makes only multipliers with one from non-negative reals.
 TEST(QuantMath, PreparedMultiplierEqualsTwoRoundings) {
   std::mt19937 rng(31);
-  std::uniform_int_distribution<int32_t> any(kInt32Min, kInt32Max);
-  std::vector<int32_t> multipliers = {0,         1,  kHalf - 1, kHalf,      kHalf + 1,
-                                      kInt32Max, -1, -kHalf,    -kHalf - 1, kInt32Min + 1};
+  std::uniform_int_distribution<int32_t> prepared(kHalf, kInt32Max);
+  std::vector<int32_t> multipliers = {0, kHalf, kHalf + 1, kInt32Max - 1, kInt32Max};
   std::vector<int32_t> xs = {
       0, 1, -1, 2, -2, 3, 1 << 20, -(1 << 20), kInt32Max, kInt32Min, kInt32Max - 1, kInt32Min + 1};
-  for (int i = 0; i < 40; ++i) multipliers.push_back(any(rng));
-  for (int i = 0; i < 200; ++i) xs.push_back(any(rng) >> (i % 31));
+  for (int i = 0; i < 40; ++i) multipliers.push_back(prepared(rng));
+  for (int i = 0; i < 200; ++i) xs.push_back(static_cast<int32_t>(rng()) >> (i % 31));
   int checked = 0;
   for (int32_t m : multipliers) {
-    if (m == kInt32Min) continue;  // the precondition (QuantizeMultiplier never makes it)
+    ASSERT_TRUE(HasPreparedMultiplier(m));
     for (int shift = -33; shift <= 33; ++shift) {
       int32_t record[kPreparedMultiplierWords];
       PrepareMultiplier(m, shift, record);
@@ -176,6 +176,13 @@ TEST(QuantMath, PreparedMultiplierEqualsTwoRoundings) {
     }
   }
   EXPECT_GT(checked, 100000);
+  for (int32_t m : {-1, 1, kHalf - 1, -kHalf, kInt32Min + 1}) EXPECT_FALSE(HasPreparedMultiplier(m));
+  for (double real = 1e-12; real < 1e6; real *= 1.37) {
+    int32_t m = 0;
+    int shift = 0;
+    QuantizeMultiplier(real, &m, &shift);
+    EXPECT_TRUE(HasPreparedMultiplier(m)) << real;
+  }
 }
 
 TEST(QuantMath, ActivationRangeRelu6) {

@@ -169,21 +169,34 @@ template <int N, bool kSymmetric, bool kWholeWords = false, typename A>
   "sxtb16 %[w], %[w], ror #8\n\t"              \
   "smlad %[s2], %[xw], %[w], %[s2]\n\t"
 
-// DotFour's loop on the DSP core, written out, kWords input words per iteration (the loop's
-// end is read from memory: 13 registers, where GCC has 14 at most and fails to allocate all
-// of them inside some callers; GCC's own allocation of the C loop spills four values per
-// word). Advances xp, w01 and w23 to the end.
+// DotFour's loop on the DSP core, written out, kWords input words per iteration (GCC's own
+// allocation of the C loop spills four values per word). Its 13 operands are pinned to
+// registers (all of r0-r12 and lr but r7, the Thumb frame pointer; the loop's end is read from
+// memory): left to choose, GCC fails to find them inside some callers ("impossible
+// constraints"), depending on what else the caller keeps live. Advances xp, w01 and w23 to the
+// end.
 template <int kWords>
 [[gnu::always_inline]] inline void DotFourLoop(const int8_t*& xp, const int8_t* x_end,
                                                uint32_t x_lanes, const int8_t*& w01,
                                                const int8_t*& w23, Index stride, int32_t* acc) {
   static_assert(kWords == 1 || kWords == 2);
-  int32_t s0 = acc[0], s1 = acc[1], s2 = acc[2], s3 = acc[3];
-  uint32_t xw, xe, w, t;
-#define MEMFOLD_DOT_FOUR_OPERANDS                                                                 \
-  : [xp] "+r"(xp), [w01] "+r"(w01), [w23] "+r"(w23), [s0] "+r"(s0), [s1] "+r"(s1), [s2] "+r"(s2), \
-    [s3] "+r"(s3), [xw] "=&r"(xw), [xe] "=&r"(xe), [w] "=&r"(w), [t] "=&r"(t)                     \
-  : [x_end] "m"(x_end), [lanes] "r"(x_lanes), [stride] "r"(stride)                                \
+  register const int8_t* x_at asm("r0") = xp;
+  register const int8_t* w01_at asm("r1") = w01;
+  register const int8_t* w23_at asm("r2") = w23;
+  register int32_t s0 asm("r3") = acc[0];
+  register int32_t s1 asm("r4") = acc[1];
+  register int32_t s2 asm("r5") = acc[2];
+  register int32_t s3 asm("r6") = acc[3];
+  register uint32_t xw asm("r8");
+  register uint32_t xe asm("r9");
+  register uint32_t w asm("r10");
+  register uint32_t t asm("r11");
+  register uint32_t lanes asm("r12") = x_lanes;
+  register Index w_stride asm("lr") = stride;
+#define MEMFOLD_DOT_FOUR_OPERANDS                                                       \
+  : [xp] "+r"(x_at), [w01] "+r"(w01_at), [w23] "+r"(w23_at), [s0] "+r"(s0), [s1] "+r"(s1), \
+    [s2] "+r"(s2), [s3] "+r"(s3), [xw] "=&r"(xw), [xe] "=&r"(xe), [w] "=&r"(w), [t] "=&r"(t) \
+  : [x_end] "m"(x_end), [lanes] "r"(lanes), [stride] "r"(w_stride)                       \
   : "cc", "memory"
 #define MEMFOLD_DOT_FOUR_NEXT "ldr %[w], %[x_end]\n\tcmp %[xp], %[w]\n\tbne 1b"
   if constexpr (kWords == 2) {
@@ -195,6 +208,7 @@ template <int kWords>
   }
 #undef MEMFOLD_DOT_FOUR_NEXT
 #undef MEMFOLD_DOT_FOUR_OPERANDS
+  xp = x_at, w01 = w01_at, w23 = w23_at;
   acc[0] = s0, acc[1] = s1, acc[2] = s2, acc[3] = s3;
 }
 #undef MEMFOLD_DOT_FOUR_WORD
@@ -728,7 +742,7 @@ void DepthwiseConv(const WindowArgs<A>& a, Index batches, Index multiplier) {
 }  // namespace
 
 template <typename A>
-void DepthwiseConv2DI8(const KernelContext& ctx) {
+void DepthwiseConv2DI8Simd(const KernelContext& ctx) {
   const ShapeView f = ctx.inputs[1].shape;  // [1, k_h, k_w, out_c]
   const Index in_c = ctx.inputs[0].shape[3], multiplier = f[3] / in_c;
   const Index batches = ctx.inputs[0].shape[0];
@@ -783,7 +797,7 @@ template <int N, typename A>
 }  // namespace
 
 template <typename A>
-void FullyConnectedI8(const KernelContext& ctx) {
+void FullyConnectedI8Simd(const KernelContext& ctx) {
   const FullyConnectedArgs<A> f(ctx, ctx.inputs[1].quant.per_channel());
   const Index batches = ctx.outputs[0].elements() / std::max<Index>(1, f.out_depth);
   for (Index b = 0; b < batches; ++b) {
@@ -792,7 +806,7 @@ void FullyConnectedI8(const KernelContext& ctx) {
 }
 
 MF_INSTANTIATE_KERNEL(Conv2DI8Simd)
-MF_INSTANTIATE_KERNEL(DepthwiseConv2DI8)
-MF_INSTANTIATE_KERNEL(FullyConnectedI8)
+MF_INSTANTIATE_KERNEL(DepthwiseConv2DI8Simd)
+MF_INSTANTIATE_KERNEL(FullyConnectedI8Simd)
 
 }  // namespace memfold

@@ -1,6 +1,6 @@
-// The int8 convolution, depthwise convolution and fully-connected kernels (DepthwiseConv2DI8
-// and FullyConnectedI8 of int_kernels.h; the conv of one group) built for speed on a
-// 32-bit micro-controller (Armv7E-M DSP instructions through kernels/dsp.h, with the same bits
+// The int8 convolution, depthwise convolution and fully-connected kernels (those of
+// int_kernels.h when their prepare stored SimdMultipliers records, HasSimdRecords; the conv of
+// one group) built for speed on a 32-bit micro-controller (Armv7E-M DSP instructions through kernels/dsp.h, with the same bits
 // computed portably on the host): 32-bit indices, the window clipped once per output pixel
 // instead of four bounds checks per tap, four input channels per load, requantisation inline.
 // Outputs are bit-identical with TFLM's reference kernels (the products are summed in another
@@ -14,7 +14,7 @@
 // planner uses (a plan must also hold when TFLM runs it from an exported offline plan); it is
 // larger by at most Int8SimdOverlapSlack output elements.
 //
-// Preconditions: those of the int8 kernels (int_kernels.h); the conv has one group
+// Preconditions: those of the int8 kernels (int_kernels.h); HasSimdRecords; the conv has one group
 // (Int8ConvIsSimd).
 // Time: O(MACs), as the reference.
 #pragma once
@@ -23,6 +23,7 @@
 #include <string_view>
 
 #include "memfold/ops/kernels/kernel_context.h"
+#include "memfold/ops/kernels/quant_math.h"
 
 namespace memfold {
 
@@ -56,7 +57,18 @@ inline int64_t Int8SimdOverlapSlack(bool gathers_window, int64_t out_c) {
   return gathers_window && out_c > kInt8ChannelBlock ? out_c - 1 : kInt8ChannelBlock - 1;
 }
 
+// Whether the prepare stored PrepareMultiplier records (`records` of them: one per output
+// channel, or one for a per-tensor fully-connected layer), which every multiplier of a
+// non-negative scale has; otherwise (a negative scale) the reference loops run.
+inline bool HasSimdRecords(const KernelContext& ctx, int64_t records) {
+  return ctx.prepared.size() == static_cast<size_t>(records) * kPreparedMultiplierWords;
+}
+
 template <typename A>
 void Conv2DI8Simd(const KernelContext& ctx);
+template <typename A>
+void DepthwiseConv2DI8Simd(const KernelContext& ctx);
+template <typename A>
+void FullyConnectedI8Simd(const KernelContext& ctx);
 
 }  // namespace memfold

@@ -1,5 +1,6 @@
-// int8 and int16 convolution, depthwise convolution and pooling kernels (see int_kernels.h; the
-// one-group int8 conv, the int8 depthwise conv and fully-connected are int8_simd.h's).
+// int8 and int16 convolution, depthwise convolution, fully-connected and pooling kernels (see
+// int_kernels.h; the one-group int8 conv, the int8 depthwise conv and fully-connected run
+// int8_simd.h's where their prepare stored its records, the loops here otherwise).
 // Requantisation multipliers come from the op's prepare (int_prepare.h); the loops are those of the
 // reference_integer_ops kernels. Freestanding.
 #include <algorithm>
@@ -111,8 +112,61 @@ void WithInt16Math(const KernelContext& ctx, Loop loop) {
 // One group, the common case, runs the SIMD kernel; grouped convs the reference loop.
 template <typename A>
 void Conv2DI8(const KernelContext& ctx) {
-  if (Int8ConvIsSimd(ctx.inputs[0].shape[3], ctx.inputs[1].shape[3])) return Conv2DI8Simd<A>(ctx);
+  if (Int8ConvIsSimd(ctx.inputs[0].shape[3], ctx.inputs[1].shape[3]) &&
+      HasSimdRecords(ctx, ctx.outputs[0].shape[3])) {
+    return Conv2DI8Simd<A>(ctx);
+  }
   ConvLoop(ctx, IntConvMath<A, int8_t, int32_t>(ctx));
+}
+
+template <typename A>
+void DepthwiseConv2DI8(const KernelContext& ctx) {
+  if (HasSimdRecords(ctx, ctx.outputs[0].shape[3])) return DepthwiseConv2DI8Simd<A>(ctx);
+  DepthwiseConvLoop(ctx, IntConvMath<A, int8_t, int32_t>(ctx));
+}
+
+namespace {
+
+// reference_integer_ops::FullyConnected(PerChannel): per batch and output channel, the filter
+// row's products with the offset input (a per-tensor filter's offset too), then bias and
+// requantisation.
+template <typename A>
+void FullyConnectedLoop(const KernelContext& ctx) {
+  const TensorArg& filter = ctx.inputs[1];
+  const int64_t out_depth = filter.shape[0], depth = filter.shape[1];
+  const bool per_channel = filter.quant.per_channel();
+  const Requantizer requantize{ChannelMultipliers::Of(ctx), ZeroPoint(ctx.outputs[0]),
+                               OutputRange(ctx)};
+  const int32_t x_off = -ZeroPoint(ctx.inputs[0]);
+  const int32_t w_off = per_channel ? 0 : -ZeroPoint(filter);
+  const In<A, int8_t> x{ctx.inputs[0].ptr<int8_t>()};
+  const In<A, int8_t> w{filter.ptr<int8_t>()};
+  const bool has_bias = HasBias(ctx);
+  const In<A, int32_t> bias = BiasInput<A, int32_t>(ctx);
+  const Out<A, int8_t> y = OutputOf<A, int8_t>(ctx.outputs[0]);
+  const int64_t batches = ctx.outputs[0].elements() / std::max<int64_t>(1, out_depth);
+  for (int64_t b = 0; b < batches; ++b) {
+    for (int64_t oc = 0; oc < out_depth; ++oc) {
+      int32_t acc = 0;
+      for (int64_t d = 0; d < depth; ++d) {
+        const int32_t product = WrapMul(WrapAdd(w[oc * depth + d], w_off),
+                                        WrapAdd(x[b * depth + d], x_off));
+        acc = WrapAdd(acc, product);
+      }
+      if (has_bias) acc = WrapAdd(acc, bias[oc]);
+      y.Set(b * out_depth + oc, requantize(acc, per_channel ? static_cast<size_t>(oc) : 0));
+    }
+  }
+}
+
+}  // namespace
+
+template <typename A>
+void FullyConnectedI8(const KernelContext& ctx) {
+  const TensorArg& filter = ctx.inputs[1];
+  if (HasSimdRecords(ctx, filter.quant.per_channel() ? filter.shape[0] : 1))
+    return FullyConnectedI8Simd<A>(ctx);
+  FullyConnectedLoop<A>(ctx);
 }
 
 template <typename A>
@@ -160,6 +214,8 @@ void MaxPool2DI8(const KernelContext& ctx) {
 }
 
 MF_INSTANTIATE_KERNEL(Conv2DI8)
+MF_INSTANTIATE_KERNEL(DepthwiseConv2DI8)
+MF_INSTANTIATE_KERNEL(FullyConnectedI8)
 MF_INSTANTIATE_KERNEL(Conv2DI16)
 MF_INSTANTIATE_KERNEL(DepthwiseConv2DI16)
 MF_INSTANTIATE_KERNEL(AvgPool2DI8)

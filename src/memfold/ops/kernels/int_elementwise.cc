@@ -29,12 +29,20 @@ void BinaryInt(const KernelContext& ctx, F f) {
 // A multiplier below one (QuantizeMultiplierSmallerThanOneExp's) as a PrepareMultiplier
 // record: MultiplyByQuantizedMultiplierSmallerThanOneExp rounds SRDHM(x, m) by 2^-shift and
 // ignores a positive shift (a multiplier of one or more, which only a broken model asks for).
+// A multiplier without a record (a negative scale's) takes the two roundings themselves.
 struct SmallMultiplier {
   int32_t record[kPreparedMultiplierWords];
-  void Set(int32_t multiplier, int shift) {
-    PrepareMultiplier(multiplier, std::min(shift, 0), record);
+  int32_t multiplier;
+  int shift;
+  bool prepared;
+  void Set(int32_t m, int s) {
+    multiplier = m, shift = std::min(s, 0), prepared = HasPreparedMultiplier(m);
+    if (prepared) PrepareMultiplier(multiplier, shift, record);
   }
-  int32_t operator()(int32_t x) const { return MultiplyByPreparedMultiplier(x, record); }
+  int32_t operator()(int32_t x) const {
+    if (prepared) return MultiplyByPreparedMultiplier(x, record);
+    return MultiplyByQuantizedMultiplierSmallerThanOneExp(x, multiplier, shift);
+  }
 };
 
 // The rescaling of TFLite's quantised add and sub: both inputs are shifted left by 20 bits

@@ -59,14 +59,12 @@ int32_t MultiplyByQuantizedMultiplier(int64_t x, int32_t quantized_multiplier, i
 }
 
 void PrepareMultiplier(int32_t quantized_multiplier, int shift, int32_t* record) {
-  const int64_t doubled = int64_t{2} * quantized_multiplier;  // in [-2^32, 2^32)
-  const auto wrapped = static_cast<int32_t>(static_cast<uint32_t>(doubled));
   const int right_shift = ShiftCount(-shift);
-  record[0] = wrapped;
-  record[1] = static_cast<int32_t>((doubled - wrapped) >> 32);  // 1, 0 or -1
-  record[2] = ShiftCount(shift);
-  record[3] = right_shift;
-  record[4] = static_cast<int32_t>((uint32_t{1} << right_shift) - 1u);
+  const bool zero = quantized_multiplier == 0;
+  record[0] = zero ? 0 : static_cast<int32_t>(uint32_t{1} << ShiftCount(shift));
+  record[1] = static_cast<int32_t>(static_cast<uint32_t>(quantized_multiplier) * 2u);
+  record[2] = right_shift;
+  record[3] = static_cast<int32_t>((uint32_t{1} << right_shift) - 1u);
 }
 
 int32_t MultiplyByQuantizedMultiplierSmallerThanOneExp(int32_t x, int32_t quantized_multiplier,

@@ -69,33 +69,46 @@ inline int32_t MultiplyByQuantizedMultiplier(int32_t x, int32_t quantized_multip
 }
 // The same function with a channel's constants worked out ahead (by PrepareMultiplier, in a
 // kernel's prepare), so that the per-element work is a few instructions: a record of
-// kPreparedMultiplierWords int32 {doubled, correction, left_shift, right_shift, mask}.
-// With s = x * 2^left_shift (wrapping) and D = 2 * multiplier wrapped to 32 bits,
-// floor((s * multiplier + 2^30) / 2^31) = floor((s * D + 2^31) / 2^32) + correction * s, where
-// correction (1, 0 or -1) restores the multiples of 2^32 the wrap of D took away: one rounding
-// high multiply (SMMULR on Armv7E-M) and one multiply-add. Then RoundingDivideByPOT with the
-// mask precomputed. Bit-identical with MultiplyByQuantizedMultiplier for every x and every
-// multiplier but INT32_MIN, which QuantizeMultiplier never makes (its saturation case needs it).
-inline constexpr int kPreparedMultiplierWords = 5;
+// kPreparedMultiplierWords int32 {scale, doubled, right_shift, mask}, scale = 2^left_shift
+// (wrapped; 0 for a zero multiplier) and doubled = 2 * multiplier wrapped to 32 bits, which is
+// 2 * multiplier - 2^32 for the multipliers of [2^30, 2^31). With s = x * scale (wrapping),
+// floor((s * multiplier + 2^30) / 2^31) = s + floor((s * doubled + 2^31) / 2^32) (both 0 for
+// a zero multiplier, as s is):
+// one rounding high multiply-accumulate (SMMLAR on Armv7E-M). Then RoundingDivideByPOT with the
+// mask precomputed. Bit-identical with MultiplyByQuantizedMultiplier for every x, for the
+// multipliers HasPreparedMultiplier accepts: zero and [2^30, 2^31), all QuantizeMultiplier makes
+// of a non-negative real (a negative scale makes negative ones).
+inline constexpr int kPreparedMultiplierWords = 4;
+inline bool HasPreparedMultiplier(int32_t quantized_multiplier) {
+  return quantized_multiplier == 0 || quantized_multiplier >= (int32_t{1} << 30);
+}
+// Precondition: HasPreparedMultiplier(quantized_multiplier).
 void PrepareMultiplier(int32_t quantized_multiplier, int shift, int32_t* record);
 
-// (a * b + 2^31) >> 32: the high word of the product, rounded (SMMULR).
-inline int32_t RoundedHighMul(int32_t a, int32_t b) {
+// acc + (a * b + 2^31) / 2^32 rounded down: the high word of the product, rounded, added to acc
+// (SMMLAR; wrapping).
+inline int32_t RoundedHighMulAdd(int32_t a, int32_t b, int32_t acc) {
 #if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
   int32_t r;
-  __asm__("smmulr %0, %1, %2" : "=r"(r) : "r"(a), "r"(b));
+  __asm__("smmlar %0, %1, %2, %3" : "=r"(r) : "r"(a), "r"(b), "r"(acc));
   return r;
 #else
-  return static_cast<int32_t>((int64_t{a} * b + (int64_t{1} << 31)) >> 32);
+  return WrapAdd(acc, static_cast<int32_t>((int64_t{a} * b + (int64_t{1} << 31)) >> 32));
 #endif
 }
 
+// RoundingDivideByPOT by a record's right shift and mask. remainder > threshold is the sign of
+// threshold - remainder (both in [0, 2^31)): no compare and conditional add.
+inline int32_t RoundingDivideByPreparedPOT(int32_t x, const int32_t* record) {
+  const int32_t mask = record[3];
+  const int32_t threshold = (mask >> 1) + static_cast<int32_t>(static_cast<uint32_t>(x) >> 31);
+  const auto above = static_cast<uint32_t>(threshold - (x & mask)) >> 31;
+  return (x >> record[2]) + static_cast<int32_t>(above);
+}
+
 inline int32_t MultiplyByPreparedMultiplier(int32_t x, const int32_t* record) {
-  const auto shifted = static_cast<int32_t>(static_cast<uint32_t>(x) << record[2]);
-  const int32_t high = WrapAdd(RoundedHighMul(shifted, record[0]), WrapMul(record[1], shifted));
-  const int32_t mask = record[4];
-  const int32_t threshold = (mask >> 1) + static_cast<int32_t>(static_cast<uint32_t>(high) >> 31);
-  return (high >> record[3]) + ((high & mask) > threshold ? 1 : 0);
+  const int32_t shifted = WrapMul(x, record[0]);
+  return RoundingDivideByPreparedPOT(RoundedHighMulAdd(shifted, record[1], shifted), record);
 }
 
 // The 64-bit accumulator variant used by 16-bit activation kernels.

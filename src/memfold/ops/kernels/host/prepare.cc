@@ -48,6 +48,10 @@ std::vector<int32_t> PrepareConvI8(const KernelContext& ctx) {
 
 std::vector<int32_t> SimdMultipliers(const std::vector<int32_t>& quantized) {
   const size_t channels = quantized.size() / 2;
+  if (!std::all_of(quantized.begin(), quantized.begin() + static_cast<std::ptrdiff_t>(channels),
+                   HasPreparedMultiplier)) {
+    return quantized;
+  }
   std::vector<int32_t> records(channels * kPreparedMultiplierWords);
   for (size_t c = 0; c < channels; ++c) {
     PrepareMultiplier(quantized[c], quantized[channels + c],

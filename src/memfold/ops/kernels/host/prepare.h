@@ -22,7 +22,8 @@ std::vector<int32_t> PrepareConvI8(const KernelContext& ctx);
 
 // The same multipliers as PrepareMultiplier records (kPreparedMultiplierWords int32 per channel),
 // the form the int8 SIMD kernels (int8_simd.h) read, from PrepareConvI8's [multipliers...,
-// shifts...].
+// shifts...]; those unchanged when a multiplier has no record (a negative scale's: the kernels
+// then run the reference loops, HasSimdRecords).
 std::vector<int32_t> SimdMultipliers(const std::vector<int32_t>& quantized);
 // PrepareConvI8 for the conv and the depthwise conv: SimdMultipliers where the node runs an int8
 // SIMD kernel.
