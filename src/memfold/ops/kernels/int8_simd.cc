@@ -42,12 +42,11 @@ void Unrolled(F f) {
 // The output stage: the channel's bias (where the sums start), its requantisation (the records
 // of PrepareMultiplier the prepare stored, one per channel or one for all), the output zero
 // point, the clamp to the activation's range (reference_integer_ops' order).
-template <typename A>
+template <typename A, bool kPerChannel = true>
 class OutputStage {
  public:
-  OutputStage(const KernelContext& ctx, bool per_channel)
+  explicit OutputStage(const KernelContext& ctx)
       : records_(ctx.prepared.data()),
-        record_stride_(per_channel ? kPreparedMultiplierWords : 0),
         has_bias_(HasBias(ctx)),
         bias_(BiasInput<A, int32_t>(ctx)),
         zero_point_(ZeroPoint(ctx.outputs[0])),
@@ -84,8 +83,10 @@ class OutputStage {
     return WrapAdd(MultiplyByPreparedMultiplier(acc, record), zero_point_);
   }
 
+  // One record per channel or one for all: a stride known at compile time, so that a block's
+  // four records are read at immediate offsets.
+  static constexpr Index record_stride_ = kPerChannel ? kPreparedMultiplierWords : 0;
   const int32_t* records_;
-  Index record_stride_;
   bool has_bias_;
   In<A, int32_t> bias_;
   int32_t zero_point_;
@@ -94,8 +95,8 @@ class OutputStage {
 };
 
 // Starts the sums of channels channel .. channel + N - 1 at their biases.
-template <int N, typename A>
-[[gnu::always_inline]] inline void StartSums(const OutputStage<A>& output, Index channel,
+template <int N, typename Stage>
+[[gnu::always_inline]] inline void StartSums(const Stage& output, Index channel,
                                              int32_t* acc) {
   Unrolled<N>([&](int j) { acc[j] = output.Bias(channel + j); });
 }
@@ -313,15 +314,15 @@ struct WindowArgs {
         x{ctx.inputs[0].ptr<int8_t>()},
         w{ctx.inputs[1].ptr<int8_t>()},
         y(OutputOf<A, int8_t>(ctx.outputs[0])),
-        output(ctx, true),
+        output(ctx),
         x_off(-ZeroPoint(ctx.inputs[0])) {}
 };
 
 // Writes the N sums of a block: outputs y_index + j of channels channel + j, in order.
 // (All N values are computed before the first store: a byte store may alias anything, so a
 // store between them would make the compiler reload the output stage's fields.)
-template <int N, typename A>
-[[gnu::always_inline]] inline void StoreBlock(const Out<A, int8_t>& y, const OutputStage<A>& output,
+template <int N, typename A, typename Stage>
+[[gnu::always_inline]] inline void StoreBlock(const Out<A, int8_t>& y, const Stage& output,
                                               Index y_index, Index channel, const int32_t* acc) {
   if constexpr (N == 4) {
     y.SetWord(y_index, output.Four(acc, channel));
@@ -756,30 +757,30 @@ void DepthwiseConv2DI8Simd(const KernelContext& ctx) {
 namespace {
 
 // What the fully-connected kernel reads and writes.
-template <typename A>
+template <typename A, bool kPerChannel>
 struct FullyConnectedArgs {
   Index out_depth, depth;
   In<A, int8_t> x, w;
   Out<A, int8_t> y;
-  OutputStage<A> output;
+  OutputStage<A, kPerChannel> output;
   Offset x_off, w_off;
-  FullyConnectedArgs(const KernelContext& ctx, bool per_channel)
+  explicit FullyConnectedArgs(const KernelContext& ctx)
       : out_depth(ctx.inputs[1].shape[0]),
         depth(ctx.inputs[1].shape[1]),
         x{ctx.inputs[0].ptr<int8_t>()},
         w{ctx.inputs[1].ptr<int8_t>()},
         y(OutputOf<A, int8_t>(ctx.outputs[0])),
-        output(ctx, per_channel),
+        output(ctx),
         x_off(-ZeroPoint(ctx.inputs[0])),
         // Per-channel filters are symmetric (reference FullyConnectedPerChannel has no filter
         // offset).
-        w_off(per_channel ? 0 : -ZeroPoint(ctx.inputs[1])) {}
+        w_off(kPerChannel ? 0 : -ZeroPoint(ctx.inputs[1])) {}
 };
 
 // Output channels [oc, oc + N) of batch b. Out of line, so that only one block's frame is on
 // the stack at a time (the device's RAM counts the stack).
-template <int N, typename A>
-[[gnu::noinline]] void FullyConnectedBlock(const FullyConnectedArgs<A>& f, Index b, Index oc) {
+template <int N, typename A, bool kPerChannel>
+[[gnu::noinline]] void FullyConnectedBlock(const FullyConnectedArgs<A, kPerChannel>& f, Index b, Index oc) {
   int32_t acc[N];
   StartSums<N>(f.output, oc, acc);
   if (N == 4 && f.w_off.value == 0 && f.x_off.fits_lanes && f.depth % 4 == 0) {
@@ -796,13 +797,23 @@ template <int N, typename A>
 
 }  // namespace
 
-template <typename A>
-void FullyConnectedI8Simd(const KernelContext& ctx) {
-  const FullyConnectedArgs<A> f(ctx, ctx.inputs[1].quant.per_channel());
+namespace {
+
+template <bool kPerChannel, typename A>
+void FullyConnected(const KernelContext& ctx) {
+  const FullyConnectedArgs<A, kPerChannel> f(ctx);
   const Index batches = ctx.outputs[0].elements() / std::max<Index>(1, f.out_depth);
   for (Index b = 0; b < batches; ++b) {
     ForEachChannelBlock(f.out_depth, [&](auto n, Index oc) { FullyConnectedBlock<n()>(f, b, oc); });
   }
+}
+
+}  // namespace
+
+template <typename A>
+void FullyConnectedI8Simd(const KernelContext& ctx) {
+  if (ctx.inputs[1].quant.per_channel()) return FullyConnected<true, A>(ctx);
+  FullyConnected<false, A>(ctx);
 }
 
 MF_INSTANTIATE_KERNEL(Conv2DI8Simd)
