@@ -47,8 +47,7 @@ class OutputStage {
  public:
   explicit OutputStage(const KernelContext& ctx)
       : records_(ctx.prepared.data()),
-        has_bias_(HasBias(ctx)),
-        bias_(BiasInput<A, int32_t>(ctx)),
+        bias_(HasBias(ctx) ? BiasInput<A, int32_t>(ctx) : ZeroBiases(ctx)),
         zero_point_(ZeroPoint(ctx.outputs[0])),
         range_(OutputRange(ctx)) {
     // The range in bytes. Its ends lie in int8's range unless a zero point does not (a broken
@@ -60,7 +59,7 @@ class OutputStage {
     lo_bytes_ = dsp::Bytes(lo), hi_bytes_ = dsp::Bytes(hi);
   }
 
-  int32_t Bias(Index channel) const { return has_bias_ ? bias_[channel] : 0; }
+  int32_t Bias(Index channel) const { return bias_[channel]; }
 
   int8_t operator()(int32_t acc, Index channel) const {
     const int32_t v = Unclamped(acc, records_ + channel * record_stride_);
@@ -78,6 +77,11 @@ class OutputStage {
   }
 
  private:
+  // The zero biases the prepare stored after the records for a node without a bias.
+  static In<A, int32_t> ZeroBiases(const KernelContext& ctx) {
+    const Index records = kPerChannel ? static_cast<Index>(ctx.outputs[0].shape.back()) : 1;
+    return In<A, int32_t>{ctx.prepared.data() + records * kPreparedMultiplierWords};
+  }
   // A sum rescaled by its channel's record and moved by the output zero point, before the clamp.
   int32_t Unclamped(int32_t acc, const int32_t* record) const {
     return WrapAdd(MultiplyByPreparedMultiplier(acc, record), zero_point_);
@@ -87,7 +91,6 @@ class OutputStage {
   // four records are read at immediate offsets.
   static constexpr Index record_stride_ = kPerChannel ? kPreparedMultiplierWords : 0;
   const int32_t* records_;
-  bool has_bias_;
   In<A, int32_t> bias_;
   int32_t zero_point_;
   QuantRange range_;

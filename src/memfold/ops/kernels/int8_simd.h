@@ -58,10 +58,11 @@ inline int64_t Int8SimdOverlapSlack(bool gathers_window, int64_t out_c) {
 }
 
 // Whether the prepare stored PrepareMultiplier records (`records` of them: one per output
-// channel, or one for a per-tensor fully-connected layer), which every multiplier of a
-// non-negative scale has; otherwise (a negative scale) the reference loops run.
+// channel, or one for a per-tensor fully-connected layer; then zero biases if the node has no
+// bias), which every multiplier of a non-negative scale has; otherwise (a negative scale) it
+// stored the two words per channel of the reference loops, which run then.
 inline bool HasSimdRecords(const KernelContext& ctx, int64_t records) {
-  return ctx.prepared.size() == static_cast<size_t>(records) * kPreparedMultiplierWords;
+  return ctx.prepared.size() >= static_cast<size_t>(records) * kPreparedMultiplierWords;
 }
 
 template <typename A>

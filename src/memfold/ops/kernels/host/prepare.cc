@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "memfold/ops/kernels/int8_simd.h"
+#include "memfold/ops/kernels/kernel_util.h"
 #include "memfold/ops/kernels/lstm.h"
 #include "memfold/ops/kernels/quant_math.h"
 #include "memfold/ops/kernels/svdf.h"
@@ -60,24 +61,40 @@ std::vector<int32_t> SimdMultipliers(const std::vector<int32_t>& quantized) {
   return records;
 }
 
+namespace {
+
+// SimdMultipliers' records, then, for a node without a bias, as many zero biases as output
+// channels: the SIMD kernels then start every sum from a bias without testing for one.
+std::vector<int32_t> SimdPrepared(const KernelContext& ctx, const std::vector<int32_t>& quantized,
+                                  int64_t out_channels) {
+  std::vector<int32_t> prepared = SimdMultipliers(quantized);
+  const bool records = prepared.size() != quantized.size();
+  if (records && !HasBias(ctx)) prepared.resize(prepared.size() + static_cast<size_t>(out_channels));
+  return prepared;
+}
+
+}  // namespace
+
 std::vector<int32_t> PrepareConv2DI8(const KernelContext& ctx) {
   const bool simd = ctx.inputs[0].dtype == DType::kI8 &&
                     Int8ConvIsSimd(ctx.inputs[0].shape[3], ctx.inputs[1].shape[3]);
-  return simd ? SimdMultipliers(PrepareConvI8(ctx)) : PrepareConvI8(ctx);
+  return simd ? SimdPrepared(ctx, PrepareConvI8(ctx), ctx.outputs[0].shape[3]) : PrepareConvI8(ctx);
 }
 
 std::vector<int32_t> PrepareDepthwiseI8(const KernelContext& ctx) {
   const bool simd = ctx.inputs[0].dtype == DType::kI8;
-  return simd ? SimdMultipliers(PrepareConvI8(ctx)) : PrepareConvI8(ctx);
+  return simd ? SimdPrepared(ctx, PrepareConvI8(ctx), ctx.outputs[0].shape[3]) : PrepareConvI8(ctx);
 }
 
 std::vector<int32_t> PrepareFullyConnectedI8(const KernelContext& ctx) {
   if (ctx.inputs[0].dtype != DType::kI8) return {};
   const TensorArg& filter = ctx.inputs[1];
-  if (filter.quant.per_channel()) return SimdMultipliers(PerChannel(ctx, filter.shape[0]));
+  const int64_t out_depth = filter.shape[0];
+  if (filter.quant.per_channel()) return SimdPrepared(ctx, PerChannel(ctx, out_depth), out_depth);
   const double input_product_scale = static_cast<double>(Scale(ctx.inputs[0]) * Scale(filter));
-  return SimdMultipliers(
-      Quantized({input_product_scale / static_cast<double>(Scale(ctx.outputs[0]))}));
+  return SimdPrepared(
+      ctx, Quantized({input_product_scale / static_cast<double>(Scale(ctx.outputs[0]))}),
+      out_depth);
 }
 
 std::vector<int32_t> PrepareBatchMatMulQuantized(const KernelContext& ctx) {
