@@ -242,6 +242,8 @@ class ModelWriter {
     return "{" + it->second + ", " + std::to_string(value.shape.size()) + "}";
   }
 
+  // A value's quantisation as the device's kernels read it: the first scale and zero point
+  // (QuantArg), and whether the scales are per channel.
   std::string QuantOf(ValueId v) {
     const Value& value = graph_.value(v);
     if (!value.quant || (value.quant->scale.empty() && value.quant->zero_point.empty()))
@@ -250,36 +252,37 @@ class ModelWriter {
     if (added) {
       const auto& q = *value.quant;
       const std::string scale =
-          q.scale.empty()
-              ? "{}"
-              : "{" +
-                    Declare("kScale", "const float",
-                            ArrayBody(q.scale, [](float f) { return ExactFloat(f, true); })) +
-                    ", " + std::to_string(q.scale.size()) + "}";
+          q.scale.empty() ? "{}"
+                          : "{" +
+                                Declare("kScale", "const float",
+                                        "{" + ExactFloat(q.scale.front(), true) + "}") +
+                                ", 1}";
       const std::string zero =
           q.zero_point.empty()
               ? "{}"
-              : "{" + Declare("kZeroPoint", "const int64_t", ArrayBody(q.zero_point, Int64)) +
-                    ", " + std::to_string(q.zero_point.size()) + "}";
-      it->second = "{" + scale + ", " + zero + "}";
+              : "{" + Declare("kZeroPoint", "const int64_t", "{" + Int64(q.zero_point.front()) + "}") +
+                    ", 1}";
+      it->second = "{" + scale + ", " + zero + (q.scale.size() > 1 ? ", true" : "") + "}";
     }
     return it->second;
   }
 
-  // Where a value's bytes are: ".in_arena = ..." or ".constant = ..." or ".state = ...".
+
+  // Where a value's bytes are: ".offset = ..." (in the arena: Desc sets .in_arena), or
+  // ".constant = ..." or ".state = ...", or nowhere ("").
   std::string HomeOf(ValueId v) {
     const ValueHome& home = homes_[static_cast<size_t>(v)];
     switch (home.home) {
       case Home::kArena:
-        return ".in_arena = true, .offset = " + std::to_string(home.offset) + "u";
+        return ", .offset = " + std::to_string(home.offset) + "u";
       case Home::kConstant:
-        return ".constant = " + DataArray(home.owner, "const uint8_t", "kConst");
+        return ", .constant = " + DataArray(home.owner, "const uint8_t", "kConst");
       case Home::kPersistent:
-        return ".state = " + DataArray(home.owner, "uint8_t", "kState");
+        return ", .state = " + DataArray(home.owner, "uint8_t", "kState");
       case Home::kNowhere:
         break;
     }
-    return ".in_arena = false";
+    return "";
   }
 
   std::string DataArray(ValueId owner, const std::string& type, const std::string& prefix) {
@@ -297,8 +300,10 @@ class ModelWriter {
   std::string Desc(ValueId v) {
     if (v == kNoValue) return "{}";
     const Value& value = graph_.value(v);
-    std::string desc = "{.present = true, .dtype = " + DTypeConstant(value.dtype) +
-                       ", .shape = " + ShapeOf(v) + ", .quant = " + QuantOf(v) + ", " + HomeOf(v);
+    const bool in_arena = homes_[static_cast<size_t>(v)].home == Home::kArena;
+    std::string desc = "{.present = true, " + std::string(in_arena ? ".in_arena = true, " : "") +
+                       ".dtype = " + DTypeConstant(value.dtype) + ", .shape = " + ShapeOf(v) +
+                       ", .quant = " + QuantOf(v) + HomeOf(v);
     if (const RowLayout rows = ViewRows(live_, v); rows.row_bytes != 0) {
       const int64_t element = StorageBytes(value.dtype, 1);
       desc += ", .row = " + Int64(rows.row_bytes / element) +

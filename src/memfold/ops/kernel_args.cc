@@ -12,7 +12,10 @@ TensorArg TensorArgOf(const Value& value, std::byte* data) {
   arg.present = true;
   arg.dtype = value.dtype;
   arg.shape = value.shape;
-  if (value.quant) arg.quant = QuantArg{value.quant->scale, value.quant->zero_point};
+  if (value.quant) {
+    arg.quant = QuantArg{value.quant->scale, value.quant->zero_point,
+                         value.quant->scale.size() > 1};
+  }
   arg.data = data;
   arg.read_only = value.is_constant() && value.role != Role::kState;
   return arg;
@@ -21,22 +24,17 @@ TensorArg TensorArgOf(const Value& value, std::byte* data) {
 std::vector<AttrArg> AttrArgsOf(const Attrs& attrs) {
   std::vector<AttrArg> args;
   for (const auto& [name, value] : attrs.items()) {
-    AttrArg a;
-    a.name = name;
     if (const auto* i = std::get_if<int64_t>(&value)) {
-      a.kind = AttrArg::Kind::kInt;
-      a.i = *i;
+      args.push_back({.name = name, .kind = AttrArg::Kind::kInt, .i = *i});
     } else if (const auto* f = std::get_if<double>(&value)) {
-      a.kind = AttrArg::Kind::kFloat;
-      a.f = *f;
+      args.push_back({.name = name, .kind = AttrArg::Kind::kFloat, .f = *f});
     } else if (const auto* s = std::get_if<std::string>(&value)) {
-      a.kind = AttrArg::Kind::kStr;
-      a.s = *s;
+      args.push_back({.name = name, .kind = AttrArg::Kind::kStr, .s = *s});
     } else {
-      a.kind = AttrArg::Kind::kInts;
-      a.ints = std::get<std::vector<int64_t>>(value);
+      args.push_back({.name = name,
+                      .kind = AttrArg::Kind::kInts,
+                      .ints = std::get<std::vector<int64_t>>(value)});
     }
-    args.push_back(a);
   }
   return args;
 }

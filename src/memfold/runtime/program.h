@@ -23,17 +23,18 @@ using Kernel = void (*)(const KernelContext& ctx);
 
 // One tensor argument. Its bytes are `arena + offset` (in_arena), or `constant` (model weights),
 // or `state` (persistent), or nowhere (absent optional input: present = false).
+// Ordered for size (the tables are flash): 52 bytes on a 32-bit core.
 struct TensorDesc {
   bool present = false;
+  bool in_arena = false;
   DType dtype = DType::kF32;
   ShapeView shape;
   QuantArg quant;
-  bool in_arena = false;
   uint32_t offset = 0;
   const uint8_t* constant = nullptr;
   uint8_t* state = nullptr;
-  int64_t row = 0;  // row layout inside a concat's output, in elements (0: contiguous)
-  int64_t row_stride = 0;
+  std::ptrdiff_t row = 0;  // row layout inside a concat's output, in elements (0: contiguous)
+  std::ptrdiff_t row_stride = 0;
 };
 
 // A byte range [begin, end) of the arena.

@@ -28,15 +28,18 @@ using ShapeView = std::span<const int64_t>;
 inline constexpr size_t kMaxRank = 8;
 using RankArray = std::array<int64_t, kMaxRank>;
 
-// One named attribute. Exactly the field of `kind` is meaningful.
+// One named attribute: the union member of `kind` holds its value (24 bytes on a 32-bit core,
+// where the device's tables are flash).
 struct AttrArg {
   enum class Kind : uint8_t { kInt, kFloat, kStr, kInts };
   std::string_view name;
   Kind kind = Kind::kInt;
-  int64_t i = 0;
-  double f = 0;
-  std::string_view s;
-  std::span<const int64_t> ints;
+  union {
+    int64_t i = 0;
+    double f;
+    std::string_view s;
+    std::span<const int64_t> ints;
+  };
 };
 
 // A node's attributes, sorted by name.
@@ -51,18 +54,32 @@ class AttrArgs {
     return nullptr;
   }
   bool Has(std::string_view name) const { return Find(name) != nullptr; }
-  int64_t Int(std::string_view name) const { return Find(name)->i; }
-  double Float(std::string_view name) const { return Find(name)->f; }
-  std::string_view Str(std::string_view name) const { return Find(name)->s; }
-  std::span<const int64_t> Ints(std::string_view name) const { return Find(name)->ints; }
+  // The value of attribute `name` (which the node has): of another kind, 0 or empty.
+  int64_t Int(std::string_view name) const { return Of(name, AttrArg::Kind::kInt)->i; }
+  double Float(std::string_view name) const { return Of(name, AttrArg::Kind::kFloat)->f; }
+  std::string_view Str(std::string_view name) const { return Of(name, AttrArg::Kind::kStr)->s; }
+  std::span<const int64_t> Ints(std::string_view name) const {
+    return Of(name, AttrArg::Kind::kInts)->ints;
+  }
   // The string attribute `name`, or `fallback` when the node has none.
   std::string_view StrOr(std::string_view name, std::string_view fallback) const {
     const AttrArg* a = Find(name);
-    return a ? a->s : fallback;
+    return a ? Of(name, AttrArg::Kind::kStr)->s : fallback;
   }
   std::span<const AttrArg> items() const { return items_; }
 
  private:
+  // The attribute `name` if it is of `kind`, else a value of `kind` that is 0 or empty. Out of
+  // line: read once per kernel call, it would only crowd the kernels' inlining.
+  [[gnu::noinline]] const AttrArg* Of(std::string_view name, AttrArg::Kind kind) const {
+    static constexpr AttrArg kEmpty[] = {{.kind = AttrArg::Kind::kInt, .i = 0},
+                                         {.kind = AttrArg::Kind::kFloat, .f = 0},
+                                         {.kind = AttrArg::Kind::kStr, .s = {}},
+                                         {.kind = AttrArg::Kind::kInts, .ints = {}}};
+    const AttrArg* a = Find(name);
+    return a != nullptr && a->kind == kind ? a : &kEmpty[static_cast<int>(kind)];
+  }
+
   std::span<const AttrArg> items_;
 };
 
@@ -70,7 +87,11 @@ class AttrArgs {
 struct QuantArg {
   std::span<const float> scale;
   std::span<const int64_t> zero_point;
-  bool per_channel() const { return scale.size() > 1; }
+  // Whether the scales are per channel (a filter's). Kernels read only the first scale and zero
+  // point (Scale, ZeroPoint); per-channel multipliers are their prepares' work, so the device's
+  // tables keep just those (compile/codegen.cc).
+  bool per_channel_scales = false;
+  bool per_channel() const { return per_channel_scales; }
 };
 
 // A tensor as a kernel sees it: its type and where its bytes are.
@@ -83,8 +104,8 @@ struct TensorArg {
   // A value laid out in rows inside a concat's output (see Out in kernels/access.h), in
   // elements; 0 = contiguous. Kernels write outputs through it; the only input that can have
   // it is a concat's, placed in its output already (the concat skips it).
-  int64_t row = 0;
-  int64_t row_stride = 0;
+  std::ptrdiff_t row = 0;
+  std::ptrdiff_t row_stride = 0;
   // The bytes are the model's shared constant data (weights in flash on a device): kernels that
   // update state in place must leave them alone.
   bool read_only = false;
