@@ -3,10 +3,10 @@
 
 For every shared model TFLM ran (int8 and float32) and the int8 zoo MobileNets, runs
 `memfold compile MODEL --planner P --run --json` for greedy, diagonal and best and prints two
-markdown tables (docs/device.md): RAM and flash beside TFLM's minimum arena, and instructions
+markdown tables (docs/device.md): RAM and flash beside TFLM's minimum arena, instructions
 per inference beside the anchors issue 31 measured with the same method (each model's layer
 shapes through TFLM's reference kernels and through CMSIS-NN's s8 DSP path, built with
-memfold's flags, counted under QEMU -icount). Usage: scripts/device_table.py [MEMFOLD_BINARY]
+memfold's flags, counted under QEMU -icount), and the best plan's flash by part. Usage: scripts/device_table.py [MEMFOLD_BINARY]
 [WORK_DIR]
 """
 import json
@@ -63,7 +63,7 @@ def millions(instructions):
 def main():
     print("| model | TFLM min arena | memfold greedy RAM | diagonal RAM | best RAM (arena) | flash (best) | outputs |")
     print("|---|---:|---:|---:|---:|---:|---|")
-    speed = []
+    speed, flash = [], []
     for model in shared_models() + ZOO:
         name = os.path.basename(model) if not model.startswith("zoo:") else "`" + model + "`"
         entry = REFERENCE.get(os.path.basename(model))
@@ -86,6 +86,7 @@ def main():
         verdict = ("= host and TFLM" if entry else "= host") if agrees else "DIFFER"
         print(f"| {name} | {tflm} | " + " | ".join(cells) + f" | {cell(best['flash_bytes'])} | {verdict} |")
         speed.append((name, instructions, ANCHORS.get(os.path.basename(model))))
+        flash.append((name, best["flash_bytes"], best["flash_by_part"]))
     print()
     print("| model | memfold greedy (M instr) | diagonal | best | TFLM reference kernels | CMSIS-NN |")
     print("|---|---:|---:|---:|---:|---:|")
@@ -93,6 +94,12 @@ def main():
         ours = " | ".join(millions(instructions[p]) for p in PLANNERS)
         theirs = f"{anchor[0]} | {anchor[1]}" if anchor else "– | –"
         print(f"| {name} | {ours} | {theirs} |")
+    print()
+    print("| model | flash (best) | code | tables | weights | test input |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for name, total, part in flash:
+        parts = " | ".join(cell(part[k]) for k in ("code", "tables", "weights", "input"))
+        print(f"| {name} | {cell(total)} | {parts} |")
 
 
 if __name__ == "__main__":

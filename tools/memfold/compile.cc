@@ -101,6 +101,25 @@ void PrintRun(const CompileOptions& options, const Compiled& c, const BoardRun& 
             << "identical to the host's planned run: " << (outputs == host ? "yes" : "no") << "\n";
 }
 
+// The ELF's flash by what it holds: the code, the model's weights, the harness's test input
+// (main.cc), the program's tables (the rest of .rodata: descriptors, shapes, attributes,
+// prepared records, poison ranges, with newlib's few constants), initialised data.
+Json FlashByPart(const Measured& m, const Compiled& c) {
+  auto size = [&](const char* name) {
+    auto it = m.sections.find(name);
+    return it == m.sections.end() ? int64_t{0} : it->second;
+  };
+  int64_t input = 0;
+  for (const Bytes& bytes : c.inputs) input += static_cast<int64_t>(bytes.size());
+  const int64_t code = size(".vectors") + size(".text") + size(".ARM.exidx") +
+                       size(".ARM.extab") + size(".init_array");
+  return Json{{"code", code},
+              {"weights", c.counted.constants},
+              {"input", input},
+              {"tables", size(".rodata") - c.counted.constants - input},
+              {"data", size(".data")}};
+}
+
 int RunOnDevice(const CompileOptions& options, const Compiled& c) {
   const Board& board = *FindBoard(options.target);
   if (Status tools = CheckToolchain(true); !tools.ok()) return Fail(tools.message(), kExitFailed);
@@ -134,6 +153,7 @@ int RunOnDevice(const CompileOptions& options, const Compiled& c) {
                                {"ram_bytes", m.ram()},
                                {"flash_bytes", m.flash},
                                {"constants_bytes", c.counted.constants},
+                               {"flash_by_part", FlashByPart(m, c)},
                                {"sections", sizes},
                                {"outputs", OutputsJson(g, ran->outputs, host)},
                                {"identical_to_host", ran->identical},

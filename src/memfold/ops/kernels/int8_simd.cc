@@ -298,6 +298,17 @@ struct Geometry {
   TapRange Cols(Index ox) const { return {ox * stride_w - pad_left, k_w, dil_w, in_w}; }
 };
 
+// The output columns whose window row lies wholly inside the input: [begin, end), empty when
+// there are none (paddings are not negative).
+struct FullColumns {
+  Index begin, end;
+  explicit FullColumns(const Geometry& g) : begin((g.pad_left + g.stride_w - 1) / g.stride_w) {
+    // ox * stride_w - pad_left >= 0, and its last tap, (k_w - 1) * dil_w further, < in_w.
+    const Index last = g.in_w - 1 - (g.k_w - 1) * g.dil_w + g.pad_left;
+    end = last < 0 ? begin : std::max(begin, std::min(g.out_w, last / g.stride_w + 1));
+  }
+};
+
 // An output pixel and the taps of its window inside the input.
 struct Tap {
   Index b, oy, ox;
@@ -551,14 +562,12 @@ struct DepthwiseTaps {
     w_col = out_c;
     w_row = g.k_w * out_c;
     table = tap_table.For(rows, cols, x_col, x_row, w_col, w_row);
-    table_end = table + 2 * rows * cols;
+    table_end = table == nullptr ? nullptr : table + 2 * rows * cols;
   }
-  // Calls tap(x, w) for every tap, with views starting at the tap's input and filter elements.
+  // Calls tap(x, w) for every tap, with views starting at the tap's input and filter elements;
+  // x_base and w_base: the first tap's (x_first and w_first, plus the block's channels).
   template <typename A, typename F>
-  [[gnu::always_inline]] void ForEach(const WindowArgs<A>& a, Index x_channel, Index w_channel,
-                                      F tap) const {
-    const int8_t* const x_base = a.x.base + x_first + x_channel;
-    const int8_t* const w_base = a.w.base + w_first + w_channel;
+  [[gnu::always_inline]] void ForEach(const int8_t* x_base, const int8_t* w_base, F tap) const {
     if (table != nullptr) {
       for (const Index* t = table; t != table_end; t += 2)
         tap(In<A, int8_t>{x_base + t[0]}, In<A, int8_t>{w_base + t[1]});
@@ -584,18 +593,18 @@ enum class DepthwiseKind { kLanes, kShared, kScalar };
 // One block of four depthwise channels in lanes: with kShared all four read input channel
 // x_channel (the value in both lanes of both words), else channels c..c+3 (a word of four).
 template <bool kShared, typename A>
-void DepthwiseLanes(const WindowArgs<A>& a, const DepthwiseTaps& t, Index x_channel, Index c,
-                    int32_t* acc) {
-  const uint32_t lanes = a.x_off.lanes;
+[[gnu::always_inline]] inline void DepthwiseLanes(const DepthwiseTaps& t, const int8_t* x_base,
+                                                  const int8_t* w_base, const Offset& x_off,
+                                                  int32_t* acc) {
   int32_t acc0 = acc[0], acc1 = acc[1], acc2 = acc[2], acc3 = acc[3];
-  t.ForEach(a, x_channel, c, [&](In<A, int8_t> x, In<A, int8_t> w) {
+  t.ForEach<A>(x_base, w_base, [&](In<A, int8_t> x, In<A, int8_t> w) {
     uint32_t x_even, x_odd;
     if constexpr (kShared) {
-      x_even = x_odd = dsp::Lanes(WrapAdd(x[0], a.x_off.value));
+      x_even = x_odd = dsp::Lanes(WrapAdd(x[0], x_off.value));
     } else {
       const uint32_t xw = x.Word(0);
-      x_even = dsp::Sxtab16(lanes, xw);
-      x_odd = dsp::Sxtab16Odd(lanes, xw);
+      x_even = dsp::Sxtab16(x_off.lanes, xw);
+      x_odd = dsp::Sxtab16Odd(x_off.lanes, xw);
     }
     const uint32_t ww = w.Word(0);
     const uint32_t w_even = dsp::Sxtb16(ww), w_odd = dsp::Sxtb16Odd(ww);
@@ -613,7 +622,8 @@ void DepthwiseScalar(const WindowArgs<A>& a, const DepthwiseTaps& t, Index multi
                      int32_t* acc) {
   Index x_channel[N];
   Unrolled<N>([&](int j) { x_channel[j] = (c + j) / multiplier; });
-  t.ForEach(a, 0, c, [&](In<A, int8_t> x, In<A, int8_t> w) {
+  t.ForEach<A>(a.x.base + t.x_first, a.w.base + t.w_first + c, [&](In<A, int8_t> x,
+                                                                   In<A, int8_t> w) {
     Unrolled<N>([&](int j) {
       const int32_t xv = WrapAdd(x[x_channel[j]], a.x_off.value);
       acc[j] = WrapAdd(acc[j], WrapMul(w[j], xv));
@@ -627,14 +637,16 @@ template <DepthwiseKind kKind, typename A>
 [[gnu::noinline]] void DepthwisePixel(const WindowArgs<A>& a, const DepthwiseTaps& taps,
                                       Index multiplier, Index out_c, Index y_index) {
   const Index whole = kKind == DepthwiseKind::kScalar ? 0 : out_c & ~(kBlock - 1);
+  const DepthwiseTaps& t = taps;
+  const Offset& x_off = a.x_off;
+  const int8_t* const x_first = a.x.base + t.x_first;
+  const int8_t* const w_first = a.w.base + t.w_first;
   for (Index c = 0; c < whole; c += kBlock) {
     int32_t acc[kBlock];
     StartSums<kBlock>(a.output, c, acc);
-    if constexpr (kKind == DepthwiseKind::kLanes) {
-      DepthwiseLanes<false>(a, taps, c, c, acc);
-    } else {
-      DepthwiseLanes<true>(a, taps, c / multiplier, c, acc);
-    }
+    const Index x_channel = kKind == DepthwiseKind::kLanes ? c : c / multiplier;
+    DepthwiseLanes<kKind == DepthwiseKind::kShared, A>(t, x_first + x_channel, w_first + c, x_off,
+                                                       acc);
     StoreBlock<kBlock>(a.y, a.output, y_index + c, c, acc);
   }
   ForEachChannelBlock(out_c - whole, [&](auto n, Index block) {
@@ -733,14 +745,27 @@ void Conv2DI8Simd(const KernelContext& ctx) {
 
 namespace {
 
-// The depthwise conv over every output pixel, its blocks of kKind.
+// The depthwise conv over every output pixel, its blocks of kKind. A run of output columns whose
+// window rows lie wholly inside the input reads the same taps one stride further on each time:
+// their taps are worked out once per run.
 template <DepthwiseKind kKind, typename A>
 void DepthwiseConv(const WindowArgs<A>& a, Index batches, Index multiplier) {
-  const Index out_c = a.g.in_c * multiplier;
+  const Geometry& g = a.g;
+  const Index out_c = g.in_c * multiplier, x_step = g.stride_w * g.in_c;
+  const FullColumns full(g);
   TapTable tap_table;
-  ForEachPixel(batches, a.g, out_c, [&](const Tap& at, Index y) {
-    DepthwisePixel<kKind>(a, DepthwiseTaps(a.g, at, out_c, tap_table), multiplier, out_c, y);
-  });
+  Index y_index = 0;
+  for (Index b = 0; b < batches; ++b) {
+    for (Index oy = 0; oy < g.out_h; ++oy) {
+      const TapRange rows = g.Rows(oy);
+      for (Index ox = 0; ox < g.out_w;) {
+        DepthwiseTaps taps(g, Tap{b, oy, ox, rows, g.Cols(ox)}, out_c, tap_table);
+        const Index run_end = ox >= full.begin && ox < full.end ? full.end : ox + 1;
+        for (; ox < run_end; ++ox, y_index += out_c, taps.x_first += x_step)
+          DepthwisePixel<kKind>(a, taps, multiplier, out_c, y_index);
+      }
+    }
+  }
 }
 
 }  // namespace
