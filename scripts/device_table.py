@@ -68,25 +68,32 @@ def main():
         name = os.path.basename(model) if not model.startswith("zoo:") else "`" + model + "`"
         entry = REFERENCE.get(os.path.basename(model))
         tflm = cell(entry["min_arena_bytes"]) if entry else "–"
-        cells, best, agrees, failure, instructions = [], None, True, None, {}
+        cells, runs, agrees, failures, instructions = [], {}, True, [], {}
         for planner in PLANNERS:
             run, failure = compile_and_run(model, planner)
             if run is None:
-                break
+                cells.append(f"not compiled: {failure}")
+                failures.append(failure)
+                continue
+            runs[planner] = run
             cells.append(cell(run["ram_bytes"]))
             instructions[planner] = run["instructions"]
             agrees = agrees and run["identical_to_host"]
             if entry:
                 agrees = agrees and [o["sha256"] for o in run["outputs"]] == [o["sha256"] for o in entry["outputs"]]
-            best = run
-        if failure:
-            print(f"| {name} | {tflm} | not compiled: {failure} | | | | |")
+        if not runs:
+            print(f"| {name} | {tflm} | not compiled: {failures[0]} | | | | |")
             continue
-        cells[-1] += f" ({cell(best['arena_bytes'])})"
+        best = runs.get("best")
+        if best:
+            cells[-1] += f" ({cell(best['arena_bytes'])})"
         verdict = ("= host and TFLM" if entry else "= host") if agrees else "DIFFER"
-        print(f"| {name} | {tflm} | " + " | ".join(cells) + f" | {cell(best['flash_bytes'])} | {verdict} |")
-        speed.append((name, instructions, ANCHORS.get(os.path.basename(model))))
-        flash.append((name, best["flash_bytes"], best["flash_by_part"]))
+        flash_cell = cell(best["flash_bytes"]) if best else "–"
+        print(f"| {name} | {tflm} | " + " | ".join(cells) + f" | {flash_cell} | {verdict} |")
+        if len(instructions) == len(PLANNERS):
+            speed.append((name, instructions, ANCHORS.get(os.path.basename(model))))
+        if best:
+            flash.append((name, best["flash_bytes"], best["flash_by_part"]))
     print()
     print("| model | memfold greedy (M instr) | diagonal | best | TFLM reference kernels | CMSIS-NN |")
     print("|---|---:|---:|---:|---:|---:|")
