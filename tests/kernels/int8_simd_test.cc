@@ -311,8 +311,9 @@ TEST(Int8Simd, FullyConnectedMatchesTheReferenceLoopAndItsOverlapModel) {
     const std::vector<int8_t> x = rng.Bytes(static_cast<size_t>(batches * depth));
     const std::vector<int8_t> w = rng.Bytes(static_cast<size_t>(out * depth));
     const std::vector<int32_t> bias = rng.Biases(static_cast<size_t>(out));
-    const std::vector<float> w_scales =
-        per_channel ? FilterScales(out, negative) : std::vector<float>{negative ? -0.0625f : 0.0625f};
+    const std::vector<float> w_scales = per_channel
+                                            ? FilterScales(out, negative)
+                                            : std::vector<float>{negative ? -0.0625f : 0.0625f};
     const ValueId y = net.AddNode(
         "fully_connected",
         {net.AddInput({batches, depth}, DType::kI8, ToBytes(x), Quant({kInScale}, in_zp)),

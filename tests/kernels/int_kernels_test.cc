@@ -176,7 +176,8 @@ TEST(QuantMath, PreparedMultiplierEqualsTwoRoundings) {
     }
   }
   EXPECT_GT(checked, 100000);
-  for (int32_t m : {-1, 1, kHalf - 1, -kHalf, kInt32Min + 1}) EXPECT_FALSE(HasPreparedMultiplier(m));
+  for (int32_t m : {-1, 1, kHalf - 1, -kHalf, kInt32Min + 1})
+    EXPECT_FALSE(HasPreparedMultiplier(m));
   for (double real = 1e-12; real < 1e6; real *= 1.37) {
     int32_t m = 0;
     int shift = 0;

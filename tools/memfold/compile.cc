@@ -111,8 +111,8 @@ Json FlashByPart(const Measured& m, const Compiled& c) {
   };
   int64_t input = 0;
   for (const Bytes& bytes : c.inputs) input += static_cast<int64_t>(bytes.size());
-  const int64_t code = size(".vectors") + size(".text") + size(".ARM.exidx") +
-                       size(".ARM.extab") + size(".init_array");
+  const int64_t code = size(".vectors") + size(".text") + size(".ARM.exidx") + size(".ARM.extab") +
+                       size(".init_array");
   return Json{{"code", code},
               {"weights", c.counted.constants},
               {"input", input},

@@ -251,22 +251,22 @@ class ModelWriter {
     auto [it, added] = quants_.try_emplace(v);
     if (added) {
       const auto& q = *value.quant;
-      const std::string scale =
-          q.scale.empty() ? "{}"
-                          : "{" +
-                                Declare("kScale", "const float",
-                                        "{" + ExactFloat(q.scale.front(), true) + "}") +
-                                ", 1}";
-      const std::string zero =
-          q.zero_point.empty()
-              ? "{}"
-              : "{" + Declare("kZeroPoint", "const int64_t", "{" + Int64(q.zero_point.front()) + "}") +
-                    ", 1}";
+      const std::string scale = q.scale.empty()
+                                    ? "{}"
+                                    : "{" +
+                                          Declare("kScale", "const float",
+                                                  "{" + ExactFloat(q.scale.front(), true) + "}") +
+                                          ", 1}";
+      const std::string zero = q.zero_point.empty()
+                                   ? "{}"
+                                   : "{" +
+                                         Declare("kZeroPoint", "const int64_t",
+                                                 "{" + Int64(q.zero_point.front()) + "}") +
+                                         ", 1}";
       it->second = "{" + scale + ", " + zero + (q.scale.size() > 1 ? ", true" : "") + "}";
     }
     return it->second;
   }
-
 
   // Where a value's bytes are: ".offset = ..." (in the arena: Desc sets .in_arena), or
   // ".constant = ..." or ".state = ...", or nowhere ("").

@@ -13,8 +13,8 @@ TensorArg TensorArgOf(const Value& value, std::byte* data) {
   arg.dtype = value.dtype;
   arg.shape = value.shape;
   if (value.quant) {
-    arg.quant = QuantArg{value.quant->scale, value.quant->zero_point,
-                         value.quant->scale.size() > 1};
+    arg.quant =
+        QuantArg{value.quant->scale, value.quant->zero_point, value.quant->scale.size() > 1};
   }
   arg.data = data;
   arg.read_only = value.is_constant() && value.role != Role::kState;

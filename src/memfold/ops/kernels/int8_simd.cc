@@ -99,8 +99,7 @@ class OutputStage {
 
 // Starts the sums of channels channel .. channel + N - 1 at their biases.
 template <int N, typename Stage>
-[[gnu::always_inline]] inline void StartSums(const Stage& output, Index channel,
-                                             int32_t* acc) {
+[[gnu::always_inline]] inline void StartSums(const Stage& output, Index channel, int32_t* acc) {
   Unrolled<N>([&](int j) { acc[j] = output.Bias(channel + j); });
 }
 
@@ -197,7 +196,7 @@ template <int kWords>
   register uint32_t t asm("r11");
   register uint32_t lanes asm("r12") = x_lanes;
   register Index w_stride asm("lr") = stride;
-#define MEMFOLD_DOT_FOUR_OPERANDS                                                       \
+#define MEMFOLD_DOT_FOUR_OPERANDS                                                            \
   : [xp] "+r"(x_at), [w01] "+r"(w01_at), [w23] "+r"(w23_at), [s0] "+r"(s0), [s1] "+r"(s1), \
     [s2] "+r"(s2), [s3] "+r"(s3), [xw] "=&r"(xw), [xe] "=&r"(xe), [w] "=&r"(w), [t] "=&r"(t) \
   : [x_end] "m"(x_end), [lanes] "r"(lanes), [stride] "r"(w_stride)                       \
@@ -622,13 +621,13 @@ void DepthwiseScalar(const WindowArgs<A>& a, const DepthwiseTaps& t, Index multi
                      int32_t* acc) {
   Index x_channel[N];
   Unrolled<N>([&](int j) { x_channel[j] = (c + j) / multiplier; });
-  t.ForEach<A>(a.x.base + t.x_first, a.w.base + t.w_first + c, [&](In<A, int8_t> x,
-                                                                   In<A, int8_t> w) {
-    Unrolled<N>([&](int j) {
-      const int32_t xv = WrapAdd(x[x_channel[j]], a.x_off.value);
-      acc[j] = WrapAdd(acc[j], WrapMul(w[j], xv));
-    });
-  });
+  t.ForEach<A>(a.x.base + t.x_first, a.w.base + t.w_first + c,
+               [&](In<A, int8_t> x, In<A, int8_t> w) {
+                 Unrolled<N>([&](int j) {
+                   const int32_t xv = WrapAdd(x[x_channel[j]], a.x_off.value);
+                   acc[j] = WrapAdd(acc[j], WrapMul(w[j], xv));
+                 });
+               });
 }
 
 // Every channel of the depthwise conv at one output pixel: the whole blocks of four in one loop
@@ -808,7 +807,8 @@ struct FullyConnectedArgs {
 // Output channels [oc, oc + N) of batch b. Out of line, so that only one block's frame is on
 // the stack at a time (the device's RAM counts the stack).
 template <int N, typename A, bool kPerChannel>
-[[gnu::noinline]] void FullyConnectedBlock(const FullyConnectedArgs<A, kPerChannel>& f, Index b, Index oc) {
+[[gnu::noinline]] void FullyConnectedBlock(const FullyConnectedArgs<A, kPerChannel>& f, Index b,
+                                           Index oc) {
   int32_t acc[N];
   StartSums<N>(f.output, oc, acc);
   if (N == 4 && f.w_off.value == 0 && f.x_off.fits_lanes && f.depth % 4 == 0) {

@@ -1,10 +1,10 @@
 // The int8 convolution, depthwise convolution and fully-connected kernels (those of
 // int_kernels.h when their prepare stored SimdMultipliers records, HasSimdRecords; the conv of
-// one group) built for speed on a 32-bit micro-controller (Armv7E-M DSP instructions through kernels/dsp.h, with the same bits
-// computed portably on the host): 32-bit indices, the window clipped once per output pixel
-// instead of four bounds checks per tap, four input channels per load, requantisation inline.
-// Outputs are bit-identical with TFLM's reference kernels (the products are summed in another
-// order, but int32 sums wrap, so every order gives the same bits).
+// one group) built for speed on a 32-bit micro-controller (Armv7E-M DSP instructions through
+// kernels/dsp.h, with the same bits computed portably on the host): 32-bit indices, the window
+// clipped once per output pixel instead of four bounds checks per tap, four input channels per
+// load, requantisation inline. Outputs are bit-identical with TFLM's reference kernels (the
+// products are summed in another order, but int32 sums wrap, so every order gives the same bits).
 //
 // Access order, which diagonal memory optimisation depends on: output channels are produced in
 // blocks of kInt8ChannelBlock; every read a block needs happens before the block's first

@@ -149,8 +149,8 @@ void FullyConnectedLoop(const KernelContext& ctx) {
     for (int64_t oc = 0; oc < out_depth; ++oc) {
       int32_t acc = 0;
       for (int64_t d = 0; d < depth; ++d) {
-        const int32_t product = WrapMul(WrapAdd(w[oc * depth + d], w_off),
-                                        WrapAdd(x[b * depth + d], x_off));
+        const int32_t product =
+            WrapMul(WrapAdd(w[oc * depth + d], w_off), WrapAdd(x[b * depth + d], x_off));
         acc = WrapAdd(acc, product);
       }
       if (has_bias) acc = WrapAdd(acc, bias[oc]);

@@ -69,7 +69,8 @@ std::vector<int32_t> SimdPrepared(const KernelContext& ctx, const std::vector<in
                                   int64_t out_channels) {
   std::vector<int32_t> prepared = SimdMultipliers(quantized);
   const bool records = prepared.size() != quantized.size();
-  if (records && !HasBias(ctx)) prepared.resize(prepared.size() + static_cast<size_t>(out_channels));
+  if (records && !HasBias(ctx))
+    prepared.resize(prepared.size() + static_cast<size_t>(out_channels));
   return prepared;
 }
 
@@ -92,9 +93,9 @@ std::vector<int32_t> PrepareFullyConnectedI8(const KernelContext& ctx) {
   const int64_t out_depth = filter.shape[0];
   if (filter.quant.per_channel()) return SimdPrepared(ctx, PerChannel(ctx, out_depth), out_depth);
   const double input_product_scale = static_cast<double>(Scale(ctx.inputs[0]) * Scale(filter));
-  return SimdPrepared(
-      ctx, Quantized({input_product_scale / static_cast<double>(Scale(ctx.outputs[0]))}),
-      out_depth);
+  return SimdPrepared(ctx,
+                      Quantized({input_product_scale / static_cast<double>(Scale(ctx.outputs[0]))}),
+                      out_depth);
 }
 
 std::vector<int32_t> PrepareBatchMatMulQuantized(const KernelContext& ctx) {
