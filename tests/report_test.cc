@@ -93,6 +93,14 @@ std::map<std::string, Box> TitledRects(const std::string& svg) {
   return boxes;
 }
 
+// A signed figure carries its own sign: a split that saves FLOPs once printed "+-0.90 %".
+TEST(Text, SignedFixedPrintsOneSign) {
+  EXPECT_EQ(SignedFixed(0.9, 2), "+0.90");
+  EXPECT_EQ(SignedFixed(-0.9, 2), "-0.90");
+  EXPECT_EQ(Fixed(-0.904, 2), "-0.90");
+  EXPECT_EQ(Fixed(3.14159, 1), "3.1");
+}
+
 TEST(Xml, EscapeReplacesMarkupAndBytesXmlForbids) {
   EXPECT_EQ(XmlEscape("a<b>&\"'c"), "a&lt;b&gt;&amp;&quot;&#39;c");
   EXPECT_EQ(XmlEscape("naïve → ü 日本"), "naïve → ü 日本");  // valid UTF-8 is kept

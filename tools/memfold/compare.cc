@@ -15,12 +15,6 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-std::string Fixed(double value, int digits) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.*f", digits, value);
-  return text;
-}
-
 std::string Percent(double value, int digits = 1) { return Fixed(value, digits) + " %"; }
 
 }  // namespace

@@ -31,12 +31,6 @@ using Json = nlohmann::ordered_json;
 const std::vector<std::string> kReportPlanners = {"naive", "greedy", "greedy_stable", "diagonal",
                                                   "best"};
 
-std::string Fixed(double value, int digits) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.*f", digits, value);
-  return text;
-}
-
 std::string TensorShape(const Value& v) {
   return std::string(DTypeName(v.dtype)) + " " + ShapeString(v.shape);
 }
@@ -73,7 +67,7 @@ std::string Chose(const PlannedProgram& p) {
   std::string chose = p.plan().plan.planner;
   if (p.reordered()) chose += ", re-ordered";
   if (p.concat()) chose += ", copy-free concatenations";
-  if (p.split()) chose += ", split (+" + Fixed(100 * p.recompute_fraction(), 2) + " % FLOPs)";
+  if (p.split()) chose += ", split (" + SignedFixed(100 * p.recompute_fraction(), 2) + " % FLOPs)";
   return chose;
 }
 

@@ -107,12 +107,6 @@ void PrintHuman(const TrainOptions& o, const PlannedTraining& t) {
             << " plan, verified)\n";
 }
 
-std::string Fixed(double value, int digits, const char* suffix = "") {
-  char text[48];
-  std::snprintf(text, sizeof(text), "%.*f%s", digits, value, suffix);
-  return text;
-}
-
 // A resident size the OS reported, or "unknown" where /proc could not say.
 std::string MeasuredText(int64_t bytes) { return bytes >= 0 ? HumanBytes(bytes) : "unknown"; }
 
@@ -199,8 +193,8 @@ int RunInterleaved(const TrainOptions& o, const std::vector<PlannedTraining>& pl
     row["step_vs_none"] = median / none_ms;
     strategies.push_back(std::move(row));
     table.Add({planned[s].strategy(), HumanBytes(planned[s].profile.breakdown.total()),
-               MeasuredText(t.checked.measured_peak_bytes), Fixed(median, 1, " ms"),
-               Fixed(100 * (median / none_ms - 1), 1, " %")});
+               MeasuredText(t.checked.measured_peak_bytes), Fixed(median, 1) + " ms",
+               Fixed(100 * (median / none_ms - 1), 1) + " %"});
   }
   if (o.common.json) {
     std::cout << JsonText(Json{{"model", o.common.model},
@@ -265,14 +259,15 @@ StrategyTable CompareStrategies(const std::vector<PlannedTraining>& planned) {
   });
   row("recomputed nodes", [](const PlannedTraining& p) { return GroupDigits(p.recomputed_nodes); });
   row("recompute FLOPs (% of forward)", [](const PlannedTraining& p) {
-    return Fixed(p.forward_flops > 0 ? 100.0 * p.recompute_flops / p.forward_flops : 0.0, 2, " %");
+    return Fixed(p.forward_flops > 0 ? 100.0 * p.recompute_flops / p.forward_flops : 0.0, 2) + " %";
   });
   if (baseline != planned.end()) {
     row("reduction vs none", [&](const PlannedTraining& p) {
       const auto total = static_cast<double>(p.profile.breakdown.total());
       return Fixed(
-          total > 0 ? static_cast<double>(baseline->profile.breakdown.total()) / total : 0.0, 2,
-          "x");
+                 total > 0 ? static_cast<double>(baseline->profile.breakdown.total()) / total : 0.0,
+                 2) +
+             "x";
     });
   }
   row("plan ms", [](const PlannedTraining& p) { return Fixed(p.plan_ms, 1); });

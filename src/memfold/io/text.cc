@@ -15,6 +15,18 @@ std::string GroupDigits(int64_t value) {
   return value < 0 ? "-" + digits : digits;
 }
 
+std::string Fixed(double value, int digits) {
+  char text[48];
+  std::snprintf(text, sizeof(text), "%.*f", digits, value);
+  return text;
+}
+
+std::string SignedFixed(double value, int digits) {
+  char text[48];
+  std::snprintf(text, sizeof(text), "%+.*f", digits, value);
+  return text;
+}
+
 std::string HumanBytes(int64_t bytes) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   double value = static_cast<double>(bytes);

@@ -1,5 +1,5 @@
-// Human-readable output: byte sizes ("5.74 MiB"), digit grouping ("6,021,120") and aligned
-// text tables. O(cells).
+// Human-readable output: byte sizes ("5.74 MiB"), digit grouping ("6,021,120"), fixed-point
+// numbers ("3.14", "+0.90") and aligned text tables. O(cells).
 #pragma once
 
 #include <cstdint>
@@ -9,8 +9,10 @@
 
 namespace memfold {
 
-std::string GroupDigits(int64_t value);  // 6021120 -> "6,021,120"
-std::string HumanBytes(int64_t bytes);   // 6021120 -> "5.74 MiB"; < 1 KiB -> "512 B"
+std::string GroupDigits(int64_t value);             // 6021120 -> "6,021,120"
+std::string HumanBytes(int64_t bytes);              // 6021120 -> "5.74 MiB"; < 1 KiB -> "512 B"
+std::string Fixed(double value, int digits);        // (3.14159, 2) -> "3.14"
+std::string SignedFixed(double value, int digits);  // (0.9, 2) -> "+0.90"; (-0.9, 2) -> "-0.90"
 // Two sizes for one sentence ("the arena ... does not fit the budget ..."): HumanBytes, unless
 // both round to the same text; then exact bytes ("65,952 B", "65,951 B").
 std::pair<std::string, std::string> DistinctSizes(int64_t a, int64_t b);

@@ -31,7 +31,8 @@ std::string SplitDetail(const SplitResult& split) {
     if (stage.split.cache_halos) out << " (halo rows cached)";
   }
   out.precision(2);
-  out << std::fixed << " (+" << 100 * split.recompute_fraction() << " % FLOPs)";
+  out << std::fixed << std::showpos << " (" << 100 * split.recompute_fraction() << std::noshowpos
+      << " % FLOPs)";
   return out.str();
 }
 
