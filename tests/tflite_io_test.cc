@@ -172,16 +172,34 @@ TEST(TfliteReader, TruncatedFilesAreRejected) {
   }
 }
 
-TEST(TfliteReader, WrongIdentifierIsRejected) {
-  Bytes file = Read("tflite-micro/hello_world_int8.tflite").file;
-  file[4] = std::byte{'X'};
-  EXPECT_NE(ParseStatus(file).message().find("not a TFLite model (file identifier is not TFL3)"),
-            std::string::npos);
-}
 
 // Positions of fields inside a real model, to corrupt them precisely.
 size_t PositionOf(const Bytes& file, const void* p) {
   return static_cast<size_t>(static_cast<const std::byte*>(p) - file.data());
+}
+
+// TFLM reads a file without the "TFL3" identifier (it checks the schema version only): memfold
+// reads it as the same graph. Without the identifier, another schema version or bytes that are
+// no Model flatbuffer are no TFLite file.
+TEST(TfliteReader, FilesWithoutTheIdentifierAreReadAsTflmReadsThem) {
+  const TfliteModel model = Read("tflite-micro/hello_world_int8.tflite");
+  Bytes file = model.file;
+  for (size_t k = 4; k < 8; ++k) file[k] = std::byte{0};
+  Result<TfliteModel> read = ParseTflite(file, "no-identifier.tflite");
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  ExpectSameGraph(model.graph, read->graph);
+
+  const auto* root = reinterpret_cast<const flatbuffers::Table*>(
+      flatbuffers::GetRoot<tflite::Model>(file.data()));
+  const uint8_t* version = root->GetAddressOf(4);  // Model.version, the table's first field
+  ASSERT_NE(version, nullptr);
+  file[PositionOf(file, version)] = std::byte{2};
+  EXPECT_NE(ParseStatus(file).message().find("no TFL3 identifier, and schema version 2, not 3"),
+            std::string::npos)
+      << ParseStatus(file).message();
+
+  Bytes garbage(64, std::byte{0x5A});
+  EXPECT_NE(ParseStatus(garbage).message().find("not a TFLite model"), std::string::npos);
 }
 
 TEST(TfliteReader, BadIndicesAndCountsAreRejected) {

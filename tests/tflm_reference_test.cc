@@ -1,7 +1,7 @@
 // Every shared .tflite model against what TensorFlow Lite Micro itself planned and computed
 // (../shared/reference/tflm_reference.json): the greedy arena equals TFLM's planned head size,
 // scratch buffers included, and the outputs for the contract's default input are bit-identical
-// to TFLM's and to memfold's own unplanned run.
+// to TFLM's and to memfold's own unplanned run. And the anchor model with negative filter scales.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -11,6 +11,7 @@
 #include "memfold/exec/checked_run_test_util.h"
 #include "memfold/exec/executor.h"
 #include "memfold/io/sha256.h"
+#include "memfold/passes/best_plan.h"
 #include "memfold/pipeline/model_loader.h"
 #include "memfold/plan/plan_graph.h"
 
@@ -82,6 +83,39 @@ std::string TestName(const ::testing::TestParamInfo<std::string>& model) {
 }
 
 INSTANTIATE_TEST_SUITE_P(SharedModels, TflmReference, ::testing::ValuesIn(ModelNames()), TestName);
+
+// MCUNet's 320 KB ImageNet model (../shared/anchors) has tiny negative per-channel filter
+// scales, which TFLM accepts: the multipliers of some round to zero, others are negative, and
+// those layers run the reference loops (int8_simd.h HasSimdRecords). memfold reads the file,
+// runs its greedy and best plans checked read by read, and gives TFLM's output for the default
+// input (the sha256 TFLM's Python interpreter, tflite-micro 0.dev20261023, printed).
+TEST(TflmAnchor, NegativeFilterScalesRunAsInTflm) {
+  Result<Graph> g = LoadModel((kShared / "anchors" / "mcunet-320kb-1mb_imagenet.tflite").string());
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  int negative = 0;
+  for (ValueId v = 0; v < static_cast<ValueId>(g->num_values()); ++v) {
+    if (const auto& q = g->value(v).quant; q.has_value()) {
+      for (float scale : q->scale) negative += scale < 0.0f ? 1 : 0;
+    }
+  }
+  EXPECT_GT(negative, 100);
+  const std::vector<Bytes> inputs = DefaultInputs(*g);
+  auto expect_tflm_output = [&](const Graph& graph, const GraphPlan& gp, const char* planner) {
+    EXPECT_TRUE(RunsIdentically(*g, graph, gp.liveness, gp.plan, inputs)) << planner;
+    Result<RunOutputs> planned = RunPlanned(graph, gp.liveness, gp.plan, inputs);
+    ASSERT_TRUE(planned.ok()) << planned.status().message();
+    ASSERT_EQ(planned->outputs.size(), 1u);
+    EXPECT_EQ(Sha256Hex(planned->outputs[0].data(), planned->outputs[0].size()),
+              "6f7702df26b495bc1e0c53a049486527c312afb8fd9c354ec5734e75ee34f276")
+        << planner;
+  };
+  Result<GraphPlan> greedy = PlanGraph(*g, "greedy");
+  ASSERT_TRUE(greedy.ok()) << greedy.status().message();
+  expect_tflm_output(*g, *greedy, "greedy");
+  Result<BestPlan> best = PlanBest(*g);
+  ASSERT_TRUE(best.ok()) << best.status().message();
+  expect_tflm_output(best->graph, best->plan, "best");
+}
 
 }  // namespace
 }  // namespace memfold

@@ -1,6 +1,7 @@
 #include "memfold/io/tflite_reader.h"
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 
@@ -13,6 +14,7 @@ namespace memfold {
 namespace {
 
 constexpr char kIdentifier[] = "TFL3";
+constexpr uint32_t kSchemaVersion = 3;
 constexpr int64_t kMaxTensorBytes = (int64_t{1} << 31) - 1;  // TFLM sizes are 32-bit
 constexpr char kOfflinePlanName[] = "OfflineMemoryAllocation";
 
@@ -105,10 +107,19 @@ Result<std::optional<Quantization>> ConvertQuant(const tflite::Quantization* q,
   }
   if (quant.zero_point.empty()) quant.zero_point.assign(quant.scale.size(), 0);
   quant.axis = q->quantized_dimension();
+  // Per-channel scales may be negative, as TFLM accepts them (a real MCUNet model has tiny
+  // negative filter scales): their multipliers are negative or round to zero, and the int8
+  // kernels then run the reference loops (int8_simd.h HasSimdRecords). A per-tensor scale must
+  // be positive or zero.
   for (float scale : quant.scale) {
-    if (!std::isfinite(scale) || scale < 0.0f)
-      return Status::Error("has quantisation scale " + std::to_string(scale) +
-                           "; scales must be finite and non-negative");
+    if (!std::isfinite(scale) || (scale < 0.0f && quant.scale.size() == 1)) {
+      char text[32];
+      std::snprintf(text, sizeof(text), "%g", static_cast<double>(scale));
+      return Status::Error("has quantisation scale " + std::string(text) +
+                           (quant.scale.size() == 1
+                                ? "; a per-tensor scale must be finite and not negative"
+                                : "; scales must be finite"));
+    }
   }
   for (int64_t zero_point : quant.zero_point) {
     if (zero_point < -32768 || zero_point > 65535)
@@ -331,15 +342,23 @@ Result<TfliteModel> ParseTflite(Bytes file, const std::string& label) {
   if (file.size() < 8)
     return Status::Error(label + ": too short to be a TFLite model (" +
                          std::to_string(file.size()) + " bytes)");
-  if (!flatbuffers::BufferHasIdentifier(base, kIdentifier)) {
-    return Status::Error(label + ": not a TFLite model (file identifier is not TFL3)");
-  }
+  // TFLM reads files without the "TFL3" identifier too (it checks the schema version only):
+  // such a file must verify as a Model and say version 3.
+  const bool identified = flatbuffers::BufferHasIdentifier(base, kIdentifier);
   flatbuffers::Verifier verifier(base, file.size());
-  if (!verifier.VerifyBuffer<tflite::Model>(kIdentifier)) {
-    return Status::Error(label +
-                         ": the flatbuffer verifier rejects the file (truncated or corrupted)");
+  if (!verifier.VerifyBuffer<tflite::Model>(identified ? kIdentifier : nullptr)) {
+    return Status::Error(label + (identified ? ": the flatbuffer verifier rejects the file "
+                                               "(truncated or corrupted)"
+                                             : ": not a TFLite model (no TFL3 identifier, and "
+                                               "not a flatbuffer of TFLite's schema)"));
   }
-  Reader r{flatbuffers::GetRoot<tflite::Model>(base), base, file.size(), label};
+  const auto* model = flatbuffers::GetRoot<tflite::Model>(base);
+  if (!identified && model->version() != kSchemaVersion) {
+    return Status::Error(label + ": not a TFLite model (no TFL3 identifier, and schema version " +
+                         std::to_string(model->version()) + ", not " +
+                         std::to_string(kSchemaVersion) + ")");
+  }
+  Reader r{model, base, file.size(), label};
   const auto* subgraphs = r.model->subgraphs();
   if (subgraphs == nullptr || subgraphs->size() == 0) return r.Error("has no subgraph");
   TfliteModel result;
