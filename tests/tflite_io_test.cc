@@ -172,7 +172,6 @@ TEST(TfliteReader, TruncatedFilesAreRejected) {
   }
 }
 
-
 // Positions of fields inside a real model, to corrupt them precisely.
 size_t PositionOf(const Bytes& file, const void* p) {
   return static_cast<size_t>(static_cast<const std::byte*>(p) - file.data());
@@ -189,8 +188,8 @@ TEST(TfliteReader, FilesWithoutTheIdentifierAreReadAsTflmReadsThem) {
   ASSERT_TRUE(read.ok()) << read.status().message();
   ExpectSameGraph(model.graph, read->graph);
 
-  const auto* root = reinterpret_cast<const flatbuffers::Table*>(
-      flatbuffers::GetRoot<tflite::Model>(file.data()));
+  const auto* root =
+      reinterpret_cast<const flatbuffers::Table*>(flatbuffers::GetRoot<tflite::Model>(file.data()));
   const uint8_t* version = root->GetAddressOf(4);  // Model.version, the table's first field
   ASSERT_NE(version, nullptr);
   file[PositionOf(file, version)] = std::byte{2};
