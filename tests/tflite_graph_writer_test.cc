@@ -9,6 +9,7 @@
 #include "memfold/exec/checked_run_test_util.h"
 #include "memfold/exec/executor.h"
 #include "memfold/ops/registry.h"
+#include "memfold/ops/runnable.h"
 #include "memfold/pipeline/model_loader.h"
 #include "memfold/plan/plan_graph.h"
 
@@ -97,6 +98,38 @@ TEST(TfliteGraphWriter, MixedFloatOpsRoundTrip) {
   const Graph back = ReadBack(*mixed);
   ExpectSameGraph(*mixed, back);
   ExpectSameOutputs(*mixed, back);
+}
+
+// UINT32 tensors (TFLM's signal-processing front end) are read and planned like any other: a
+// reshape moves no data and runs; an operator without a uint32 kernel plans and refuses to run,
+// naming itself.
+TEST(TfliteGraphWriter, Uint32TensorsReadPlanAndRunWhereAKernelExists) {
+  Graph g;
+  Value x;
+  x.name = "frames";
+  x.dtype = DType::kU32;
+  x.shape = {1, 8};
+  x.role = Role::kInput;
+  const ValueId in = g.AddValue(std::move(x));
+  g.inputs.push_back(in);
+  Result<std::vector<ValueId>> reshaped =
+      AddOp(&g, "reshape", {in}, Attrs({{"shape", std::vector<int64_t>{2, 4}}}));
+  ASSERT_TRUE(reshaped.ok()) << reshaped.status().message();
+  g.outputs = {reshaped->front()};
+  const Graph back = ReadBack(g);
+  ASSERT_EQ(back.value(back.inputs[0]).dtype, DType::kU32);
+  ExpectSameGraph(g, back);
+  ExpectSameOutputs(g, back);
+
+  Result<std::vector<ValueId>> doubled =
+      AddOp(&g, "add", {reshaped->front(), reshaped->front()}, Attrs());
+  ASSERT_TRUE(doubled.ok()) << doubled.status().message();
+  g.outputs = {doubled->front()};
+  const Graph added = ReadBack(g);
+  EXPECT_TRUE(PlanGraph(added, "diagonal").ok());
+  const Status runnable = CheckRunnable(added, DefaultInputs(added));
+  EXPECT_FALSE(runnable.ok());
+  EXPECT_NE(runnable.message().find("add"), std::string::npos) << runnable.message();
 }
 
 TEST(TfliteGraphWriter, QuantizedOpsRoundTrip) {

@@ -29,14 +29,17 @@ const char* CType(DType type) {
       return "int32_t";
     case DType::kI64:
       return "int64_t";
+    case DType::kU32:
+      return "uint32_t";
     default:
       return "uint8_t";  // u8, bool, packed bits
   }
 }
 
 std::string DTypeConstant(DType type) {
-  static const char* const kNames[] = {"kF32", "kI8",  "kU8",   "kI16",
-                                       "kI32", "kI64", "kBool", "kBit"};
+  static const char* const kNames[] = {"kF32", "kI8",   "kU8",  "kI16", "kI32",
+                                       "kI64", "kBool", "kBit", "kU32"};
+  static_assert(std::size(kNames) == kNumDTypes);
   return std::string("memfold::DType::") + kNames[static_cast<int>(type)];
 }
 

@@ -80,6 +80,8 @@ Result<int8_t> TensorType(DType type) {
       return int8_t{7};
     case DType::kI8:
       return int8_t{9};
+    case DType::kU32:
+      return int8_t{15};
     case DType::kBit:
       break;
   }

@@ -61,10 +61,12 @@ Result<DType> ConvertType(int8_t type) {
       return DType::kI16;
     case 9:
       return DType::kI8;
+    case 15:
+      return DType::kU32;  // TFLM's signal-processing front end
     default:
       return Status::Error(
           "tensor type " + std::to_string(type) +
-          " is not supported (float32, int8, uint8, int16, int32, int64, bool are)");
+          " is not supported (float32, int8, uint8, int16, int32, uint32, int64, bool are)");
   }
 }
 

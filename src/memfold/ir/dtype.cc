@@ -20,6 +20,7 @@ constexpr std::array<DTypeInfo, kNumDTypes> kDTypes = {{
     {DType::kI64, "i64", 8},
     {DType::kBool, "bool", 1},
     {DType::kBit, "bit", 0},
+    {DType::kU32, "u32", 4},
 }};
 
 }  // namespace

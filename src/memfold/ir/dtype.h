@@ -10,8 +10,9 @@
 
 namespace memfold {
 
-enum class DType : uint8_t { kF32, kI8, kU8, kI16, kI32, kI64, kBool, kBit };
-inline constexpr int kNumDTypes = 8;
+// kU32 last: the values of the others are in tables and files already.
+enum class DType : uint8_t { kF32, kI8, kU8, kI16, kI32, kI64, kBool, kBit, kU32 };
+inline constexpr int kNumDTypes = 9;
 
 std::string_view DTypeName(DType type);
 std::optional<DType> ParseDType(std::string_view name);
@@ -45,6 +46,9 @@ bool VisitElementType(DType type, Visit&& visit) {
       return true;
     case DType::kI64:
       visit(int64_t{});
+      return true;
+    case DType::kU32:
+      visit(uint32_t{});
       return true;
     case DType::kBit:
       break;
