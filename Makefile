@@ -20,7 +20,7 @@ SANITIZE_FLAGS := -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo
 FUZZ_BUILD := $(SANITIZE_BUILD)
 SANITIZE_ENV := ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
-.PHONY: deps venv build check test test-release test-sanitize fuzz fuzz-build fuzz-merge demo bench torch-bench device-table patch-table training-table clean format format-check
+.PHONY: deps venv build check test test-release test-sanitize fuzz fuzz-build fuzz-merge demo bench torch-bench device-table patch-table training-table tflm-reference clean format format-check
 
 deps:
 	@scripts/install-deps.sh
@@ -122,6 +122,11 @@ device-table: build
 # OS measured, and the median step (scripts/training_table.py; about half an hour).
 training-table: build
 	scripts/training_table.py $(BUILD)/memfold
+
+# tests/golden/tflm_reference.json from TFLM's Python interpreter (python/tests/test_tflm.py checks
+# it is what TFLM prints).
+tflm-reference: build
+	PYTHONPATH=$(BUILD)/python $(PYTHON) scripts/tflm_reference.py
 
 patch-table: build
 	/usr/bin/python3 scripts/patch_table.py $(BUILD)/memfold

@@ -13,7 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "memfold/exec/executor.h"
 #include "memfold/io/sha256.h"
+#include "memfold/io/tflite_graph_writer.h"
 #include "memfold/joint/joint_graph.h"
 #include "memfold/ops/runnable.h"
 #include "memfold/passes/budget.h"
@@ -153,6 +155,10 @@ py::list Steps(const memfold::PlannedProgram& p) {
   return steps;
 }
 
+py::bytes AsPyBytes(const memfold::Bytes& data) {
+  return py::bytes(reinterpret_cast<const char*>(data.data()), data.size());
+}
+
 // Outputs as dicts: name, dtype, shape, data (bytes), sha256.
 py::list Outputs(const memfold::Graph& g, const std::vector<memfold::Bytes>& outputs) {
   py::list out;
@@ -162,7 +168,7 @@ py::list Outputs(const memfold::Graph& g, const std::vector<memfold::Bytes>& out
     d["name"] = v.name;
     d["dtype"] = std::string(memfold::DTypeName(v.dtype));
     d["shape"] = v.shape;
-    d["data"] = py::bytes(reinterpret_cast<const char*>(outputs[k].data()), outputs[k].size());
+    d["data"] = AsPyBytes(outputs[k]);
     d["sha256"] = memfold::Sha256Hex(outputs[k].data(), outputs[k].size());
     out.append(d);
   }
@@ -216,12 +222,72 @@ py::dict CompileProgram(const memfold::PlannedProgram& p, const std::string& out
   return out;
 }
 
-// The .tflite file at `path` with `planner`'s plan as its offline memory plan, which TFLM loads.
-py::bytes TfliteWithPlan(const std::string& path, const std::string& planner) {
+// Every value the model computes or is fed, from one unplanned run: a list indexed by value id
+// (for a .tflite file, value k is subgraph 0's tensor k), each a dict of name, dtype, shape and
+// data, or None for constants, weights and state, which the run reads in place. For comparing
+// intermediate tensors with another runtime (python/tests/test_tflm.py); the planned runs are
+// compared with this unplanned run read by read by Program.run.
+py::list Values(const py::object& model, const py::object& inputs) {
+  const memfold::Graph graph = LoadSource(model);
+  memfold::ExecOptions options;
+  for (memfold::ValueId v = 0; v < graph.num_values(); ++v) {
+    const memfold::Value& value = graph.value(v);
+    if (!value.is_constant() && value.role != memfold::Role::kState &&
+        value.role != memfold::Role::kWeight) {
+      options.capture.push_back(v);
+    }
+  }
+  const std::vector<memfold::Bytes> fed = InputsOf(graph, inputs);
+  const memfold::RunOutputs run = OrRaise(memfold::RunUnplanned(graph, fed, options));
+  py::list values(graph.num_values());
+  for (memfold::ValueId v = 0; v < graph.num_values(); ++v) values[v] = py::none();
+  auto set = [&](memfold::ValueId v, const memfold::Bytes& data) {
+    const memfold::Value& value = graph.value(v);
+    py::dict d;
+    d["name"] = value.name;
+    d["dtype"] = std::string(memfold::DTypeName(value.dtype));
+    d["shape"] = value.shape;
+    d["data"] = AsPyBytes(data);
+    values[v] = d;
+  };
+  for (size_t k = 0; k < options.capture.size(); ++k) set(options.capture[k], run.captured[k]);
+  for (size_t k = 0; k < graph.inputs.size(); ++k) set(graph.inputs[k], fed[k]);
+  return values;
+}
+
+// The model's graph input and output value ids (a .tflite file's tensor indices) and the
+// outputs' names.
+py::dict ModelIo(const py::object& model) {
+  const memfold::Graph graph = LoadSource(model);
+  py::dict out;
+  out["inputs"] = graph.inputs;
+  out["outputs"] = graph.outputs;
+  py::list names;
+  for (const memfold::ValueId v : graph.outputs) names.append(graph.value(v).name);
+  out["output_names"] = names;
+  return out;
+}
+
+// The contract's default input of each graph input (CONTRACT.md), as bytes.
+py::list DefaultInputBytes(const py::object& model) {
+  py::list out;
+  for (const memfold::Bytes& input : memfold::DefaultInputs(LoadSource(model)))
+    out.append(AsPyBytes(input));
+  return out;
+}
+
+// The model written as a .tflite file (a zoo model, say), for TFLM.
+py::bytes WriteTflite(const py::object& model) {
+  return AsPyBytes(OrRaise(memfold::GraphToTflite(LoadSource(model))));
+}
+
+// The .tflite file at `path` with the plan of `planner` (and best's options) as its offline
+// memory plan, which TFLM loads.
+py::bytes TfliteWithPlan(const std::string& path, const std::string& planner, double max_recompute,
+                         const std::string& objective) {
   const memfold::PlannedProgram program =
-      OrRaise(memfold::PlanProgram(OrRaise(memfold::LoadModel(path)), {planner, {}}));
-  const memfold::Bytes file = OrRaise(memfold::TfliteWithPlan(path, program));
-  return py::bytes(reinterpret_cast<const char*>(file.data()), file.size());
+      Plan(py::str(path), planner, max_recompute, /*stream_input=*/false, objective);
+  return AsPyBytes(OrRaise(memfold::TfliteWithPlan(path, program)));
 }
 
 }  // namespace
@@ -254,8 +320,20 @@ PYBIND11_MODULE(_memfold, m) {
         "objective (best): memory, balanced (least extra work within 5 % of the smallest "
         "arena) or speed.");
   m.def("tflite_with_plan", &TfliteWithPlan, py::arg("path"), py::arg("planner") = "diagonal",
-        "The .tflite file with the plan as its offline memory plan (TFLM places every tensor "
-        "at memfold's offset).");
+        py::arg("max_recompute") = 0.10, py::arg("objective") = "memory",
+        "The .tflite file with the plan as its offline memory plan: TFLM places every tensor "
+        "at memfold's offset. A re-ordered best plan is written as the "
+        "re-ordered model; a split one is refused.");
+  m.def("values", &Values, py::arg("model"), py::arg("inputs") = py::none(),
+        "Every value of one unplanned run, indexed by value id (a .tflite file's tensor index); "
+        "None for constants, weights and state.");
+  m.def("model_io", &ModelIo, py::arg("model"),
+        "The model's input and output value ids (a .tflite file's tensor indices) and "
+        "output names.");
+  m.def("default_inputs", &DefaultInputBytes, py::arg("model"),
+        "The contract's default input of each model input, as bytes.");
+  m.def("write_tflite", &WriteTflite, py::arg("model"),
+        "The model written as a .tflite file (for TFLM or the TFLite interpreter).");
   m.def("planners", [] {
     py::list rows;
     for (const memfold::ProgramPlanner& r : memfold::ProgramPlanners()) rows.append(r.name);

@@ -17,7 +17,8 @@ import sys
 MEMFOLD = sys.argv[1] if len(sys.argv) > 1 else "build/release/memfold"
 WORK = sys.argv[2] if len(sys.argv) > 2 else "build/release/device/table"
 SHARED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared")
-REFERENCE = json.load(open(os.path.join(SHARED, "reference", "tflm_reference.json")))["models"]
+REFERENCE = json.load(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests",
+                                      "golden", "tflm_reference.json")))["models"]
 PLANNERS = ["greedy", "diagonal", "best"]
 # Millions of instructions per inference (issue 31's anchors): TFLM reference kernels, CMSIS-NN.
 ANCHORS = {"person_detect.tflite": (95.9, 22.9), "vww_96_int8.tflite": (100.5, 24.1),

@@ -63,6 +63,18 @@ void ExpectSameGraph(const Graph& a, const Graph& b) {
   EXPECT_EQ(a.outputs, b.outputs);
 }
 
+// A file without the optional root fields (keyword_scrambled has no description) is written
+// with those fields unset, not as offsets of 0, which the flatbuffer verifier rejects.
+TEST(TfliteWriter, EmittedPlanOfAFileWithoutADescriptionVerifies) {
+  const TfliteModel original = Read("tflite-micro/keyword_scrambled.tflite");
+  ASSERT_EQ(flatbuffers::GetRoot<tflite::Model>(original.file.data())->description(), nullptr);
+  Result<GraphPlan> gp = PlanGraph(original.graph, "greedy");
+  ASSERT_TRUE(gp.ok());
+  const TfliteModel back = WriteAndReadBack(original, ValueOffsets(original.graph, *gp));
+  ExpectSameGraph(original.graph, back.graph);
+  EXPECT_EQ(flatbuffers::GetRoot<tflite::Model>(back.file.data())->description(), nullptr);
+}
+
 TEST(TfliteWriter, EmittedPlanReadsBackWithTheSameGraphAndOffsets) {
   const TfliteModel original = Read("mlcommons-tiny/vww_96_int8.tflite");
   Result<GraphPlan> gp = PlanGraph(original.graph, "greedy_stable");

@@ -9,13 +9,16 @@ unplanned run (every read compared) and compiles to a bare-metal tree for a micr
     memfold.run("model.tflite", planner="diagonal")["identical_to_unplanned"]
     memfold.compile("model.tflite", "out/", planner="diagonal", run=True)["ram_bytes"]
     open("planned.tflite", "wb").write(memfold.tflite_with_plan("model.tflite"))  # for TFLM
+    memfold.values("model.tflite")[k]["data"]  # tensor k of one unplanned run
 
 Training: memfold.torch makes Echo (recomputation chosen over the whole joint forward and
 backward graph) the partitioner of PyTorch's AOTAutograd. The C++ core is memfold._memfold.
 """
-from memfold._memfold import Program, plan, planners, tflite_with_plan
+from memfold._memfold import (Program, default_inputs, model_io, plan, planners,
+                              tflite_with_plan, values, write_tflite)
 
-__all__ = ["Program", "plan", "planners", "run", "compile", "tflite_with_plan"]
+__all__ = ["Program", "plan", "planners", "run", "compile", "tflite_with_plan", "values",
+           "default_inputs", "model_io", "write_tflite"]
 
 
 def run(model, planner="greedy", inputs=None, **options):

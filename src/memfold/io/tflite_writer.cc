@@ -1,5 +1,6 @@
 #include "memfold/io/tflite_writer.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "memfold/io/tflite_schema.h"
@@ -51,12 +52,17 @@ size_t OldPosition(const TfliteModel& model, const void* p) {
 }
 
 // A table with `fields` 4-byte slots: vtable then table; returns the table's field positions.
-std::vector<size_t> PutTable(Prefix& out, int fields) {
+// A field `absent` names has a slot but no vtable entry: a reader sees it unset (an offset
+// field set to 0 would point to itself, which the flatbuffer verifier rejects).
+std::vector<size_t> PutTable(Prefix& out, int fields, const std::vector<int>& absent = {}) {
   out.Align(4);
   const size_t vtable = out.size();
   out.Put<uint16_t>(static_cast<uint16_t>(4 + 2 * fields));
   out.Put<uint16_t>(static_cast<uint16_t>(4 + 4 * fields));
-  for (int k = 0; k < fields; ++k) out.Put<uint16_t>(static_cast<uint16_t>(4 + 4 * k));
+  for (int k = 0; k < fields; ++k) {
+    const bool unset = std::find(absent.begin(), absent.end(), k) != absent.end();
+    out.Put<uint16_t>(unset ? uint16_t{0} : static_cast<uint16_t>(4 + 4 * k));
+  }
   out.Align(4);
   const size_t table = out.Put<int32_t>(0);
   out.Patch<int32_t>(table, static_cast<int32_t>(table - vtable));
@@ -86,10 +92,15 @@ Result<Bytes> WithOfflinePlan(const TfliteModel& model, const std::vector<int32_
   for (char c : std::string("TFL3")) out.Put<char>(c);
 
   // The new root: version plus the old fields, with buffers and metadata replaced.
-  const std::vector<size_t> root_fields = PutTable(out, tflite::Model::kSlots);
+  constexpr int kCopiedSlots[] = {1, 2, 3, 5, 7};
+  std::vector<int> absent;
+  for (int slot : kCopiedSlots) {
+    if (old->Target(slot) == nullptr) absent.push_back(slot);
+  }
+  const std::vector<size_t> root_fields = PutTable(out, tflite::Model::kSlots, absent);
   links[0].target = root_fields[0] - 4;  // the table starts at its soffset, just before field 0
   out.Patch<uint32_t>(root_fields[0], old->version());
-  for (int slot : {1, 2, 3, 5, 7}) {
+  for (int slot : kCopiedSlots) {
     if (const uint8_t* target = old->Target(slot))
       links.push_back({root_fields[static_cast<size_t>(slot)], OldPosition(model, target), true});
   }
