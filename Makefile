@@ -20,7 +20,7 @@ SANITIZE_FLAGS := -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo
 FUZZ_BUILD := $(SANITIZE_BUILD)
 SANITIZE_ENV := ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
-.PHONY: deps venv build check test test-release test-sanitize fuzz fuzz-build fuzz-merge demo bench torch-bench device-table patch-table training-table tflm-reference clean format format-check
+.PHONY: deps venv build check test test-release test-sanitize fuzz fuzz-build fuzz-merge demo bench torch-bench device-table patch-table training-table tflm-reference converter-models clean format format-check
 
 deps:
 	@scripts/install-deps.sh
@@ -127,6 +127,17 @@ training-table: build
 # it is what TFLM prints).
 tflm-reference: build
 	PYTHONPATH=$(BUILD)/python $(PYTHON) scripts/tflm_reference.py
+
+# tests/converter_models from the real TFLite converter (scripts/converter_models.py), in an
+# environment of its own: `make test` reads the files, it does not need TensorFlow.
+TF_VENV ?= build/tf-venv
+$(TF_VENV)/installed: python/requirements-converter.txt
+	$(PYTHON_BASE) -m venv $(TF_VENV)
+	$(TF_VENV)/bin/pip install -q --disable-pip-version-check -r python/requirements-converter.txt
+	touch $@
+
+converter-models: $(TF_VENV)/installed
+	TF_CPP_MIN_LOG_LEVEL=3 $(TF_VENV)/bin/python scripts/converter_models.py
 
 patch-table: build
 	/usr/bin/python3 scripts/patch_table.py $(BUILD)/memfold

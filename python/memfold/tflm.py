@@ -87,7 +87,7 @@ def tensors(interp, count):
 
 
 @contextlib.contextmanager
-def _captured_stderr():
+def captured_stderr():
     """Captures what C++ code prints to file descriptor 2 (TFLM's MicroPrintf)."""
     with tempfile.TemporaryFile(mode="w+") as sink:
         saved = os.dup(2)
@@ -106,7 +106,7 @@ def allocations(model_bytes):
     """TFLM's recording allocator's figures for the file: head (the planned tensors and scratch
     buffers), tail (persistent) and total bytes."""
     interp = interpreter(model_bytes)
-    with _captured_stderr() as text:
+    with captured_stderr() as text:
         interp.print_allocations()
     figures = {}
     for line in text[0].splitlines():
@@ -158,7 +158,7 @@ def reference(model, search_min_arena=True):
     min_arena_bytes unless `search_min_arena`."""
     data = _model_bytes(model)
     failure = None
-    with _captured_stderr() as printed:
+    with captured_stderr() as printed:
         try:
             interp = interpreter(data)
             outputs = invoke(interp, memfold.default_inputs(data), _output_count(data))

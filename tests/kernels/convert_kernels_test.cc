@@ -450,7 +450,9 @@ TEST(ConvertRowsTest, QuantizeThenDequantizeThroughTheExecutor) {
   EXPECT_EQ(FromBytes<float>(run->outputs[0]), (std::vector<float>{1.5f, -1.0f}));
 }
 
-TEST(ConvertRowsTest, MeanScratchOnlyForIntegerInputs) {
+// TFLM's requests (reduce_common.cc): the iterator (an int per input dimension) and the
+// resolved axes for every type, after the int32 accumulator for integer inputs.
+TEST(ConvertRowsTest, MeanScratchIsTflmsAccumulatorOnlyForIntegerInputs) {
   Graph g;
   const ValueId xf = AddWithRole(&g, MakeValue(DType::kF32, {2, 3}), Role::kInput);
   const ValueId xi = AddWithRole(&g, MakeValue(DType::kI8, {2, 3}), Role::kInput);
@@ -458,8 +460,9 @@ TEST(ConvertRowsTest, MeanScratchOnlyForIntegerInputs) {
   Result<std::vector<ValueId>> mf = AddOp(&g, "mean", {xf}, a);
   Result<std::vector<ValueId>> mi = AddOp(&g, "mean", {xi}, a);
   ASSERT_TRUE(mf.ok() && mi.ok());
-  EXPECT_EQ(MeanScratch(g, g.node(0)), (std::vector<int64_t>{}));
-  EXPECT_EQ(MeanScratch(g, g.node(1)), (std::vector<int64_t>{8}));
+  EXPECT_EQ(MeanScratch(g, g.node(0)), (std::vector<int64_t>{8, 4}));
+  EXPECT_EQ(MeanScratch(g, g.node(1)), (std::vector<int64_t>{8, 8, 4}));
+  EXPECT_EQ(ReduceScratch(g, g.node(1)), (std::vector<int64_t>{8, 4}));
 }
 
 }  // namespace

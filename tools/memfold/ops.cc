@@ -4,7 +4,9 @@
 // so it cannot disagree with them (docs/operators.md is its --markdown output, checked by a
 // test).
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 #include "commands.h"
 #include "memfold/compile/codegen.h"
@@ -17,8 +19,74 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
+// The forms in which each TFLite operator was checked against TFLM on models the real TFLite
+// converter made (tests/converter_models; python/tests/test_converter_models.py asserts this
+// table is exactly what those runs check): float32, int8, and 16x8 (int16 activations).
+const std::map<std::string_view, std::vector<std::string_view>>& ConverterChecked() {
+  static const auto* const checked = new std::map<std::string_view, std::vector<std::string_view>>{
+      {"ABS", {"f32"}},
+      {"ADD", {"f32", "i8", "16x8"}},
+      {"ARG_MAX", {"f32", "i8"}},
+      {"AVERAGE_POOL_2D", {"f32", "i8"}},
+      {"BATCH_MATMUL", {"f32", "i8", "16x8"}},
+      {"CEIL", {"f32"}},
+      {"CONCATENATION", {"f32", "i8", "16x8"}},
+      {"CONV_2D", {"f32", "i8", "16x8"}},
+      {"CUMSUM", {"f32", "i8"}},
+      {"DEPTHWISE_CONV_2D", {"f32", "i8", "16x8"}},
+      {"DEPTH_TO_SPACE", {"f32", "i8"}},
+      {"DEQUANTIZE", {"i8"}},
+      {"ELU", {"f32", "i8"}},
+      {"EXP", {"f32"}},
+      {"FLOOR", {"f32"}},
+      {"FULLY_CONNECTED", {"f32", "i8"}},
+      {"GATHER", {"f32", "i8"}},
+      {"HARD_SWISH", {"f32", "i8"}},
+      {"L2_NORMALIZATION", {"f32", "i8"}},
+      {"LEAKY_RELU", {"f32", "i8"}},
+      {"LOG", {"f32"}},
+      {"LOGISTIC", {"f32", "i8", "16x8"}},
+      {"LOG_SOFTMAX", {"f32"}},
+      {"MAXIMUM", {"f32", "i8", "16x8"}},
+      {"MAX_POOL_2D", {"f32", "i8"}},
+      {"MEAN", {"f32", "i8", "16x8"}},
+      {"MINIMUM", {"f32", "i8", "16x8"}},
+      {"MIRROR_PAD", {"f32", "i8"}},
+      {"MUL", {"f32", "i8", "16x8"}},
+      {"NEG", {"f32", "i8"}},
+      {"PACK", {"f32", "i8", "16x8"}},
+      {"PAD", {"f32", "i8", "16x8"}},
+      {"QUANTIZE", {"i8", "16x8"}},
+      {"REDUCE_MAX", {"f32", "i8"}},
+      {"REDUCE_MIN", {"f32", "i8"}},
+      {"RELU", {"f32", "i8", "16x8"}},
+      {"RELU6", {"f32", "i8", "16x8"}},
+      {"RESHAPE", {"f32", "i8", "16x8"}},
+      {"RESIZE_BILINEAR", {"f32", "i8"}},
+      {"RESIZE_NEAREST_NEIGHBOR", {"f32", "i8", "16x8"}},
+      {"ROUND", {"f32"}},
+      {"RSQRT", {"f32"}},
+      {"SLICE", {"f32", "i8", "16x8"}},
+      {"SOFTMAX", {"f32", "i8"}},
+      {"SPACE_TO_BATCH_ND", {"f32", "i8"}},
+      {"SPACE_TO_DEPTH", {"f32", "i8"}},
+      {"SPLIT", {"f32", "i8", "16x8"}},
+      {"SQRT", {"f32"}},
+      {"SQUARE", {"f32", "i8"}},
+      {"SQUARED_DIFFERENCE", {"f32"}},
+      {"STRIDED_SLICE", {"f32", "i8", "16x8"}},
+      {"SUB", {"f32", "i8", "16x8"}},
+      {"SUM", {"f32", "i8", "16x8"}},
+      {"TANH", {"f32", "i8", "16x8"}},
+      {"TRANSPOSE", {"f32", "i8", "16x8"}},
+      {"TRANSPOSE_CONV", {"f32", "i8"}},
+      {"UNPACK", {"f32", "i8", "16x8"}}};
+  return *checked;
+}
+
 struct Coverage {
   std::string tflite, op;
+  std::vector<std::string_view> converter;  // ConverterChecked()
   bool reads = false;
   bool f32 = false, i8 = false, i16 = false, device = false;
   std::vector<std::string> other;  // further element types its kernels run (bool, i32, ...)
@@ -40,7 +108,9 @@ std::string OverlapModel(const OpDef& def) {
 }
 
 Coverage CoverageOf(int32_t code) {
-  Coverage c{std::string(TfliteBuiltinName(code)), "", false};
+  Coverage c{std::string(TfliteBuiltinName(code)), "", {}};
+  if (const auto it = ConverterChecked().find(c.tflite); it != ConverterChecked().end())
+    c.converter = it->second;
   const TfliteOpMapping* mapping = FindTfliteOp(code);
   if (mapping == nullptr) return c;
   c.reads = true;
@@ -85,19 +155,24 @@ int OpsCommand(bool json, bool markdown) {
                      {"int16", c.i16},
                      {"other_types", c.other},
                      {"device", c.device},
-                     {"overlap", c.overlap}});
+                     {"overlap", c.overlap},
+                     {"converter", c.converter}});
     }
     std::cout << JsonText(Json{{"operators", out}, {"read", read}}) << "\n";
     return kExitOk;
   }
   TextTable table({">code", "TFLite operator", "memfold op", "float32", "int8", "int16", "other",
-                   "device", "O_s models"});
+                   "device", "O_s models", "converter-made, in TFLM"});
   for (int32_t code = 0; code < TfliteBuiltinCount(); ++code) {
     const Coverage& c = rows[static_cast<size_t>(code)];
     std::string other;
     for (const std::string& t : c.other) other += (other.empty() ? "" : ", ") + t;
+    std::string converter;
+    for (std::string_view form : c.converter)
+      converter += (converter.empty() ? "" : ", ") + std::string(form);
     table.Add({std::to_string(code), c.tflite, c.reads ? c.op : "not read", Mark(c.f32), Mark(c.i8),
-               Mark(c.i16), other.empty() ? "-" : other, Mark(c.device), c.overlap});
+               Mark(c.i16), other.empty() ? "-" : other, Mark(c.device), c.overlap,
+               converter.empty() ? "-" : converter});
   }
   std::cout << (markdown ? table.RenderMarkdown() : table.Render());
   std::cout << (markdown ? "\n" : "") << read << " of " << TfliteBuiltinCount()

@@ -828,9 +828,8 @@ Status InferTransposeConv(const InferContext& ctx, std::vector<TensorType>* out)
         (w.quant->axis != 0 || static_cast<int64_t>(w.quant->scale.size()) != w.shape[0]))
       return Status::Error("filter '" + w.name +
                            "' must be quantised per tensor or per output channel (axis 0)");
-  } else if (x.dtype != DType::kF32) {
-    return Status::Error("transpose_conv runs float32 and int8 inputs");
   }
+  // Other input types (TFLM's 16x8) plan; running them needs a kernel of their type.
   out->push_back({x.dtype, shape});
   return Status::Ok();
 }
@@ -998,8 +997,6 @@ Status InferCumsum(const InferContext& ctx, std::vector<TensorType>* out) {
       return v.quant && v.quant->scale.size() == 1 && v.quant->scale[0] > 0.0f;
     };
     if (!positive(x)) return Status::Error("an int8 cumsum needs a positive input scale");
-  } else if (x.dtype != DType::kF32) {
-    return Status::Error("cumsum runs float32 and int8 inputs");
   }
   out->push_back({x.dtype, x.shape});
   return Status::Ok();
@@ -1009,8 +1006,6 @@ Status InferL2Normalization(const InferContext& ctx, std::vector<TensorType>* ou
   const Value& x = ctx.in(0);
   if (x.shape.empty() || x.shape.size() > 4)
     return Status::Error("needs an input of rank 1 to 4 (as TFLM), has " + Dims(x.shape));
-  if (x.dtype != DType::kF32 && x.dtype != DType::kI8)
-    return Status::Error("l2_normalization runs float32 and int8 inputs");
   if (ctx.node.attrs.Str("activation") != "none")
     return Status::Error("has a fused activation, which TFLM's L2_NORMALIZATION refuses");
   out->push_back({x.dtype, x.shape});

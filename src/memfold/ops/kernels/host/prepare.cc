@@ -137,15 +137,30 @@ std::vector<int32_t> PrepareCumsumI8(const KernelContext& ctx) {
   return out;
 }
 
+std::vector<int64_t> ReduceScratch(const Graph& graph, const Node& node) {
+  const auto rank = static_cast<int64_t>(graph.value(node.inputs[0]).shape.size());
+  const auto axes = static_cast<int64_t>(node.attrs.Ints("axes").size());
+  return {rank * 4, axes * 4};
+}
+
 std::vector<int64_t> MeanScratch(const Graph& graph, const Node& node) {
+  std::vector<int64_t> scratch = ReduceScratch(graph, node);
   const DType dtype = graph.value(node.inputs[0]).dtype;
-  if (dtype != DType::kI8 && dtype != DType::kI16) return {};
-  return {graph.value(node.outputs[0]).elements() * 4};
+  if (dtype == DType::kI8 || dtype == DType::kI16)
+    scratch.insert(scratch.begin(), graph.value(node.outputs[0]).elements() * 4);
+  return scratch;
 }
 
 std::vector<int64_t> TransposeConvScratch(const Graph& graph, const Node& node) {
-  if (graph.value(node.inputs[0]).dtype != DType::kI8) return {};
-  return {graph.value(node.outputs[0]).elements() * 4};
+  const int64_t outputs = graph.value(node.outputs[0]).elements();
+  switch (graph.value(node.inputs[0]).dtype) {
+    case DType::kI8:
+      return {outputs * 4};
+    case DType::kI16:
+      return {outputs * 8};
+    default:
+      return {};
+  }
 }
 
 std::vector<int64_t> MirrorPadScratch(const Graph& graph, const Node& node) {

@@ -72,11 +72,16 @@ std::vector<int32_t> PrepareCumsumI8(const KernelContext& ctx);
 // (DownScaleInt32ToInt16Multiplier), each followed by its exponent].
 std::vector<int32_t> PrepareHardSwishI8(const KernelContext& ctx);
 
-// Scratch of the quantised mean: one int32 sum per output element (int8 and int16 inputs).
+// Scratch TFLM's reductions request (reduce_common.cc), which memfold's kernels do not need but
+// plans hold so that its arenas are TFLM's: an int per input dimension (the iterator) and one
+// per axis. ReduceScratch: REDUCE_MAX and REDUCE_MIN. MeanScratch: MEAN and SUM, which add
+// first one int32 sum per output element for int8 and int16 inputs (the quantised kernels'
+// accumulator, scratch 0).
+std::vector<int64_t> ReduceScratch(const Graph& graph, const Node& node);
 std::vector<int64_t> MeanScratch(const Graph& graph, const Node& node);
 
-// Scratch TFLM's TRANSPOSE_CONV requests in Prepare for int8 input: one int32 accumulator per
-// output element (none for float, which accumulates in its output).
+// Scratch TFLM's TRANSPOSE_CONV requests in Prepare: one accumulator per output element, int32
+// for int8 input, int64 for int16 (16x8); none for float, which accumulates in its output.
 std::vector<int64_t> TransposeConvScratch(const Graph& graph, const Node& node);
 
 // Scratch TFLM's MIRROR_PAD requests in Prepare: the output's and the input's row-major

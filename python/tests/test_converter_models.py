@@ -1,0 +1,112 @@
+"""memfold against TFLM on models the real TFLite converter made (tests/converter_models,
+written by scripts/converter_models.py: one case per operator, float32, int8 and 16x8). Every
+model TFLM runs, memfold runs with every tensor equal to TFLM's, and its greedy and diagonal
+plans run inside TFLM to TFLM's outputs; but for the files listed in GAPS, which memfold plans
+and refuses to run, naming the operator. The coverage table's converter column (`memfold ops`)
+is exactly what these runs check."""
+import json
+import os
+import subprocess
+
+import pytest
+
+import memfold
+import memfold.tflm as tflm
+
+FOLDER = os.path.join(os.path.dirname(__file__), "..", "..", "tests", "converter_models")
+MEMFOLD = os.environ.get("MEMFOLD_BINARY", "memfold")
+# file -> what memfold's refusal names: operators memfold reads but has no kernel for in that
+# type. Each must still be refused (a kernel added must leave this list).
+GAPS = {
+    "abs_i8.tflite": "(abs) has no i8 kernel",
+    "abs_16x8.tflite": "(abs) has no i16 kernel",
+    "log_i8.tflite": "(abs) has no i8 kernel",
+    "log_16x8.tflite": "(abs) has no i16 kernel",
+    "rsqrt_i8.tflite": "(abs) has no i8 kernel",
+    "rsqrt_16x8.tflite": "(abs) has no i16 kernel",
+    "sqrt_i8.tflite": "(abs) has no i8 kernel",
+    "avg_pool_16x8.tflite": "(avg_pool2d) has no i16 kernel",
+    "max_pool_16x8.tflite": "(max_pool2d) has no i16 kernel",
+    "fully_connected_16x8.tflite": "(fully_connected) has no i16 kernel",
+    "leaky_relu_16x8.tflite": "(leaky_relu) has no i16 kernel",
+    "log_softmax_i8.tflite": "(log_softmax) has no i8 kernel",
+    "softmax_16x8.tflite": "(softmax) has no i16 kernel",
+    "resize_bilinear_16x8.tflite": "(resize_bilinear) has no i16 kernel",
+    "squared_difference_i8.tflite": "(squared_difference) has no i8 kernel",
+    "squared_difference_16x8.tflite": "(squared_difference) has no i16 kernel",
+    "transpose_conv_16x8.tflite": "(transpose_conv) has no i16 kernel",
+    "reverse_f32.tflite": "(tflite:REVERSE_V2) is unknown to memfold",
+    "reverse_i8.tflite": "(tflite:REVERSE_V2) is unknown to memfold",
+    "reverse_16x8.tflite": "(tflite:REVERSE_V2) is unknown to memfold",
+}
+
+
+def manifest():
+    """(file, form, its TFLite operators) of every file the converter wrote."""
+    rows = []
+    with open(os.path.join(FOLDER, "MANIFEST.txt")) as f:
+        for line in f:
+            fields = [field.strip() for field in line.split("|")]
+            if line.startswith("#") or fields[2].startswith("refused"):
+                continue
+            rows.append((f"{fields[0]}_{fields[1]}.tflite", fields[1], fields[3].split()))
+    return rows
+
+
+FILES = manifest()
+
+
+def tflm_runs(data):
+    """Whether TFLM's interpreter runs the file (some converter outputs it refuses)."""
+    try:
+        interp = tflm.interpreter(data)
+        with tflm.captured_stderr():
+            tflm.invoke(interp, memfold.default_inputs(data), 0)
+        return True
+    except Exception:  # TFLM refuses: no kernel (GELU, TILE, ...) or fails at Invoke
+        return False
+
+
+def checked(file):
+    """Whether memfold runs `file` as TFLM does: every tensor and its plans inside TFLM."""
+    path = os.path.join(FOLDER, file)
+    data = open(path, "rb").read()
+    if not tflm_runs(data):
+        return False
+    if file in GAPS:
+        with pytest.raises(ValueError, match=GAPS[file].replace("(", r"\(").replace(")", r"\)")):
+            memfold.values(data)
+        return False
+    compared, differences = tflm.compare_values(path)
+    assert differences == [], file
+    assert compared >= 2
+    for planner in ("greedy", "diagonal"):
+        arena, head, identical = tflm.compare_plan(path, planner)
+        assert identical and head == arena, (file, planner)
+    return True
+
+
+def test_every_converter_model_tflm_runs_memfold_runs_alike():
+    results = {file: checked(file) for file, _, _ in FILES}
+    assert sum(results.values()) >= 100  # of 153 files
+    # The converter column: the forms in which each TFLite operator was checked.
+    forms = {}
+    for file, form, builtins in FILES:
+        for builtin in builtins if results[file] else []:
+            forms.setdefault(builtin, set()).add(form)
+    table = json.loads(subprocess.run([MEMFOLD, "ops", "--json"], capture_output=True, text=True,
+                                      check=True).stdout)["operators"]
+    claimed = {row["tflite"]: set(row["converter"]) for row in table if row["converter"]}
+    assert claimed == forms
+
+
+def test_the_manifest_names_the_operators_memfold_reads():
+    """The manifest's operators are the files' (each maps to the registry op memfold reads)."""
+    table = json.loads(subprocess.run([MEMFOLD, "ops", "--json"], capture_output=True, text=True,
+                                      check=True).stdout)["operators"]
+    op_of = {row["tflite"]: row["op"] or f"tflite:{row['tflite']}" for row in table}
+    for file, _, builtins in FILES:
+        inspected = json.loads(subprocess.run(
+            [MEMFOLD, "inspect", os.path.join(FOLDER, file), "--json"], capture_output=True,
+            text=True, check=True).stdout)
+        assert {op["op"] for op in inspected["ops"]} == {op_of[b] for b in builtins}, file
