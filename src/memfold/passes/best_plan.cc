@@ -61,6 +61,7 @@ struct Candidate {
   bool split = false;
   double recompute_fraction = 0;
   std::string split_detail;
+  size_t source = 0;  // split: the candidate it splits
 };
 
 // The candidate with the smallest arena; on ties the one with the least extra work, then the
@@ -195,15 +196,28 @@ Result<BestPlan> PlanBest(const Graph& file_graph, const BestOptions& options) {
   if (options.objective == Objective::kBalanced) {
     for (double share : kBalancedBudgetShares) budgets.push_back(options.max_recompute * share);
   }
+  // Splits candidate `k` within `budget`; false when no split helps.
+  auto split_candidate = [&](size_t k, double budget) -> Result<bool> {
+    split_options.max_recompute = budget;
+    MF_ASSIGN_OR_RETURN(SplitResult split, SplitForMemory(candidates[k].graph, split_options));
+    if (split.stages.empty()) return false;
+    GraphPlan plan = *split.plan;  // refined with "smallest" by the split's last round
+    candidates.push_back({std::move(split.graph), std::move(plan), candidates[k].concat, true,
+                          split.recompute_fraction(), SplitDetail(split), k});
+    return true;
+  };
   for (size_t k = 0, unsplit = candidates.size(); k < unsplit; ++k) {
-    for (double budget : budgets) {
-      split_options.max_recompute = budget;
-      MF_ASSIGN_OR_RETURN(SplitResult split, SplitForMemory(candidates[k].graph, split_options));
-      if (split.stages.empty()) continue;
-      GraphPlan plan = *split.plan;  // refined with "smallest" by the split's last round
-      candidates.push_back({std::move(split.graph), std::move(plan), candidates[k].concat, true,
-                            split.recompute_fraction(), SplitDetail(split)});
-    }
+    for (double budget : budgets) MF_RETURN_IF_ERROR(split_candidate(k, budget).status());
+  }
+  // memory: the smallest arena may be reached with less extra work within a smaller budget (the
+  // split search spends what it is given, and is not monotonic in it): when the smallest plan
+  // adds work, the balanced budgets are searched too, for ties.
+  const size_t smallest = Smallest(candidates);
+  if (options.objective == Objective::kMemory && candidates[smallest].split &&
+      candidates[smallest].recompute_fraction > 0) {
+    const size_t source = candidates[smallest].source;
+    for (double share : kBalancedBudgetShares)
+      MF_RETURN_IF_ERROR(split_candidate(source, options.max_recompute * share).status());
   }
   Candidate& chosen = candidates[Chosen(candidates, options.objective)];
   best.graph = std::move(chosen.graph);

@@ -27,7 +27,8 @@
 namespace memfold {
 
 // What `best` chooses among the plans it makes: the smallest arena (memory; the least extra
-// work on ties), the least extra work and then the smallest arena (speed: operation splitting
+// work on ties, half and a fifth of the split budget searched too when the smallest adds work), the
+// least extra work and then the smallest arena (speed: operation splitting
 // only where it adds no work), or the least extra work among the plans within
 // kBalancedArenaSlack of the smallest arena (balanced: half and a fifth of the split budget are
 // searched too).
