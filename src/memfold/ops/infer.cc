@@ -718,9 +718,10 @@ Status InferSplit(const InferContext& ctx, std::vector<TensorType>* out) {
 }
 
 Status InferLeakyRelu(const InferContext& ctx, std::vector<TensorType>* out) {
-  if (ctx.in(0).dtype == DType::kI8 && ctx.node.attrs.Float("alpha") < 0) {
+  const DType dtype = ctx.in(0).dtype;
+  if ((dtype == DType::kI8 || dtype == DType::kI16) && ctx.node.attrs.Float("alpha") < 0) {
     return Status::Error(
-        "int8 leaky_relu needs alpha >= 0 (TFLM versions disagree on negative alphas)");
+        "integer leaky_relu needs alpha >= 0 (TFLM versions disagree on negative alphas)");
   }
   return InferSameAsInput(ctx, out);
 }

@@ -105,13 +105,14 @@ OpDef Logical(std::string_view name, int inputs, KernelEntry kernel) {
           .kernels = {kernel}};
 }
 
-// x > 0 ? x : alpha * x, float32 and int8 (TFLM's leaky_relu.cc).
+// x > 0 ? x : alpha * x, float32, int8 and int16 (TFLM's leaky_relu.cc).
 OpDef LeakyRelu() {
   OpDef def = Unary("leaky_relu", MF_KERNEL(DType::kF32, LeakyReluF32));
   def.attrs = {{"alpha", 0.2}};
   def.infer = InferLeakyRelu;
-  def.kernels.push_back(MF_KERNEL(DType::kI8, LeakyReluI8));
-  def.prepare = PrepareLeakyReluI8;
+  def.kernels.push_back(MF_KERNEL_T(DType::kI8, LeakyReluInt, int8_t));
+  def.kernels.push_back(MF_KERNEL_T(DType::kI16, LeakyReluInt, int16_t));
+  def.prepare = PrepareLeakyReluInt;
   return def;
 }
 
@@ -202,7 +203,9 @@ std::vector<OpDef> BuildOpTable() {
                   {MF_KERNEL(DType::kI8, HardSwishI8)}, PrepareHardSwishI8),
       Unary("silu", MF_KERNEL(DType::kF32, SiluF32)),  // x * sigmoid(x) (PyTorch's SiLU)
       Unary("gelu", MF_KERNEL(DType::kF32, GeluF32)),  // x * Phi(x), exact (erf) form
-      Unary("abs", MF_KERNEL(DType::kF32, AbsF32)),
+      WithKernels(
+          Unary("abs", MF_KERNEL(DType::kF32, AbsF32)),
+          {MF_KERNEL_T(DType::kI8, AbsInt, int8_t), MF_KERNEL_T(DType::kI16, AbsInt, int16_t)}),
       Unary("sqrt", MF_KERNEL(DType::kF32, SqrtF32)),
       Unary("rsqrt", MF_KERNEL(DType::kF32, RsqrtF32)),
       Unary("square", MF_KERNEL(DType::kF32, SquareF32)),
@@ -211,7 +214,9 @@ std::vector<OpDef> BuildOpTable() {
       Unary("ceil", MF_KERNEL(DType::kF32, CeilF32)),
       Unary("round", MF_KERNEL(DType::kF32, RoundF32)),  // halves to even, as tf.round
       LeakyRelu(),
-      Binary("squared_difference", MF_KERNEL(DType::kF32, SquaredDifferenceF32), false),
+      WithKernels(Binary("squared_difference", MF_KERNEL(DType::kF32, SquaredDifferenceF32), false),
+                  {MF_KERNEL_T(DType::kI8, SquaredDifferenceInt, int8_t),
+                   MF_KERNEL_T(DType::kI16, SquaredDifferenceInt, int16_t)}),
       Unary("elu", MF_KERNEL(DType::kF32, EluF32)),
       Binary("prelu", MF_KERNEL(DType::kF32, PreluF32), false),
       Comparison("equal", MF_COMPARE_KERNELS(Equal)),
@@ -402,7 +407,9 @@ std::vector<OpDef> BuildOpTable() {
        .cost = PoolCost,
        .overlap_analytic = AnalyticWindow,
        .overlap_algorithmic = AlgorithmicPool,
-       .kernels = {MF_KERNEL(DType::kF32, MaxPool2DF32), MF_KERNEL(DType::kI8, MaxPool2DI8)},
+       .kernels = {MF_KERNEL(DType::kF32, MaxPool2DF32),
+                   MF_KERNEL_T(DType::kI8, MaxPool2DInt, int8_t),
+                   MF_KERNEL_T(DType::kI16, MaxPool2DInt, int16_t)},
        .gradient = GradMaxPool,
        .grad_reads_inputs = kReadsFirst},
       {.name = "avg_pool2d",
@@ -411,7 +418,9 @@ std::vector<OpDef> BuildOpTable() {
        .cost = PoolCost,
        .overlap_analytic = AnalyticWindow,
        .overlap_algorithmic = AlgorithmicPool,
-       .kernels = {MF_KERNEL(DType::kF32, AvgPool2DF32), MF_KERNEL(DType::kI8, AvgPool2DI8)},
+       .kernels = {MF_KERNEL(DType::kF32, AvgPool2DF32),
+                   MF_KERNEL_T(DType::kI8, AvgPool2DInt, int8_t),
+                   MF_KERNEL_T(DType::kI16, AvgPool2DInt, int16_t)},
        .gradient = GradAvgPool},
       {.name = "mean",
        .attrs = {{"axes", Ints{}, true}, {"keepdims", int64_t{0}}},

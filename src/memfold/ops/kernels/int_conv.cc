@@ -28,12 +28,6 @@ struct ChannelMultipliers {
   }
 };
 
-int8_t ClampToInt8(int32_t acc, const QuantRange& range) {
-  acc = std::max(acc, range.min);
-  acc = std::min(acc, range.max);
-  return static_cast<int8_t>(acc);
-}
-
 // The output stage of conv, depthwise conv and fully-connected: the biased accumulator of
 // channel c rescaled by its multiplier, shifted by the output zero point, clamped to int8.
 struct Requantizer {
@@ -181,21 +175,22 @@ void DepthwiseConv2DI16(const KernelContext& ctx) {
 
 namespace {
 
-// The int8 pool loop: `finish` maps the int32 accumulator and the window size to the value
+// The integer pool loop: `finish` maps the int32 accumulator and the window size to the value
 // that is clamped to the output range.
-template <typename A, typename Fold, typename Finish>
-void PoolI8(const KernelContext& ctx, int32_t init, Fold fold, Finish finish) {
+template <typename A, typename T, typename Fold, typename Finish>
+void PoolInt(const KernelContext& ctx, int32_t init, Fold fold, Finish finish) {
   const QuantRange range = OutputRange(ctx);
-  PoolLoop<A, int8_t>(ctx, init, fold, [&](int32_t acc, int64_t count) {
-    return ClampToInt8(finish(acc, static_cast<int32_t>(count)), range);
+  PoolLoop<A, T>(ctx, init, fold, [&](int32_t acc, int64_t count) {
+    return static_cast<T>(
+        std::clamp(finish(acc, static_cast<int32_t>(count)), range.min, range.max));
   });
 }
 
 }  // namespace
 
-template <typename A>
-void AvgPool2DI8(const KernelContext& ctx) {
-  PoolI8<A>(
+template <typename A, typename T>
+void AvgPool2DInt(const KernelContext& ctx) {
+  PoolInt<A, T>(
       ctx, 0, [](int32_t acc, int32_t v) { return acc + v; },
       [](int32_t acc, int32_t count) {
         // TFLM fails the op on an empty window; memfold's windows are never empty.
@@ -205,10 +200,10 @@ void AvgPool2DI8(const KernelContext& ctx) {
       });
 }
 
-template <typename A>
-void MaxPool2DI8(const KernelContext& ctx) {
-  PoolI8<A>(
-      ctx, std::numeric_limits<int8_t>::lowest(),
+template <typename A, typename T>
+void MaxPool2DInt(const KernelContext& ctx) {
+  PoolInt<A, T>(
+      ctx, std::numeric_limits<T>::lowest(),
       [](int32_t acc, int32_t v) { return std::max(acc, v); },
       [](int32_t acc, int32_t) { return acc; });
 }
@@ -218,7 +213,9 @@ MF_INSTANTIATE_KERNEL(DepthwiseConv2DI8)
 MF_INSTANTIATE_KERNEL(FullyConnectedI8)
 MF_INSTANTIATE_KERNEL(Conv2DI16)
 MF_INSTANTIATE_KERNEL(DepthwiseConv2DI16)
-MF_INSTANTIATE_KERNEL(AvgPool2DI8)
-MF_INSTANTIATE_KERNEL(MaxPool2DI8)
+MF_INSTANTIATE_KERNEL_T(AvgPool2DInt, int8_t)
+MF_INSTANTIATE_KERNEL_T(AvgPool2DInt, int16_t)
+MF_INSTANTIATE_KERNEL_T(MaxPool2DInt, int8_t)
+MF_INSTANTIATE_KERNEL_T(MaxPool2DInt, int16_t)
 
 }  // namespace memfold

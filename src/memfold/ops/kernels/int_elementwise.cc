@@ -1,8 +1,11 @@
-// int8 and int16 add, sub, mul, and int8 softmax (see int_kernels.h). Multipliers are computed per
+// int8 and int16 add, sub, mul, leaky relu, abs and squared difference, and int8 softmax (see
+// int_kernels.h). Multipliers are computed per
 // call from the values' quantisation exactly as TFLM's Prepare functions do.
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
+#include <type_traits>
 
 #include "memfold/ops/kernels/access.h"
 #include "memfold/ops/kernels/int_kernels.h"
@@ -11,6 +14,13 @@
 
 namespace memfold {
 namespace {
+
+// `v` saturated to T's range.
+template <typename T>
+T ClampTo(int32_t v) {
+  return static_cast<T>(
+      std::clamp<int32_t>(v, std::numeric_limits<T>::min(), std::numeric_limits<T>::max()));
+}
 
 // Broadcasting binary op in TFLite's row-major order: `f` maps the two int8 (or int16) inputs to
 // the unclamped int32 result.
@@ -242,21 +252,76 @@ MF_INSTANTIATE_KERNEL(SoftmaxI8)
 
 // reference_integer_ops LeakyRelu (QuantizeLeakyRelu): the identity multiplier for inputs at or
 // above the zero point, alpha's below; [identity multiplier, shift, alpha multiplier, shift] come
-// from PrepareLeakyReluI8.
-template <typename A>
-void LeakyReluI8(const KernelContext& ctx) {
+// from PrepareLeakyReluInt.
+template <typename A, typename T>
+void LeakyReluInt(const KernelContext& ctx) {
   const int32_t in_zp = ZeroPoint(ctx.inputs[0]), out_zp = ZeroPoint(ctx.outputs[0]);
-  In<A, int8_t> x{ctx.inputs[0].ptr<int8_t>()};
-  Out<A, int8_t> y{OutputOf<A, int8_t>(ctx.outputs[0])};
+  In<A, T> x{ctx.inputs[0].ptr<T>()};
+  Out<A, T> y{OutputOf<A, T>(ctx.outputs[0])};
   const int64_t n = ctx.outputs[0].elements();
   for (int64_t i = 0; i < n; ++i) {
     const int32_t v = x[i] - in_zp;
     const size_t k = v >= 0 ? 0 : 2;
     const int32_t scaled = MultiplyByQuantizedMultiplier(v, ctx.prepared[k], ctx.prepared[k + 1]);
-    y.Set(i, static_cast<int8_t>(std::clamp<int32_t>(out_zp + scaled, -128, 127)));
+    y.Set(i, ClampTo<T>(WrapAdd(out_zp, scaled)));
   }
 }
 
-MF_INSTANTIATE_KERNEL(LeakyReluI8)
+template <typename A, typename T>
+void AbsInt(const KernelContext& ctx) {
+  const int32_t in_zp = ZeroPoint(ctx.inputs[0]), out_zp = ZeroPoint(ctx.outputs[0]);
+  const float in_scale = Scale(ctx.inputs[0]), out_scale = Scale(ctx.outputs[0]);
+  const bool rescale = in_scale != out_scale;
+  int32_t multiplier = 0;
+  int shift = 0;
+  if (rescale) QuantizeMultiplier(static_cast<double>(in_scale / out_scale), &multiplier, &shift);
+  In<A, T> x{ctx.inputs[0].ptr<T>()};
+  Out<A, T> y{OutputOf<A, T>(ctx.outputs[0])};
+  const int64_t n = ctx.outputs[0].elements();
+  for (int64_t i = 0; i < n; ++i) {
+    const int32_t magnitude = std::abs(static_cast<int32_t>(x[i]) - in_zp);
+    const int32_t scaled =
+        rescale ? MultiplyByQuantizedMultiplier(magnitude, multiplier, shift) : magnitude;
+    y.Set(i, ClampTo<T>(WrapAdd(scaled, out_zp)));
+  }
+}
+
+template <typename A, typename T>
+void SquaredDifferenceInt(const KernelContext& ctx) {
+  const int left_shift = std::is_same_v<T, int8_t> ? 7 : 0;
+  const float s1 = Scale(ctx.inputs[0]), s2 = Scale(ctx.inputs[1]);
+  const double twice_max_input_scale = 2.0 * static_cast<double>(std::max(s1, s2));
+  SmallMultiplier input1{}, input2{};
+  int32_t multiplier = 0;
+  int shift = 0;
+  QuantizeMultiplierSmallerThanOneExp(static_cast<double>(s1) / twice_max_input_scale, &multiplier,
+                                      &shift);
+  input1.Set(multiplier, shift);
+  QuantizeMultiplierSmallerThanOneExp(static_cast<double>(s2) / twice_max_input_scale, &multiplier,
+                                      &shift);
+  input2.Set(multiplier, shift);
+  int32_t out_multiplier = 0;
+  int out_shift = 0;
+  QuantizeMultiplier(twice_max_input_scale * twice_max_input_scale /
+                         static_cast<double>((1 << (left_shift * 2)) * Scale(ctx.outputs[0])),
+                     &out_multiplier, &out_shift);
+  const int32_t offset1 = -ZeroPoint(ctx.inputs[0]), offset2 = -ZeroPoint(ctx.inputs[1]);
+  const int32_t out_zp = ZeroPoint(ctx.outputs[0]);
+  BinaryInt<A, T>(ctx, [&](int32_t x, int32_t y) {
+    const int32_t a = input1(WrapMul(WrapAdd(offset1, x), int32_t{1} << left_shift));
+    const int32_t b = input2(WrapMul(WrapAdd(offset2, y), int32_t{1} << left_shift));
+    const int32_t difference = WrapSub(a, b);
+    return WrapAdd(
+        MultiplyByQuantizedMultiplier(WrapMul(difference, difference), out_multiplier, out_shift),
+        out_zp);
+  });
+}
+
+MF_INSTANTIATE_KERNEL_T(LeakyReluInt, int8_t)
+MF_INSTANTIATE_KERNEL_T(LeakyReluInt, int16_t)
+MF_INSTANTIATE_KERNEL_T(AbsInt, int8_t)
+MF_INSTANTIATE_KERNEL_T(AbsInt, int16_t)
+MF_INSTANTIATE_KERNEL_T(SquaredDifferenceInt, int8_t)
+MF_INSTANTIATE_KERNEL_T(SquaredDifferenceInt, int16_t)
 
 }  // namespace memfold

@@ -33,12 +33,12 @@ void DepthwiseConv2DI16(const KernelContext& ctx);
 // double(float(in_scale * filter_scale)) / double(out_scale)) or FullyConnectedPerChannel.
 template <typename A>
 void FullyConnectedI8(const KernelContext& ctx);
-// reference_integer_ops::AveragePool / MaxPool on int8: batch, out_y, out_x, channel over
-// the clipped window; the average rounds half away from zero with integer division.
-template <typename A>
-void AvgPool2DI8(const KernelContext& ctx);
-template <typename A>
-void MaxPool2DI8(const KernelContext& ctx);
+// reference_integer_ops::AveragePool / MaxPool on int8 and int16 (T): batch, out_y, out_x,
+// channel over the clipped window; the average rounds half away from zero with integer division.
+template <typename A, typename T>
+void AvgPool2DInt(const KernelContext& ctx);
+template <typename A, typename T>
+void MaxPool2DInt(const KernelContext& ctx);
 
 // reference_integer_ops::Add / BroadcastAdd6DSlow and reference_ops::Sub /
 // BroadcastQuantSubSlow (inputs rescaled to a common scale after a left shift of 20, or 15 for
@@ -79,8 +79,20 @@ void Relu6Int(const KernelContext& ctx);
 // reference_ops::HardSwish on int8, 16-bit fixed point, with PrepareHardSwishI8.
 template <typename A>
 void HardSwishI8(const KernelContext& ctx);
-// reference_integer_ops::LeakyRelu on int8 (multipliers from PrepareLeakyReluI8).
-template <typename A>
-void LeakyReluI8(const KernelContext& ctx);
+// reference_integer_ops::LeakyRelu (QuantizeLeakyRelu) on int8 and int16 (T), multipliers from
+// PrepareLeakyReluInt.
+template <typename A, typename T>
+void LeakyReluInt(const KernelContext& ctx);
+// ABS on int8 and int16 (elementwise.cc AbsEvalQuantized): |q - input zero point|, rescaled to
+// the output scale (QuantizeMultiplier of float in_scale / out_scale) when the scales differ,
+// plus the output zero point, clamped to T.
+template <typename A, typename T>
+void AbsInt(const KernelContext& ctx);
+// SQUARED_DIFFERENCE on int8 and int16 (squared_difference.cc): both inputs shifted left (7
+// bits for int8, none for int16) and brought to twice the larger input scale, the difference
+// squared and rescaled to the output (QuantizeMultiplier of (2 max scale)^2 / (2^(2 shift)
+// out_scale)), broadcast as BroadcastBinaryFunction4DSlow.
+template <typename A, typename T>
+void SquaredDifferenceInt(const KernelContext& ctx);
 
 }  // namespace memfold

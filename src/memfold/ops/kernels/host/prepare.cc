@@ -106,8 +106,8 @@ std::vector<int32_t> PrepareBatchMatMulQuantized(const KernelContext& ctx) {
   return Quantized({product / static_cast<double>(Scale(ctx.outputs[0]))});
 }
 
-std::vector<int32_t> PrepareLeakyReluI8(const KernelContext& ctx) {
-  if (ctx.inputs[0].dtype != DType::kI8) return {};
+std::vector<int32_t> PrepareLeakyReluInt(const KernelContext& ctx) {
+  if (ctx.inputs[0].dtype != DType::kI8 && ctx.inputs[0].dtype != DType::kI16) return {};
   const float in_scale = Scale(ctx.inputs[0]), out_scale = Scale(ctx.outputs[0]);
   const auto alpha = static_cast<float>(ctx.attrs.Float("alpha"));
   std::vector<int32_t> out(4);

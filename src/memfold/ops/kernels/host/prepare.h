@@ -35,9 +35,9 @@ std::vector<int32_t> PrepareDepthwiseI8(const KernelContext& ctx);
 // two scales is rounded to float before the division in double (one multiplier and shift).
 std::vector<int32_t> PrepareFullyConnectedI8(const KernelContext& ctx);
 
-// Leaky relu on int8 input (CalculateOpDataLeakyRelu): [identity multiplier, shift, alpha
+// Leaky relu on int8 and int16 input (CalculateOpDataLeakyRelu): [identity multiplier, shift, alpha
 // multiplier, shift] of in_scale / out_scale and in_scale * alpha / out_scale, products in float.
-std::vector<int32_t> PrepareLeakyReluI8(const KernelContext& ctx);
+std::vector<int32_t> PrepareLeakyReluInt(const KernelContext& ctx);
 
 // LOGISTIC / TANH on int8 or int16 input (CalculateArithmeticOpDataLogistic, tanh.cc's
 // CalculateArithmeticOpData): [input multiplier, left shift, input radius, input zero point].
