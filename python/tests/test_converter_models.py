@@ -24,9 +24,6 @@ GAPS = {
     "rsqrt_16x8.tflite": "(rsqrt) has no i16 kernel",
     "softmax_16x8.tflite": "(softmax) has no i16 kernel",
     "log_softmax_i8.tflite": "(log_softmax) has no i8 kernel",
-    "reverse_f32.tflite": "(tflite:REVERSE_V2) is unknown to memfold",
-    "reverse_i8.tflite": "(tflite:REVERSE_V2) is unknown to memfold",
-    "reverse_16x8.tflite": "(tflite:REVERSE_V2) is unknown to memfold",
 }
 
 

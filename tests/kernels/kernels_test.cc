@@ -1015,6 +1015,35 @@ TEST(KernelTransposeTest, ThreeDimPermutations) {
   }
 }
 
+// REVERSE_V2 along one axis, two and none, float and int16; axes repeated or out of range are
+// an error at build time.
+TEST(KernelReverseTest, MirrorsTheGivenAxes) {
+  const Tensor x{{2, 3}, {1, 2, 3, 4, 5, 6}};
+  const std::vector<std::pair<Ints, std::vector<float>>> cases = {{{1}, {3, 2, 1, 6, 5, 4}},
+                                                                  {{0}, {4, 5, 6, 1, 2, 3}},
+                                                                  {{0, 1}, {6, 5, 4, 3, 2, 1}},
+                                                                  {{}, {1, 2, 3, 4, 5, 6}}};
+  for (const auto& [axes, want] : cases) {
+    SCOPED_TRACE(AttrValueString(axes));
+    Net net;
+    const ValueId y = net.Op("reverse", {net.Input(x)}, MakeAttrs({{"axes", axes}}));
+    EXPECT_EQ(net.ShapeOf(y), x.shape);
+    EXPECT_TRUE(SameFloats(net.Run(y), want));
+  }
+  Net net;
+  const ValueId y =
+      net.Op("reverse", {net.Input({3}, DType::kI16, ToBytes(std::vector<int16_t>{7, -8, 30000}))},
+             MakeAttrs({{"axes", Ints{0}}}));
+  EXPECT_EQ(FromBytes<int16_t>(net.RunBytes(y)), (std::vector<int16_t>{30000, -8, 7}));
+  for (const Ints& bad : {Ints{2}, Ints{1, 1}, Ints{-1}}) {
+    Graph g;
+    Value v;
+    v.shape = {2, 3};
+    const ValueId in = g.AddValue(std::move(v));
+    EXPECT_FALSE(AddOp(&g, "reverse", {in}, MakeAttrs({{"axes", bad}})).ok());
+  }
+}
+
 TEST(KernelPadTest, FillsWithValue) {
   const Tensor x{{2, 3}, {1, 2, 3, 4, 5, 6}};
   Net net;

@@ -64,6 +64,7 @@ const std::map<std::string_view, std::vector<std::string_view>>& ConverterChecke
       {"RESHAPE", {"f32", "i8", "16x8"}},
       {"RESIZE_BILINEAR", {"f32", "i8"}},
       {"RESIZE_NEAREST_NEIGHBOR", {"f32", "i8", "16x8"}},
+      {"REVERSE_V2", {"f32", "i8", "16x8"}},
       {"ROUND", {"f32"}},
       {"RSQRT", {"f32"}},
       {"SLICE", {"f32", "i8", "16x8"}},

@@ -199,6 +199,13 @@ Status EncodeTranspose(Encoder& e, const Node& node, EncodedOp* op) {
   return Status::Ok();
 }
 
+Status EncodeReverse(Encoder& e, const Node& node, EncodedOp* op) {
+  const Ints& axes = node.attrs.Ints("axes");
+  op->inputs.push_back(
+      e.AddIntTensor(node.name + "/axis", {static_cast<int64_t>(axes.size())}, axes));
+  return Status::Ok();
+}
+
 // PAD fills with the output's zero point (0 for float); any other fill needs PADV2 and a
 // constant scalar value of the output's type.
 Status EncodePad(Encoder& e, const Node& node, EncodedOp* op) {
@@ -410,6 +417,7 @@ Status EncodeOptions(Encoder& e, const Node& node, EncodedOp* op) {
   if (name == "arg_min_max") return EncodeArgMinMax(e, node, op);
   if (name == "fill") return EncodeFill(e, node, op);
   if (name == "transpose") return EncodeTranspose(e, node, op);
+  if (name == "reverse") return EncodeReverse(e, node, op);
   if (name == "pad") return EncodePad(e, node, op);
   if (name == "svdf") return EncodeSvdf(node, op);
   if (name == "unidirectional_sequence_lstm") return EncodeLstm(node, op);

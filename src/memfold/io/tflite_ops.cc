@@ -348,6 +348,15 @@ Status ConvertTranspose(const TfliteConvertContext& ctx, Node* node) {
   return Status::Ok();
 }
 
+// REVERSE_V2: the constant axis input, negative axes counted from the end.
+Status ConvertReverse(const TfliteConvertContext& ctx, Node* node) {
+  MF_ASSIGN_OR_RETURN(Ints axes, TakeConstantInts(ctx, node, 1, "axis"));
+  const auto rank = static_cast<int64_t>(ctx.graph.value(node->inputs[0]).shape.size());
+  for (int64_t& axis : axes) axis += axis < 0 ? rank : 0;
+  node->attrs.Set("axes", axes);
+  return Status::Ok();
+}
+
 Status ConvertSvdf(const TfliteConvertContext& ctx, Node* node) {
   node->attrs.Set("rank", int64_t{Opt<int32_t>(ctx, 0, 1)});
   return SetActivation(ctx, 1, node);
@@ -714,6 +723,7 @@ const std::vector<TfliteOpMapping>& Table() {
       {101, "ABS", "abs", 0, {}, ConvertNothing},
       {102, "SPLIT_V", "split", 79, {4}, ConvertSplitV},
       {104, "CEIL", "ceil", 0, {}, ConvertNothing},
+      {105, "REVERSE_V2", "reverse", 81, {}, ConvertReverse},
       {111, "ELU", "elu", 0, {}, ConvertNothing},
       {114, "QUANTIZE", "quantize", 0, {}, ConvertTypeChange},
       {116, "ROUND", "round", 0, {}, ConvertNothing},

@@ -546,6 +546,20 @@ Status InferTranspose(const InferContext& ctx, std::vector<TensorType>* out) {
   return Status::Ok();
 }
 
+Status InferReverse(const InferContext& ctx, std::vector<TensorType>* out) {
+  const Shape& in = ctx.in(0).shape;
+  std::vector<int64_t> axes = ctx.node.attrs.Ints("axes");
+  std::sort(axes.begin(), axes.end());
+  const bool in_range =
+      axes.empty() || (axes.front() >= 0 && axes.back() < static_cast<int64_t>(in.size()));
+  if (!in_range || std::adjacent_find(axes.begin(), axes.end()) != axes.end()) {
+    return Status::Error("axes " + Dims(ctx.node.attrs.Ints("axes")) +
+                         " are not distinct dimensions of " + Dims(in));
+  }
+  out->push_back({ctx.in(0).dtype, in});
+  return Status::Ok();
+}
+
 Status InferPad(const InferContext& ctx, std::vector<TensorType>* out) {
   const Shape& in = ctx.in(0).shape;
   const auto& pads = ctx.node.attrs.Ints("paddings");

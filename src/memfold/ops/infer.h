@@ -23,6 +23,7 @@ Status InferReshape(const InferContext& ctx, std::vector<TensorType>* out);
 Status InferConcat(const InferContext& ctx, std::vector<TensorType>* out);
 Status InferSlice(const InferContext& ctx, std::vector<TensorType>* out);
 Status InferTranspose(const InferContext& ctx, std::vector<TensorType>* out);
+Status InferReverse(const InferContext& ctx, std::vector<TensorType>* out);
 Status InferPad(const InferContext& ctx, std::vector<TensorType>* out);
 Status InferBroadcastTo(const InferContext& ctx, std::vector<TensorType>* out);
 // Comparisons: two inputs of one type, broadcast, boolean output. Logical ops: boolean inputs

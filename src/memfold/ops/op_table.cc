@@ -484,6 +484,11 @@ std::vector<OpDef> BuildOpTable() {
        .overlap_algorithmic = AlgorithmicTranspose,
        .kernels = MF_MOVE_KERNELS(Transpose),
        .gradient = GradTranspose},
+      {.name = "reverse",  // TFLite's REVERSE_V2
+       .attrs = {{"axes", Ints{}, true}},
+       .infer = InferReverse,
+       .cost = MoveCost,
+       .kernels = MF_MOVE_KERNELS(Reverse)},
       {.name = "pad",
        .attrs = {{"paddings", Ints{}, true}, {"value", 0.0}},
        .infer = InferPad,

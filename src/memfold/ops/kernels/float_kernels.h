@@ -132,6 +132,9 @@ template <typename A, typename T>
 void Slice(const KernelContext& ctx);
 template <typename A, typename T>
 void Transpose(const KernelContext& ctx);
+// reference_ops::Reverse (REVERSE_V2): the input mirrored along every axis of 'axes'.
+template <typename A, typename T>
+void Reverse(const KernelContext& ctx);
 template <typename A, typename T>
 void Pad(const KernelContext& ctx);
 template <typename A, typename T>

@@ -364,6 +364,22 @@ void Transpose(const KernelContext& ctx) {
   WalkOutput(ctx.outputs[0].shape, stride, 0, [&](int64_t o, int64_t i) { y.Set(o, x[i]); });
 }
 
+// REVERSE_V2: output index o reads the input mirrored along each axis in `axes`: a walk of the
+// output with those axes' input strides negated, starting from their last element.
+template <typename A, typename T>
+void Reverse(const KernelContext& ctx) {
+  RankArray stride = RowMajorStrides(ctx.inputs[0].shape);
+  int64_t base = 0;
+  for (int64_t axis : ctx.attrs.Ints("axes")) {
+    const auto d = static_cast<size_t>(axis);
+    base += (ctx.inputs[0].shape[d] - 1) * stride[d];
+    stride[d] = -stride[d];
+  }
+  In<A, T> x{ctx.inputs[0].ptr<T>()};
+  Out<A, T> y{OutputOf<A, T>(ctx.outputs[0])};
+  WalkOutput(ctx.outputs[0].shape, stride, base, [&](int64_t o, int64_t i) { y.Set(o, x[i]); });
+}
+
 template <typename A, typename T>
 void Pad(const KernelContext& ctx) {
   const ShapeView in = ctx.inputs[0].shape;
@@ -540,6 +556,7 @@ void Split(const KernelContext& ctx) {
   MF_INSTANTIATE_KERNEL_T(Concat, T)        \
   MF_INSTANTIATE_KERNEL_T(Slice, T)         \
   MF_INSTANTIATE_KERNEL_T(Transpose, T)     \
+  MF_INSTANTIATE_KERNEL_T(Reverse, T)       \
   MF_INSTANTIATE_KERNEL_T(Pad, T)           \
   MF_INSTANTIATE_KERNEL_T(BroadcastTo, T)   \
   MF_INSTANTIATE_KERNEL_T(ResizeNearest, T) \
