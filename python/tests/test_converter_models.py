@@ -18,8 +18,6 @@ MEMFOLD = os.environ.get("MEMFOLD_BINARY", "memfold")
 # file -> what memfold's refusal names: operators memfold reads but has no kernel for in that
 # type. Each must still be refused (a kernel added must leave this list).
 GAPS = {
-    "fully_connected_16x8.tflite": "(fully_connected) has no i16 kernel",
-    "transpose_conv_16x8.tflite": "(transpose_conv) has no i16 kernel",
     "rsqrt_i8.tflite": "(rsqrt) has no i8 kernel",
     "rsqrt_16x8.tflite": "(rsqrt) has no i16 kernel",
     "softmax_16x8.tflite": "(softmax) has no i16 kernel",

@@ -39,7 +39,7 @@ const std::map<std::string_view, std::vector<std::string_view>>& ConverterChecke
       {"ELU", {"f32", "i8"}},
       {"EXP", {"f32"}},
       {"FLOOR", {"f32"}},
-      {"FULLY_CONNECTED", {"f32", "i8"}},
+      {"FULLY_CONNECTED", {"f32", "i8", "16x8"}},
       {"GATHER", {"f32", "i8"}},
       {"HARD_SWISH", {"f32", "i8"}},
       {"L2_NORMALIZATION", {"f32", "i8"}},
@@ -80,7 +80,7 @@ const std::map<std::string_view, std::vector<std::string_view>>& ConverterChecke
       {"SUM", {"f32", "i8", "16x8"}},
       {"TANH", {"f32", "i8", "16x8"}},
       {"TRANSPOSE", {"f32", "i8", "16x8"}},
-      {"TRANSPOSE_CONV", {"f32", "i8"}},
+      {"TRANSPOSE_CONV", {"f32", "i8", "16x8"}},
       {"UNPACK", {"f32", "i8", "16x8"}}};
   return *checked;
 }

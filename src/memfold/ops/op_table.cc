@@ -315,8 +315,9 @@ std::vector<OpDef> BuildOpTable() {
        .overlap_analytic = AnalyticFullyConnected,
        .overlap_algorithmic = AlgorithmicFullyConnected,
        .kernels = {MF_KERNEL(DType::kF32, FullyConnectedF32),
-                   MF_KERNEL(DType::kI8, FullyConnectedI8)},
-       .prepare = PrepareFullyConnectedI8,
+                   MF_KERNEL(DType::kI8, FullyConnectedI8),
+                   MF_KERNEL(DType::kI16, FullyConnectedI16)},
+       .prepare = PrepareFullyConnectedInt,
        .gradient = GradFullyConnected,
        .grad_reads_inputs = kReadsBoth},
       // fully_connected of a training graph (the gradient pass lowers float ones to it): one
@@ -525,7 +526,8 @@ std::vector<OpDef> BuildOpTable() {
        .kernels = {MF_KERNEL(DType::kF32, ResizeBilinearF32),
                    MF_KERNEL(DType::kI8, ResizeBilinearI8)}},
       // TFLM's TRANSPOSE_CONV (its output_shape input is the output tensor's shape, here an
-      // attribute); the int8 kernel's int32 accumulators are the scratch TFLM requests.
+      // attribute); the integer kernels' accumulators (int32 for int8, int64 for int16) are the
+      // scratch TFLM requests.
       {.name = "transpose_conv",
        .min_inputs = 2,
        .max_inputs = 3,
@@ -534,8 +536,8 @@ std::vector<OpDef> BuildOpTable() {
        .cost = TransposeConvCost,
        .overlap_analytic = TransposeConvOverlap,
        .overlap_algorithmic = TransposeConvOverlap,
-       .kernels = {MF_KERNEL(DType::kF32, TransposeConvF32),
-                   MF_KERNEL(DType::kI8, TransposeConvI8)},
+       .kernels = {MF_KERNEL(DType::kF32, TransposeConvF32), MF_KERNEL(DType::kI8, TransposeConvI8),
+                   MF_KERNEL(DType::kI16, TransposeConvI16)},
        .scratch = TransposeConvScratch,
        .prepare = PrepareConvI8},
       // TFLM's MIRROR_PAD with the two stride buffers its Prepare requests as scratch.

@@ -114,6 +114,46 @@ void TransposeConvI8(const KernelContext& ctx) {
   }
 }
 
+// reference_integer_ops::TransposeConv on int16 input and int8 filter (16x8): int64 sums of the
+// products (the input's zero point is 0) in scratch, then an int64 bias (TFLM converts an int16
+// bias to int64; an int32 one is read as int32), requantised per channel with no output offset
+// and clamped to the output range.
+template <typename A>
+void TransposeConvI16(const KernelContext& ctx) {
+  const ShapeView in = ctx.inputs[0].shape, filter = ctx.inputs[1].shape;
+  const ShapeView out = ctx.outputs[0].shape;
+  const TransposeConvGeometry g = TransposeConvGeometryOf(ctx.attrs, filter, out);
+  In<A, int16_t> x{ctx.inputs[0].ptr<int16_t>()};
+  In<A, int8_t> w{ctx.inputs[1].ptr<int8_t>()};
+  Out<A, int16_t> y{OutputOf<A, int16_t>(ctx.outputs[0])};
+  Out<A, int64_t> acc{reinterpret_cast<int64_t*>(ctx.scratch[0])};
+  const QuantRange range = OutputRange(ctx);
+  const int64_t n = ctx.outputs[0].elements(), out_c = out[3];
+  for (int64_t i = 0; i < n; ++i) acc.Set(i, 0);
+  ForEachTransposeConvTap(in, filter, out, g, [&](int64_t xi, int64_t wi, int64_t yi) {
+    acc.Set(yi, acc[yi] + int64_t{x[xi]} * int64_t{w[wi]});
+  });
+  auto bias = [&](int64_t c) -> int64_t {
+    switch (HasBias(ctx) ? ctx.inputs[2].dtype : DType::kF32) {
+      case DType::kI64:
+        return BiasInput<A, int64_t>(ctx)[c];
+      case DType::kI32:
+        return BiasInput<A, int32_t>(ctx)[c];
+      case DType::kI16:
+        return BiasInput<A, int16_t>(ctx)[c];
+      default:
+        return 0;
+    }
+  };
+  for (int64_t i = 0; i < n; ++i) {
+    const auto c = static_cast<size_t>(i % out_c);
+    const int32_t v =
+        MultiplyByQuantizedMultiplier(acc[i] + bias(static_cast<int64_t>(c)), ctx.prepared[c],
+                                      ctx.prepared[static_cast<size_t>(out_c) + c]);
+    y.Set(i, static_cast<int16_t>(std::clamp(v, range.min, range.max)));
+  }
+}
+
 template <typename A>
 void CumsumF32(const KernelContext& ctx) {
   const bool exclusive = ctx.attrs.Int("exclusive") != 0;
@@ -232,6 +272,7 @@ MF_INSTANTIATE_KERNEL(ResizeBilinearF32)
 MF_INSTANTIATE_KERNEL(ResizeBilinearI8)
 MF_INSTANTIATE_KERNEL(TransposeConvF32)
 MF_INSTANTIATE_KERNEL(TransposeConvI8)
+MF_INSTANTIATE_KERNEL(TransposeConvI16)
 MF_INSTANTIATE_KERNEL(CumsumF32)
 MF_INSTANTIATE_KERNEL(CumsumI8)
 MF_INSTANTIATE_KERNEL(L2NormalizationF32)

@@ -180,6 +180,8 @@ template <typename A>
 void TransposeConvF32(const KernelContext& ctx);
 template <typename A>
 void TransposeConvI8(const KernelContext& ctx);
+template <typename A>
+void TransposeConvI16(const KernelContext& ctx);
 
 // ---- MIRROR_PAD (TFLM's mirror_pad.cc) --------------------------------------------------------
 

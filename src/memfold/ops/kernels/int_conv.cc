@@ -123,8 +123,9 @@ namespace {
 
 // reference_integer_ops::FullyConnected(PerChannel): per batch and output channel, the filter
 // row's products with the offset input (a per-tensor filter's offset too), then bias and
-// requantisation.
-template <typename A>
+// requantisation. X is the activation type; Acc the accumulator and bias type (int32 for int8;
+// int32 or int64 for int16, TFLM's AccumScalar).
+template <typename A, typename X, typename Acc>
 void FullyConnectedLoop(const KernelContext& ctx) {
   const TensorArg& filter = ctx.inputs[1];
   const int64_t out_depth = filter.shape[0], depth = filter.shape[1];
@@ -133,22 +134,23 @@ void FullyConnectedLoop(const KernelContext& ctx) {
                                OutputRange(ctx)};
   const int32_t x_off = -ZeroPoint(ctx.inputs[0]);
   const int32_t w_off = per_channel ? 0 : -ZeroPoint(filter);
-  const In<A, int8_t> x{ctx.inputs[0].ptr<int8_t>()};
+  const In<A, X> x{ctx.inputs[0].ptr<X>()};
   const In<A, int8_t> w{filter.ptr<int8_t>()};
   const bool has_bias = HasBias(ctx);
-  const In<A, int32_t> bias = BiasInput<A, int32_t>(ctx);
-  const Out<A, int8_t> y = OutputOf<A, int8_t>(ctx.outputs[0]);
+  const In<A, Acc> bias = BiasInput<A, Acc>(ctx);
+  const Out<A, X> y = OutputOf<A, X>(ctx.outputs[0]);
   const int64_t batches = ctx.outputs[0].elements() / std::max<int64_t>(1, out_depth);
   for (int64_t b = 0; b < batches; ++b) {
     for (int64_t oc = 0; oc < out_depth; ++oc) {
-      int32_t acc = 0;
+      Acc acc = 0;
       for (int64_t d = 0; d < depth; ++d) {
         const int32_t product =
             WrapMul(WrapAdd(w[oc * depth + d], w_off), WrapAdd(x[b * depth + d], x_off));
-        acc = WrapAdd(acc, product);
+        acc = AddToAcc(acc, product);
       }
-      if (has_bias) acc = WrapAdd(acc, bias[oc]);
-      y.Set(b * out_depth + oc, requantize(acc, per_channel ? static_cast<size_t>(oc) : 0));
+      if (has_bias) acc = AddToAcc(acc, bias[oc]);
+      const size_t channel = per_channel ? static_cast<size_t>(oc) : 0;
+      y.Set(b * out_depth + oc, static_cast<X>(requantize.Scaled(acc, channel)));
     }
   }
 }
@@ -160,7 +162,16 @@ void FullyConnectedI8(const KernelContext& ctx) {
   const TensorArg& filter = ctx.inputs[1];
   if (HasSimdRecords(ctx, filter.quant.per_channel() ? filter.shape[0] : 1))
     return FullyConnectedI8Simd<A>(ctx);
-  FullyConnectedLoop<A>(ctx);
+  FullyConnectedLoop<A, int8_t, int32_t>(ctx);
+}
+
+template <typename A>
+void FullyConnectedI16(const KernelContext& ctx) {
+  if (HasBias(ctx) && ctx.inputs[2].dtype == DType::kI32) {
+    FullyConnectedLoop<A, int16_t, int32_t>(ctx);
+  } else {
+    FullyConnectedLoop<A, int16_t, int64_t>(ctx);
+  }
 }
 
 template <typename A>
@@ -211,6 +222,7 @@ void MaxPool2DInt(const KernelContext& ctx) {
 MF_INSTANTIATE_KERNEL(Conv2DI8)
 MF_INSTANTIATE_KERNEL(DepthwiseConv2DI8)
 MF_INSTANTIATE_KERNEL(FullyConnectedI8)
+MF_INSTANTIATE_KERNEL(FullyConnectedI16)
 MF_INSTANTIATE_KERNEL(Conv2DI16)
 MF_INSTANTIATE_KERNEL(DepthwiseConv2DI16)
 MF_INSTANTIATE_KERNEL_T(AvgPool2DInt, int8_t)

@@ -33,6 +33,10 @@ void DepthwiseConv2DI16(const KernelContext& ctx);
 // double(float(in_scale * filter_scale)) / double(out_scale)) or FullyConnectedPerChannel.
 template <typename A>
 void FullyConnectedI8(const KernelContext& ctx);
+// The same on int16 input with int8 weights (16x8): int64 accumulators with an int64 or absent
+// bias, int32 ones with an int32 bias (TFLM's requires_int32_accum).
+template <typename A>
+void FullyConnectedI16(const KernelContext& ctx);
 // reference_integer_ops::AveragePool / MaxPool on int8 and int16 (T): batch, out_y, out_x,
 // channel over the clipped window; the average rounds half away from zero with integer division.
 template <typename A, typename T>

@@ -87,15 +87,17 @@ std::vector<int32_t> PrepareDepthwiseI8(const KernelContext& ctx) {
   return simd ? SimdPrepared(ctx, PrepareConvI8(ctx), ctx.outputs[0].shape[3]) : PrepareConvI8(ctx);
 }
 
-std::vector<int32_t> PrepareFullyConnectedI8(const KernelContext& ctx) {
-  if (ctx.inputs[0].dtype != DType::kI8) return {};
+std::vector<int32_t> PrepareFullyConnectedInt(const KernelContext& ctx) {
+  const DType dtype = ctx.inputs[0].dtype;
+  if (dtype != DType::kI8 && dtype != DType::kI16) return {};
   const TensorArg& filter = ctx.inputs[1];
   const int64_t out_depth = filter.shape[0];
-  if (filter.quant.per_channel()) return SimdPrepared(ctx, PerChannel(ctx, out_depth), out_depth);
   const double input_product_scale = static_cast<double>(Scale(ctx.inputs[0]) * Scale(filter));
-  return SimdPrepared(ctx,
-                      Quantized({input_product_scale / static_cast<double>(Scale(ctx.outputs[0]))}),
-                      out_depth);
+  const std::vector<int32_t> quantized =
+      filter.quant.per_channel()
+          ? PerChannel(ctx, out_depth)
+          : Quantized({input_product_scale / static_cast<double>(Scale(ctx.outputs[0]))});
+  return dtype == DType::kI8 ? SimdPrepared(ctx, quantized, out_depth) : quantized;
 }
 
 std::vector<int32_t> PrepareBatchMatMulQuantized(const KernelContext& ctx) {

@@ -30,10 +30,11 @@ std::vector<int32_t> SimdMultipliers(const std::vector<int32_t>& quantized);
 std::vector<int32_t> PrepareConv2DI8(const KernelContext& ctx);
 std::vector<int32_t> PrepareDepthwiseI8(const KernelContext& ctx);
 
-// Fully connected on int8 input (CalculateOpDataFullyConnected), as SimdMultipliers: per-channel
-// filters as conv; a per-tensor filter as GetQuantizedConvolutionMultipler, whose product of the
-// two scales is rounded to float before the division in double (one multiplier and shift).
-std::vector<int32_t> PrepareFullyConnectedI8(const KernelContext& ctx);
+// Fully connected on int8 and int16 input (CalculateOpDataFullyConnected): per-channel filters as
+// conv; a per-tensor filter as GetQuantizedConvolutionMultipler, whose product of the two scales
+// is rounded to float before the division in double (one multiplier and shift). int8: as
+// SimdMultipliers; int16: [multipliers..., shifts...].
+std::vector<int32_t> PrepareFullyConnectedInt(const KernelContext& ctx);
 
 // Leaky relu on int8 and int16 input (CalculateOpDataLeakyRelu): [identity multiplier, shift, alpha
 // multiplier, shift] of in_scale / out_scale and in_scale * alpha / out_scale, products in float.
