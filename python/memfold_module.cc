@@ -255,16 +255,19 @@ py::list Values(const py::object& model, const py::object& inputs) {
   return values;
 }
 
-// The model's graph input and output value ids (a .tflite file's tensor indices) and the
-// outputs' names.
+// The model's graph input and output value ids (a .tflite file's tensor indices), the outputs'
+// names and the inputs' element types.
 py::dict ModelIo(const py::object& model) {
   const memfold::Graph graph = LoadSource(model);
   py::dict out;
   out["inputs"] = graph.inputs;
   out["outputs"] = graph.outputs;
-  py::list names;
+  py::list names, dtypes;
   for (const memfold::ValueId v : graph.outputs) names.append(graph.value(v).name);
+  for (const memfold::ValueId v : graph.inputs)
+    dtypes.append(std::string(memfold::DTypeName(graph.value(v).dtype)));
   out["output_names"] = names;
+  out["input_dtypes"] = dtypes;
   return out;
 }
 
@@ -328,8 +331,8 @@ PYBIND11_MODULE(_memfold, m) {
         "Every value of one unplanned run, indexed by value id (a .tflite file's tensor index); "
         "None for constants, weights and state.");
   m.def("model_io", &ModelIo, py::arg("model"),
-        "The model's input and output value ids (a .tflite file's tensor indices) and "
-        "output names.");
+        "The model's input and output value ids (a .tflite file's tensor indices), output "
+        "names and input element types.");
   m.def("default_inputs", &DefaultInputBytes, py::arg("model"),
         "The contract's default input of each model input, as bytes.");
   m.def("write_tflite", &WriteTflite, py::arg("model"),

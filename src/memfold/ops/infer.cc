@@ -262,13 +262,15 @@ Status InferSoftmax(const InferContext& ctx, std::vector<TensorType>* out) {
     return Status::Error("softmax is supported over the last axis only; transpose first");
   }
   MF_ASSIGN_OR_RETURN(DType dtype, OutputDType(ctx, "output_dtype"));
-  // The kernels: f32 -> f32 and i8 -> i8 or i16 (found by the fuzzer: an int8 softmax with a
-  // float32 output left most of its output unwritten).
+  // The kernels: f32 -> f32, i8 -> i8 or i16, i16 -> i16 (found by the fuzzer: an int8 softmax with
+  // a float32 output left most of its output unwritten).
   const DType from = ctx.in(0).dtype;
   if ((from == DType::kF32 && dtype != DType::kF32) ||
-      (from == DType::kI8 && dtype != DType::kI8 && dtype != DType::kI16)) {
+      (from == DType::kI8 && dtype != DType::kI8 && dtype != DType::kI16) ||
+      (from == DType::kI16 && dtype != DType::kI16)) {
     return Status::Error("softmax of " + std::string(DTypeName(from)) + " cannot produce " +
-                         std::string(DTypeName(dtype)) + " (f32 gives f32, i8 gives i8 or i16)");
+                         std::string(DTypeName(dtype)) +
+                         " (f32 gives f32, i8 gives i8 or i16, i16 gives i16)");
   }
   out->push_back({dtype, in});
   return Status::Ok();

@@ -207,7 +207,9 @@ std::vector<OpDef> BuildOpTable() {
           Unary("abs", MF_KERNEL(DType::kF32, AbsF32)),
           {MF_KERNEL_T(DType::kI8, AbsInt, int8_t), MF_KERNEL_T(DType::kI16, AbsInt, int16_t)}),
       Unary("sqrt", MF_KERNEL(DType::kF32, SqrtF32)),
-      Unary("rsqrt", MF_KERNEL(DType::kF32, RsqrtF32)),
+      WithKernels(
+          Unary("rsqrt", MF_KERNEL(DType::kF32, RsqrtF32)),
+          {MF_KERNEL_T(DType::kI8, RsqrtInt, int8_t), MF_KERNEL_T(DType::kI16, RsqrtInt, int16_t)}),
       Unary("square", MF_KERNEL(DType::kF32, SquareF32)),
       Unary("log", MF_KERNEL(DType::kF32, LogF32)),
       Unary("floor", MF_KERNEL(DType::kF32, FloorF32)),
@@ -437,7 +439,9 @@ std::vector<OpDef> BuildOpTable() {
        .infer = InferSoftmax,
        .overlap_analytic = AnalyticElementwise,
        .overlap_algorithmic = AlgorithmicSoftmax,
-       .kernels = {MF_KERNEL(DType::kF32, SoftmaxF32), MF_KERNEL(DType::kI8, SoftmaxI8)},
+       .kernels = {MF_KERNEL(DType::kF32, SoftmaxF32), MF_KERNEL(DType::kI8, SoftmaxI8),
+                   MF_KERNEL(DType::kI16, SoftmaxI16)},
+       .prepare = PrepareSoftmaxI16,
        .gradient = GradSoftmax,
        .grad_reads_outputs = kReadsFirst},
       // A joint graph's operators (joint/joint_graph.h): planned, recomputed by the framework

@@ -1,10 +1,13 @@
-// int8 and int16 add, sub, mul, leaky relu, abs and squared difference, and int8 softmax (see
-// int_kernels.h). Multipliers are computed per
+// int8 and int16 add, sub, mul, leaky relu, abs, rsqrt and squared difference, and int8 softmax
+// (see int_kernels.h). Multipliers are computed per
 // call from the values' quantisation exactly as TFLM's Prepare functions do.
 #include <algorithm>
+#include <bit>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
+#include <span>
 #include <type_traits>
 
 #include "memfold/ops/kernels/access.h"
@@ -242,6 +245,66 @@ void SoftmaxI8(const KernelContext& ctx) {
   }
 }
 
+namespace {
+
+// common.h LUTLookup: the 513-entry table `lut` (an int16 range in 512 steps) interpolated at
+// `value`.
+int32_t LutLookup(int16_t value, std::span<const int32_t> lut) {
+  const auto index = static_cast<size_t>(256 + (value >> 7));
+  const int32_t offset = value & 0x7f;
+  const int32_t base = lut[index];
+  const int32_t slope = lut[index + 1] - base;
+  return static_cast<int16_t>(base + ((slope * offset + 64) >> 7));
+}
+
+int16_t SaturateToInt16(int32_t v) {
+  return static_cast<int16_t>(std::clamp<int32_t>(v, std::numeric_limits<int16_t>::min(),
+                                                  std::numeric_limits<int16_t>::max()));
+}
+
+}  // namespace
+
+template <typename A>
+void SoftmaxI16(const KernelContext& ctx) {
+  const int32_t input_multiplier = ctx.prepared[0];
+  const int input_left_shift = ctx.prepared[1];
+  const std::span<const int32_t> exp_lut = ctx.prepared.subspan(2, kSoftmaxI16LutSize);
+  const std::span<const int32_t> reciprocal_lut =
+      ctx.prepared.subspan(2 + kSoftmaxI16LutSize, kSoftmaxI16LutSize);
+  const ShapeView shape = ctx.inputs[0].shape;
+  const int64_t depth = shape.empty() ? 1 : shape.back();
+  const int64_t rows = ctx.inputs[0].elements() / std::max<int64_t>(1, depth);
+  In<A, int16_t> x{ctx.inputs[0].ptr<int16_t>()};
+  Out<A, int16_t> y{OutputOf<A, int16_t>(ctx.outputs[0])};
+  // exp(x - max) of element c: the difference scaled so that [-65535, 0] is [-10, 0], recentred
+  // to the table's symmetric input, looked up in Q0.15.
+  auto exp_of = [&](int64_t row, int64_t c, int16_t max_in_row) {
+    const int32_t diff = static_cast<int32_t>(x[row * depth + c]) - max_in_row;
+    const int32_t scaled = MultiplyByQuantizedMultiplier(diff, input_multiplier, input_left_shift);
+    return LutLookup(SaturateToInt16(WrapAdd(scaled, 32767)), exp_lut);
+  };
+  for (int64_t i = 0; i < rows; ++i) {
+    int16_t max_in_row = std::numeric_limits<int16_t>::min();
+    for (int64_t c = 0; c < depth; ++c) max_in_row = std::max(max_in_row, x[i * depth + c]);
+    int32_t sum_of_exps = 0;  // Q16.15
+    for (int64_t c = 0; c < depth; ++c)
+      sum_of_exps = WrapAdd(sum_of_exps, exp_of(i, c, max_in_row));
+    // 1 / sum by the 1 / (1 + x) table at x = sum - 1, normalised and recentred.
+    const int headroom_plus_one = std::countl_zero(static_cast<uint32_t>(sum_of_exps));
+    const auto shifted_sum = static_cast<int32_t>(
+        ((static_cast<int64_t>(sum_of_exps) << (headroom_plus_one - 1)) + (1 << 13)) >> 14);
+    const int32_t reciprocal =
+        LutLookup(SaturateToInt16(shifted_sum - ((1 << 15) + (1 << 16))), reciprocal_lut);
+    const int right_shift = 31 - headroom_plus_one;
+    const int64_t round = int64_t{1} << (right_shift - 1);
+    for (int64_t c = 0; c < depth; ++c) {
+      const auto result = static_cast<int32_t>(
+          (static_cast<int64_t>(exp_of(i, c, max_in_row)) * reciprocal + round) >> right_shift);
+      y.Set(i * depth + c, static_cast<int16_t>(std::clamp<int32_t>(result, 0, 32767)));
+    }
+  }
+}
+
 MF_INSTANTIATE_KERNEL_T(AddInt, int8_t)
 MF_INSTANTIATE_KERNEL_T(AddInt, int16_t)
 MF_INSTANTIATE_KERNEL_T(SubInt, int8_t)
@@ -249,6 +312,7 @@ MF_INSTANTIATE_KERNEL_T(SubInt, int16_t)
 MF_INSTANTIATE_KERNEL_T(MulInt, int8_t)
 MF_INSTANTIATE_KERNEL_T(MulInt, int16_t)
 MF_INSTANTIATE_KERNEL(SoftmaxI8)
+MF_INSTANTIATE_KERNEL(SoftmaxI16)
 
 // reference_integer_ops LeakyRelu (QuantizeLeakyRelu): the identity multiplier for inputs at or
 // above the zero point, alpha's below; [identity multiplier, shift, alpha multiplier, shift] come
@@ -287,6 +351,33 @@ void AbsInt(const KernelContext& ctx) {
 }
 
 template <typename A, typename T>
+void RsqrtInt(const KernelContext& ctx) {
+  constexpr int kReverseShift = -1, kShift = 20;  // elementwise.cc's; kShift keeps 1/sqrt integer
+  const int32_t in_zp = ZeroPoint(ctx.inputs[0]), out_zp = ZeroPoint(ctx.outputs[0]);
+  int32_t multiplier = 0;
+  int shift = 0;
+  QuantizeMultiplier(
+      1.0 / static_cast<double>(std::sqrt(Scale(ctx.inputs[0])) * Scale(ctx.outputs[0])),
+      &multiplier, &shift);
+  In<A, T> x{ctx.inputs[0].ptr<T>()};
+  Out<A, T> y{OutputOf<A, T>(ctx.outputs[0])};
+  const int64_t n = ctx.outputs[0].elements();
+  for (int64_t i = 0; i < n; ++i) {
+    const int32_t value = static_cast<int32_t>(x[i]) - in_zp;
+    if (value <= 0) {
+      y.Set(i, std::numeric_limits<T>::max());
+      continue;
+    }
+    int32_t inv_sqrt = 0;
+    int inv_shift = 0;
+    GetInvSqrtQuantizedMultiplierExp(value, kReverseShift, &inv_sqrt, &inv_shift);
+    const int32_t scaled = MultiplyByQuantizedMultiplier(int32_t{1}, inv_sqrt, inv_shift + kShift);
+    const int32_t out = MultiplyByQuantizedMultiplier(scaled, multiplier, shift - kShift);
+    y.Set(i, ClampTo<T>(WrapAdd(out, out_zp)));
+  }
+}
+
+template <typename A, typename T>
 void SquaredDifferenceInt(const KernelContext& ctx) {
   const int left_shift = std::is_same_v<T, int8_t> ? 7 : 0;
   const float s1 = Scale(ctx.inputs[0]), s2 = Scale(ctx.inputs[1]);
@@ -321,6 +412,8 @@ MF_INSTANTIATE_KERNEL_T(LeakyReluInt, int8_t)
 MF_INSTANTIATE_KERNEL_T(LeakyReluInt, int16_t)
 MF_INSTANTIATE_KERNEL_T(AbsInt, int8_t)
 MF_INSTANTIATE_KERNEL_T(AbsInt, int16_t)
+MF_INSTANTIATE_KERNEL_T(RsqrtInt, int8_t)
+MF_INSTANTIATE_KERNEL_T(RsqrtInt, int16_t)
 MF_INSTANTIATE_KERNEL_T(SquaredDifferenceInt, int8_t)
 MF_INSTANTIATE_KERNEL_T(SquaredDifferenceInt, int16_t)
 

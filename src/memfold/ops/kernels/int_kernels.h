@@ -61,6 +61,13 @@ void MulInt(const KernelContext& ctx);
 // point -32768, scale 1/65536, as TFLM's Prepare requires).
 template <typename A>
 void SoftmaxI8(const KernelContext& ctx);
+// reference_ops::SoftmaxInt16 (input and output zero points 0, output scale 1/32768): per row the
+// max; exp of each difference from TFLM's 513-entry exp table (differences scaled to [-10, 0]);
+// the sum's reciprocal from its 1 / (1 + x) table; the products rounded to Q0.15. Prepared by
+// PrepareSoftmaxI16: [input multiplier, input left shift, exp table, reciprocal table].
+inline constexpr size_t kSoftmaxI16LutSize = 513;
+template <typename A>
+void SoftmaxI16(const KernelContext& ctx);
 
 // reference_integer_ops::Logistic and Tanh on int8 (gemmlowp fixed point, input rescaled to
 // Q4.27 and saturated beyond its radius) and on int16 (the sigmoid table), with the rescaling
@@ -92,6 +99,13 @@ void LeakyReluInt(const KernelContext& ctx);
 // plus the output zero point, clamped to T.
 template <typename A, typename T>
 void AbsInt(const KernelContext& ctx);
+// RSQRT on int8 and int16 (elementwise.cc RsqrtEvalQuantized): 1 / sqrt(q - input zero point)
+// by GetInvSqrtQuantizedMultiplierExp, rescaled by QuantizeMultiplier(1 / (sqrt(in_scale) *
+// out_scale)) through a 2^20 intermediate, plus the output zero point, clamped to T. At the zero
+// point the output is T's maximum, as TFLM's; below it (TFLM fails the invoke: "only defined for
+// positive values") too.
+template <typename A, typename T>
+void RsqrtInt(const KernelContext& ctx);
 // SQUARED_DIFFERENCE on int8 and int16 (squared_difference.cc): both inputs shifted left (7
 // bits for int8, none for int16) and brought to twice the larger input scale, the difference
 // squared and rescaled to the output (QuantizeMultiplier of (2 max scale)^2 / (2^(2 shift)

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "memfold/ops/kernels/int8_simd.h"
+#include "memfold/ops/kernels/int_kernels.h"
 #include "memfold/ops/kernels/kernel_util.h"
 #include "memfold/ops/kernels/lstm.h"
 #include "memfold/ops/kernels/quant_math.h"
@@ -106,6 +107,54 @@ std::vector<int32_t> PrepareBatchMatMulQuantized(const KernelContext& ctx) {
   // GetQuantizedConvolutionMultipler without a bias: the scales multiplied in float.
   const auto product = static_cast<double>(Scale(ctx.inputs[0]) * Scale(ctx.inputs[1]));
   return Quantized({product / static_cast<double>(Scale(ctx.outputs[0]))});
+}
+
+namespace {
+
+// common.h LUTPopulateInt16<float>: `transform` over the int16 input range of (input_scale,
+// input_zero_point) in 512 steps plus the last point, each sample corrected by half the error of
+// linear interpolation at its step's midpoint, in float as TFLM computes it.
+template <typename Transform>
+void PopulateInt16Lut(float input_scale, int32_t input_zero_point, float output_scale,
+                      Transform transform, int32_t* lut) {
+  constexpr int kSteps = 512;
+  const float input_min = input_scale * static_cast<float>(-32768 - input_zero_point);
+  const float input_max = input_scale * static_cast<float>(32767 - input_zero_point);
+  const float output_min = output_scale * -32768.0f, output_max = output_scale * 32767.0f;
+  const float step = (input_max - input_min) / kSteps;
+  const float half_step = step / 2;
+  const float inverse = 65536.0f / (output_max - output_min);
+  auto saturate = [](float v) { return std::min(std::max(v, -32768.0f), 32767.0f); };
+  for (int i = 0; i < kSteps; ++i) {
+    const float at = transform(input_min + static_cast<float>(i) * step);
+    const float mid = transform(input_min + static_cast<float>(i) * step + half_step);
+    const float next = transform(input_min + static_cast<float>(i + 1) * step);
+    const float sample = std::round(at * inverse);
+    const float interpolated = std::round((next * inverse + std::round(at * inverse)) / 2);
+    const float error = interpolated - std::round(mid * inverse);
+    lut[i] = static_cast<int16_t>(saturate(sample - std::round(error / 2)));
+  }
+  lut[kSteps] = static_cast<int16_t>(saturate(std::round(transform(input_max) * inverse)));
+}
+
+}  // namespace
+
+std::vector<int32_t> PrepareSoftmaxI16(const KernelContext& ctx) {
+  if (ctx.inputs[0].dtype != DType::kI16) return {};
+  std::vector<int32_t> out(2 + 2 * kSoftmaxI16LutSize);
+  int shift = 0;
+  // Differences scaled so that [-65535, 0] stands for [-10.0, 0.0].
+  QuantizeMultiplier(
+      static_cast<double>(Scale(ctx.inputs[0])) * ctx.attrs.Float("beta") / (10.0 / 65535.0),
+      &out[0], &shift);
+  out[1] = shift;
+  constexpr int32_t kRange = 65535;
+  PopulateInt16Lut(
+      10.0f / kRange, 32767, 2.0f / kRange, [](float v) { return std::exp(v); }, out.data() + 2);
+  PopulateInt16Lut(
+      1.0f / kRange, -32768, 2.0f / kRange, [](float v) { return 1.0f / (1.0f + v); },
+      out.data() + 2 + kSoftmaxI16LutSize);
+  return out;
 }
 
 std::vector<int32_t> PrepareLeakyReluInt(const KernelContext& ctx) {

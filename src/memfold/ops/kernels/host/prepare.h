@@ -36,6 +36,11 @@ std::vector<int32_t> PrepareDepthwiseI8(const KernelContext& ctx);
 // SimdMultipliers; int16: [multipliers..., shifts...].
 std::vector<int32_t> PrepareFullyConnectedInt(const KernelContext& ctx);
 
+// SOFTMAX on int16 input (softmax_common.cc InitializeLutForInt16, CalculateSoftmaxParams): the
+// input multiplier and left shift of in_scale * beta / (10 / 65535), then TFLM's exp table over
+// [-10, 0] and 1 / (1 + x) table over [0, 1], 513 entries each.
+std::vector<int32_t> PrepareSoftmaxI16(const KernelContext& ctx);
+
 // Leaky relu on int8 and int16 input (CalculateOpDataLeakyRelu): [identity multiplier, shift, alpha
 // multiplier, shift] of in_scale / out_scale and in_scale * alpha / out_scale, products in float.
 std::vector<int32_t> PrepareLeakyReluInt(const KernelContext& ctx);
