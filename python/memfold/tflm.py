@@ -11,7 +11,8 @@ offline memory plan (OfflineMemoryAllocation), so that TFLM places every tensor 
 offset, and compares that run's outputs with TFLM's own unplanned ones. TFLM's Python
 interpreter allocates its arena itself, so it cannot be prefilled with a poison pattern: each
 planned interpreter first runs a different input, which leaves that input's values in every
-arena byte the plan uses, then the compared input. Every tensor but the outputs is unreadable
+arena byte the plan uses, then (after TFLM's reset of its variable tensors, the state of LSTM
+and SVDF models) the compared input. Every tensor but the outputs is unreadable
 when TFLM follows a plan (GetTensor needs kPreserveAllTensors, which ignores the plan).
 
 Cost: one TFLM run per model and input, two per plan; the plans' own (memfold.plan);
@@ -210,6 +211,7 @@ def compare_plan(path, planner, inputs=None, **options):
     planned_file = memfold.tflite_with_plan(path, planner, **options)
     interp = interpreter(planned_file)
     invoke(interp, _other_inputs(inputs), outputs)
+    interp.reset()  # variable tensors (LSTM state) back to their start; the arena keeps its bytes
     got = invoke(interp, inputs, outputs)
     same = all(a.tobytes() == b.tobytes() for a, b in zip(expected, got))
     arena = memfold.plan(planned_file, planner="offline").arena_bytes
