@@ -75,6 +75,18 @@ def _output_count(model_bytes):
     return len(memfold.model_io(model_bytes)["outputs"])
 
 
+def runs(model_bytes):
+    """Whether TFLM's interpreter runs the file on the contract's default input (it refuses some
+    operators and types, and fails some at Invoke)."""
+    try:
+        with captured_stderr():
+            interp = interpreter(model_bytes)
+            invoke(interp, memfold.default_inputs(model_bytes), 0)
+        return True
+    except Exception:  # TFLM refuses the file: its message went to the captured stderr
+        return False
+
+
 def tensors(interp, count):
     """The first `count` tensors of subgraph 0 of a kPreserveAllTensors interpreter after a run,
     as numpy arrays (None where TFLM holds no data)."""
