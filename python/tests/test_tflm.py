@@ -51,14 +51,17 @@ def expect_every_tensor_equal(path):
     assert compared >= operators + 1  # every operator's outputs and the input at least
 
 
-@pytest.mark.parametrize("name,path", RUNS_IN_TFLM, ids=ids)
-def test_every_tensor_of_a_shared_model_equals_tflms(name, path):
-    expect_every_tensor_equal(path)
+# Every model TFLM runs: a shared file's path, or a WRITTEN zoo spec (its file from `written`).
+MODELS = [path for _, path in RUNS_IN_TFLM] + WRITTEN
 
 
-@pytest.mark.parametrize("spec", WRITTEN)
-def test_every_tensor_of_a_written_model_equals_tflms(spec, written):
-    expect_every_tensor_equal(written[spec])
+def path_of(model, written):
+    return written[model] if model.startswith("zoo:") else model
+
+
+@pytest.mark.parametrize("model", MODELS, ids=ids)
+def test_every_tensor_equals_tflms(model, written):
+    expect_every_tensor_equal(path_of(model, written))
 
 
 def test_a_tensor_that_differs_is_found():
@@ -91,14 +94,9 @@ def expect_plans_run_in_tflm(path):
         assert head == arena, planner
 
 
-@pytest.mark.parametrize("name,path", RUNS_IN_TFLM, ids=ids)
-def test_plans_of_a_shared_model_run_in_tflm(name, path):
-    expect_plans_run_in_tflm(path)
-
-
-@pytest.mark.parametrize("spec", WRITTEN)
-def test_plans_of_a_written_model_run_in_tflm(spec, written):
-    expect_plans_run_in_tflm(written[spec])
+@pytest.mark.parametrize("model", MODELS, ids=ids)
+def test_plans_run_in_tflm(model, written):
+    expect_plans_run_in_tflm(path_of(model, written))
 
 
 @pytest.mark.parametrize("name,path", SHARED, ids=ids)
