@@ -43,7 +43,7 @@ std::vector<std::string> StrategiesOrAll() {
   return names;
 }
 
-// --max-recompute for --planner best: a fraction in [0, 1]; --objective (its default is the one
+// --max-recompute for --planner best: a fraction in [0, 3]; --objective (its default is the one
 // `options` holds: memory for plan and run, balanced for compile, where speed counts too).
 void AddBestOptions(CLI::App* command, memfold::BestOptions* options) {
   command
@@ -64,7 +64,7 @@ void AddBestOptions(CLI::App* command, memfold::BestOptions* options) {
       ->add_option("--max-recompute", options->max_recompute,
                    "--planner best: extra FLOPs operation splitting may add, as a fraction of the "
                    "model's (default 0.10)")
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(CLI::Range(0.0, 3.0));
 }
 
 // --quiet and --verbose, accepted before the command and after it.

@@ -7,6 +7,7 @@
 #include "memfold/ops/registry.h"
 #include "memfold/passes/fold_pad.h"
 #include "memfold/passes/schedule.h"
+#include "memfold/passes/split_curve.h"
 #include "memfold/passes/split_search.h"
 #include "memfold/passes/stream_inputs.h"
 
@@ -196,18 +197,33 @@ Result<BestPlan> PlanBest(const Graph& file_graph, const BestOptions& options) {
   if (options.objective == Objective::kBalanced) {
     for (double share : kBalancedBudgetShares) budgets.push_back(options.max_recompute * share);
   }
-  // Splits candidate `k` within `budget`; false when no split helps.
+  // Adds a split of candidate `k` (its plan refined with "smallest").
+  auto add_split = [&](size_t k, SplitResult split) {
+    GraphPlan plan = *split.plan;
+    candidates.push_back({std::move(split.graph), std::move(plan), candidates[k].concat, true,
+                          split.recompute_fraction(), SplitDetail(split), k});
+  };
+  // Splits candidate `k` within `budget` by rounds around the peak; false when no split helps.
   auto split_candidate = [&](size_t k, double budget) -> Result<bool> {
     split_options.max_recompute = budget;
     MF_ASSIGN_OR_RETURN(SplitResult split, SplitForMemory(candidates[k].graph, split_options));
     if (split.stages.empty()) return false;
-    GraphPlan plan = *split.plan;  // refined with "smallest" by the split's last round
-    candidates.push_back({std::move(split.graph), std::move(plan), candidates[k].concat, true,
-                          split.recompute_fraction(), SplitDetail(split), k});
+    add_split(k, std::move(split));
     return true;
   };
-  for (size_t k = 0, unsplit = candidates.size(); k < unsplit; ++k) {
+  const size_t unsplit = candidates.size();
+  for (size_t k = 0; k < unsplit; ++k) {
     for (double budget : budgets) MF_RETURN_IF_ERROR(split_candidate(k, budget).status());
+  }
+  // Deep fusion by segments (passes/split_curve.h): the lowest points of its curve, and for
+  // balanced a spread of it too.
+  split_options.max_recompute = options.max_recompute;
+  const CurvePoints points{.spread = options.objective == Objective::kBalanced ? 4 : 0,
+                           .smallest = 2};
+  for (size_t k = 0; k < unsplit; ++k) {
+    MF_ASSIGN_OR_RETURN(std::vector<SplitResult> curve,
+                        SplitSegmentsCurve(candidates[k].graph, split_options, points));
+    for (SplitResult& split : curve) add_split(k, std::move(split));
   }
   // memory: the smallest arena may be reached with less extra work within a smaller budget (the
   // split search spends what it is given, and is not monotonic in it): when the smallest plan

@@ -1,0 +1,308 @@
+#include "memfold/passes/split_curve.h"
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
+#include <map>
+#include <optional>
+#include <utility>
+
+#include "memfold/ops/cost.h"
+#include "memfold/ops/registry.h"
+#include "memfold/plan/liveness.h"
+#include "memfold/plan/plan_graph.h"
+
+namespace memfold {
+namespace {
+
+constexpr size_t kAxisH = 1, kAxisW = 2;  // NHWC
+constexpr int32_t kMaxCols = 8;
+constexpr int32_t kMaxSegmentCuts = 8;  // a segment spans at most this many cut-to-cut runs
+// Row counts past the best one for a grid width before the width is abandoned (the stage's
+// bytes fall with the tile size, then flatten or grow with the halo).
+constexpr int32_t kRowPatience = 2;
+
+// One way to run a segment: unsplit, or split by `grid`.
+struct Option {
+  std::optional<RegionSplit> grid;
+  int64_t peak = 0;  // payload bytes live at most while the segment runs
+  double flops = 0;  // extra FLOPs
+};
+
+// Operators first..last (schedule positions) between two cuts, and its options on the curve:
+// peak ascending, extra FLOPs strictly descending.
+struct Segment {
+  int32_t from = 0, to = 0;  // cut indices
+  int32_t first = 0, last = 0;
+  std::vector<Option> options;
+};
+
+double TotalFlops(const Graph& graph) {
+  double total = 0;
+  for (NodeId id : graph.schedule) {
+    if (OpOf(graph.node(id)) != nullptr) total += NodeCost(graph, graph.node(id)).flops;
+  }
+  return total;
+}
+
+bool InArena(const Value& value) {
+  return !value.is_constant() && value.role != Role::kStreamed && value.bytes() > 0;
+}
+
+// Boundaries k (before the operator at position k; k = size is the end) that one arena value
+// alone crosses, and the start and end: of those inside, the ones whose value is no larger than
+// its neighbouring cuts' (block boundaries, not the wide tensors inside a block).
+std::vector<int32_t> Cuts(const Graph& graph) {
+  const auto size = static_cast<int32_t>(graph.schedule.size());
+  std::vector<int32_t> position(static_cast<size_t>(graph.num_nodes()), -1);
+  for (int32_t pos = 0; pos < size; ++pos) position[static_cast<size_t>(graph.schedule[static_cast<size_t>(pos)])] = pos;
+  std::vector<int32_t> count(static_cast<size_t>(size) + 2, 0);
+  std::vector<int64_t> bytes(static_cast<size_t>(size) + 2, 0);
+  const std::vector<std::vector<NodeId>> consumers = graph.Consumers();
+  for (ValueId v = 0; v < graph.num_values(); ++v) {
+    const Value& value = graph.value(v);
+    if (!InArena(value)) continue;
+    const int32_t made = value.producer == kNoNode ? -1 : position[static_cast<size_t>(value.producer)];
+    int32_t last_read = made;
+    for (NodeId reader : consumers[static_cast<size_t>(v)])
+      last_read = std::max(last_read, position[static_cast<size_t>(reader)]);
+    if (std::find(graph.outputs.begin(), graph.outputs.end(), v) != graph.outputs.end())
+      last_read = size;
+    for (int32_t k = made + 1; k <= last_read; ++k) {  // crosses the boundaries made+1..last_read
+      ++count[static_cast<size_t>(k)];
+      bytes[static_cast<size_t>(k)] += value.bytes();
+    }
+  }
+  std::vector<int32_t> single;
+  for (int32_t k = 1; k < size; ++k) {
+    if (count[static_cast<size_t>(k)] == 1) single.push_back(k);
+  }
+  std::vector<int32_t> cuts = {0};
+  for (size_t i = 0; i < single.size(); ++i) {
+    const int64_t here = bytes[static_cast<size_t>(single[i])];
+    const bool below_prev = i == 0 || here <= bytes[static_cast<size_t>(single[i - 1])];
+    const bool below_next = i + 1 == single.size() || here <= bytes[static_cast<size_t>(single[i + 1])];
+    if (below_prev && below_next) cuts.push_back(single[i]);
+  }
+  cuts.push_back(size);
+  return cuts;
+}
+
+// The most bytes live at node times of positions first..last.
+int64_t PeakOver(const std::vector<int64_t>& live, int32_t first, int32_t last) {
+  int64_t peak = 0;
+  for (int32_t pos = first; pos <= last; ++pos)
+    peak = std::max(peak, live[static_cast<size_t>(NodeTime(static_cast<size_t>(pos)))]);
+  return peak;
+}
+
+// Keeps the options no other beats in both peak and extra FLOPs, peak ascending.
+std::vector<Option> ParetoOptions(std::vector<Option> options) {
+  std::sort(options.begin(), options.end(), [](const Option& a, const Option& b) {
+    return a.peak != b.peak ? a.peak < b.peak : a.flops < b.flops;
+  });
+  std::vector<Option> kept;
+  for (Option& option : options) {
+    if (kept.empty() || option.flops < kept.back().flops) kept.push_back(std::move(option));
+  }
+  return kept;
+}
+
+// Row counts a grid of `cols` columns tries, in increasing order: with cached halos 1..4
+// output rows per tile (thinner first, as they cost no recomputation); with recomputed halos
+// every count.
+std::vector<int32_t> RowCounts(bool cache_halos, int32_t cols, int64_t height) {
+  std::vector<int32_t> counts;
+  if (cache_halos) {
+    for (int64_t per_tile = 1; per_tile <= 4; ++per_tile) {
+      const auto rows = static_cast<int32_t>((height + per_tile - 1) / per_tile);
+      if (rows >= 2 && (counts.empty() || rows < counts.back())) counts.push_back(rows);
+    }
+    std::reverse(counts.begin(), counts.end());
+    return counts;
+  }
+  for (int32_t rows = cols > 1 ? 1 : 2; rows <= height; ++rows) counts.push_back(rows);
+  return counts;
+}
+
+// Measures the grids of one splittable segment within `budget` extra FLOPs.
+void MeasureGrids(const Graph& graph, Segment* segment, double budget) {
+  const Shape& out =
+      graph.value(graph.node(graph.schedule[static_cast<size_t>(segment->last)]).outputs[0]).shape;
+  const int64_t height = out[kAxisH], width = out[kAxisW];
+  for (const bool cache : {true, false}) {
+    for (int32_t cols = 1; cols <= std::min<int64_t>(kMaxCols, width); ++cols) {
+      int64_t best = std::numeric_limits<int64_t>::max();
+      int32_t since_best = 0;
+      for (int32_t rows : RowCounts(cache, cols, height)) {
+        const RegionSplit grid{segment->first, segment->last, rows, true, cols, cache};
+        SplitStats stats;
+        Result<Graph> split = SplitRegion(graph, grid, &stats);
+        if (!split.ok()) continue;  // e.g. tiles reading nothing but padding
+        if (stats.extra_flops > budget) break;  // more rows add more
+        const int64_t peak = PeakOver(LiveBytesPerStep(ComputeLiveness(*split)),
+                                      stats.first_position, stats.last_position);
+        segment->options.push_back({grid, peak, stats.extra_flops});
+        since_best = peak < best ? 0 : since_best + 1;
+        best = std::min(best, peak);
+        if (since_best >= kRowPatience) break;
+      }
+    }
+  }
+}
+
+// Every segment between cuts, with its options within `budget`.
+std::vector<Segment> MeasureSegments(const Graph& graph, const std::vector<int32_t>& cuts,
+                                     const SplitOptions& options, double budget) {
+  const std::vector<int64_t> live = LiveBytesPerStep(ComputeLiveness(graph));
+  const RegionChecker regions(graph);
+  std::vector<char> op_ok(graph.schedule.size());
+  for (size_t pos = 0; pos < op_ok.size(); ++pos)
+    op_ok[pos] = regions.Op(static_cast<int32_t>(pos)).ok();
+  std::vector<Segment> segments;
+  const auto cut_count = static_cast<int32_t>(cuts.size());
+  for (int32_t i = 0; i + 1 < cut_count; ++i) {
+    for (int32_t j = i + 1; j < cut_count && j - i <= kMaxSegmentCuts; ++j) {
+      Segment segment{i, j, cuts[static_cast<size_t>(i)], cuts[static_cast<size_t>(j)] - 1, {}};
+      if (segment.last - segment.first >= options.max_region_ops) break;
+      if (j == i + 1) segment.options.push_back({std::nullopt, PeakOver(live, segment.first, segment.last), 0});
+      const bool splittable =
+          std::all_of(op_ok.begin() + segment.first, op_ok.begin() + segment.last + 1,
+                      [](char ok) { return ok; }) &&
+          regions.Bounds(segment.first, segment.last).ok();
+      if (splittable) MeasureGrids(graph, &segment, budget);
+      segment.options = ParetoOptions(std::move(segment.options));
+      if (!segment.options.empty()) segments.push_back(std::move(segment));
+    }
+  }
+  return segments;
+}
+
+// The segments and options a shortest path chose.
+using Choice = std::vector<std::pair<const Segment*, const Option*>>;
+
+// The least extra work that keeps every segment's peak within `bound`, or nothing.
+std::optional<Choice> CheapestWithin(const std::vector<Segment>& segments, int32_t cut_count,
+                                     int64_t bound) {
+  constexpr double kNever = std::numeric_limits<double>::infinity();
+  std::vector<double> cost(static_cast<size_t>(cut_count), kNever);
+  std::vector<std::pair<const Segment*, const Option*>> via(static_cast<size_t>(cut_count));
+  cost[0] = 0;
+  for (const Segment& segment : segments) {  // in order of `from`: every path is relaxed in turn
+    if (cost[static_cast<size_t>(segment.from)] == kNever) continue;
+    // The cheapest option within the bound: the last with peak <= bound.
+    auto past = std::upper_bound(segment.options.begin(), segment.options.end(), bound,
+                                 [](int64_t b, const Option& o) { return b < o.peak; });
+    if (past == segment.options.begin()) continue;
+    const Option& option = *std::prev(past);
+    const double total = cost[static_cast<size_t>(segment.from)] + option.flops;
+    if (total < cost[static_cast<size_t>(segment.to)]) {
+      cost[static_cast<size_t>(segment.to)] = total;
+      via[static_cast<size_t>(segment.to)] = {&segment, &option};
+    }
+  }
+  if (cost.back() == kNever) return std::nullopt;
+  Choice choice;
+  for (int32_t at = cut_count - 1; at > 0;) {
+    choice.push_back(via[static_cast<size_t>(at)]);
+    at = via[static_cast<size_t>(at)].first->from;
+  }
+  return choice;
+}
+
+struct Estimate {
+  int64_t peak = 0;
+  double flops = 0;
+  Choice choice;
+};
+
+// The curve of shortest paths over every bound the segments' options give, peak descending,
+// within `budget` extra FLOPs in all.
+std::vector<Estimate> EstimatedCurve(const std::vector<Segment>& segments, int32_t cut_count,
+                                     double budget) {
+  std::vector<int64_t> bounds;
+  for (const Segment& segment : segments) {
+    for (const Option& option : segment.options) bounds.push_back(option.peak);
+  }
+  std::sort(bounds.begin(), bounds.end(), std::greater<>());
+  bounds.erase(std::unique(bounds.begin(), bounds.end()), bounds.end());
+  std::vector<Estimate> curve;
+  for (int64_t bound : bounds) {
+    std::optional<Choice> choice = CheapestWithin(segments, cut_count, bound);
+    if (!choice) break;  // lower bounds are infeasible too
+    Estimate estimate{0, 0, std::move(*choice)};
+    for (const auto& [segment, option] : estimate.choice) {
+      estimate.peak = std::max(estimate.peak, option->peak);
+      estimate.flops += option->flops;
+    }
+    if (estimate.flops > budget) break;  // lower bounds cost more
+    if (!curve.empty() && estimate.peak >= curve.back().peak) continue;
+    curve.push_back(std::move(estimate));
+  }
+  return curve;
+}
+
+// Builds and plans one point: every chosen grid applied, the last segment first.
+Result<SplitResult> BuildPoint(const Graph& graph, const Estimate& estimate,
+                               const SplitOptions& options, int64_t arena_before,
+                               double total_flops) {
+  SplitResult result;
+  result.graph = graph;
+  result.arena_before = arena_before;
+  result.total_flops = total_flops;
+  for (const auto& [segment, option] : estimate.choice) {  // last segment first
+    if (!option->grid) continue;
+    SplitStage stage{.split = *option->grid};
+    for (int32_t pos = segment->first; pos <= segment->last; ++pos)
+      stage.ops.push_back(graph.node(graph.schedule[static_cast<size_t>(pos)]).name);
+    MF_ASSIGN_OR_RETURN(result.graph, SplitRegion(result.graph, *option->grid, &stage.stats));
+    result.extra_flops += stage.stats.extra_flops;
+    result.duplicated_elements += stage.stats.duplicated_elements;
+    result.stages.insert(result.stages.begin(), std::move(stage));
+  }
+  MF_ASSIGN_OR_RETURN(GraphPlan plan, PlanGraph(result.graph, options.planner, {.refine = true}));
+  result.arena_after = plan.plan.arena_bytes;
+  for (SplitStage& stage : result.stages) stage.arena_bytes = result.arena_after;
+  result.plan = std::make_shared<const GraphPlan>(std::move(plan));
+  return result;
+}
+
+// The indices of `size` estimates that `points` asks for, ascending.
+std::vector<size_t> Picked(size_t size, const CurvePoints& points) {
+  std::vector<size_t> picked;
+  if (size == 0) return picked;
+  const auto spread = std::min(size, static_cast<size_t>(std::max(points.spread, 0)));
+  for (size_t k = 0; k < spread; ++k)
+    picked.push_back(spread == 1 ? size - 1 : k * (size - 1) / (spread - 1));
+  const auto smallest = std::min(size, static_cast<size_t>(std::max(points.smallest, 0)));
+  for (size_t k = size - smallest; k < size; ++k) picked.push_back(k);
+  std::sort(picked.begin(), picked.end());
+  picked.erase(std::unique(picked.begin(), picked.end()), picked.end());
+  return picked;
+}
+
+}  // namespace
+
+Result<std::vector<SplitResult>> SplitSegmentsCurve(const Graph& graph, const SplitOptions& options,
+                                                    CurvePoints points) {
+  const auto start = std::chrono::steady_clock::now();
+  const double total_flops = TotalFlops(graph);
+  const std::vector<int32_t> cuts = Cuts(graph);
+  const double budget = options.max_recompute * total_flops;
+  const std::vector<Segment> segments = MeasureSegments(graph, cuts, options, budget);
+  const std::vector<Estimate> curve =
+      EstimatedCurve(segments, static_cast<int32_t>(cuts.size()), budget);
+  MF_ASSIGN_OR_RETURN(GraphPlan unsplit, PlanGraph(graph, options.planner, {.refine = true}));
+  std::vector<SplitResult> built;
+  for (size_t index : Picked(curve.size(), points)) {
+    MF_ASSIGN_OR_RETURN(SplitResult point, BuildPoint(graph, curve[index], options,
+                                                      unsplit.plan.arena_bytes, total_flops));
+    if (!point.stages.empty()) built.push_back(std::move(point));
+  }
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  for (SplitResult& point : built) point.search_ms = ms;
+  return built;
+}
+
+}  // namespace memfold
