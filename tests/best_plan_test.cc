@@ -52,9 +52,10 @@ TEST_P(Best, StepsNeverGrowAndTheRewrittenGraphRunsBitIdentically) {
 // The objectives on KWS, where splitting's smallest arena costs most extra work: memory keeps
 // the smallest arena; balanced stays within 5 % of it with no more extra work (here less);
 // speed adds none. Each plan verifies and runs bit-identically.
-// The split search spends the budget it is given: on SqueezeNet the default budget (10 %)
-// reaches the smallest arena with 2.3 % more FLOPs where a 2 % budget reaches it with 1.9 %.
-// memory then searches the smaller budgets too and keeps the cheaper of equal arenas.
+// The split search spends the budget it is given (on SqueezeNet the rounds around the peak
+// reach the smallest arena with 2.3 % more FLOPs at 10 %, with 1.9 % at 2 %, and the segment
+// search with none): memory searches smaller budgets too and keeps the cheaper of equal arenas,
+// so a wider budget never costs more work for the same arena.
 TEST(BestObjective, MemoryBreaksArenaTiesByExtraWork) {
   const Result<Graph> model = LoadModel("zoo:squeezenet,res=48");
   ASSERT_TRUE(model.ok()) << model.status().message();
@@ -62,7 +63,6 @@ TEST(BestObjective, MemoryBreaksArenaTiesByExtraWork) {
   const Result<BestPlan> narrow = PlanBest(*model, {.max_recompute = 0.02});
   ASSERT_TRUE(wide.ok() && narrow.ok());
   ASSERT_EQ(wide->plan.plan.arena_bytes, narrow->plan.plan.arena_bytes);
-  EXPECT_GT(wide->recompute_fraction, 0.0);
   EXPECT_LE(wide->recompute_fraction, narrow->recompute_fraction);
 }
 

@@ -37,8 +37,10 @@ struct PlanOptions {
   std::optional<std::string> budget;
   std::optional<std::string> emit_tflite;
   std::optional<std::string> emit_c;
-  std::optional<std::string> svg;  // the arena picture (io/arena_svg.h)
+  std::optional<std::string> svg;  // the arena picture (io/arena_svg.h), or the curve's
   BestOptions best;                // --planner best: splitting's budget, --stream-input
+  bool pareto = false;             // the memory / extra-work curve (PlanBestCurve)
+  int32_t pareto_points = 12;
 };
 
 struct RunOptions {

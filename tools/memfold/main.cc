@@ -128,7 +128,14 @@ int main(int argc, char** argv) {
   plan->add_option("--emit-c", plan_options.emit_c,
                    "write a C header with the arena size and tensor offsets");
   plan->add_option("--svg", plan_options.svg,
-                   "draw the arena (buffers over the schedule, overlaps, peak) as an SVG file");
+                   "draw the arena (buffers over the schedule, overlaps, peak) as an SVG file; "
+                   "with --pareto, the curve");
+  plan->add_flag("--pareto", plan_options.pareto,
+                 "--planner best: the verified plans no other beats in both arena and extra "
+                 "FLOPs, up to --max-recompute, each run checked against the unplanned model");
+  plan->add_option("--pareto-points", plan_options.pareto_points,
+                   "--pareto: points of the segment search's curve to build (default 12)")
+      ->check(CLI::Range(1, 64));
 
   memfold::cli::CommonOptions overlap_options;
   CLI::App* overlap = app.add_subcommand(

@@ -1,4 +1,5 @@
 // `memfold plan` and `memfold run`.
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -11,6 +12,7 @@
 #include "memfold/exec/executor.h"
 #include "memfold/exec/run_memory.h"
 #include "memfold/io/arena_svg.h"
+#include "memfold/io/curve_svg.h"
 #include "memfold/io/file.h"
 #include "memfold/io/sha256.h"
 #include "memfold/io/text.h"
@@ -153,7 +155,80 @@ Status WriteFile(const std::string& path, const std::string& bytes) {
   return Status::Ok();
 }
 
+// `plan --pareto`: the curve of verified plans, each run checked.
+int ParetoCommand(const PlanOptions& options) {
+  if (options.planner != "best") return Fail("--pareto needs --planner best");
+  if (options.budget || options.emit_tflite || options.emit_c)
+    return Fail("--pareto draws a curve; --budget, --emit-tflite and --emit-c take one plan");
+  Phase load("load " + options.common.model);
+  Result<Graph> loaded = LoadModel(options.common.model);
+  if (!loaded.ok()) return Fail(loaded.status().message());
+  load.Done(std::to_string(loaded->schedule.size()) + " ops");
+  const std::vector<Bytes> inputs = DefaultInputs(*loaded);
+  const Status runnable = CheckRunnable(*loaded, inputs);
+  Phase planning("plan the curve");
+  Result<std::vector<BestPlan>> curve = PlanBestCurve(*loaded, options.best, options.pareto_points);
+  if (!curve.ok()) return Fail(curve.status().message(), kExitFailed);
+  planning.Done(std::to_string(curve->size()) + " plans, verified");
+  Json points = Json::array();
+  std::vector<CurvePoint> drawn;
+  for (const BestPlan& point : *curve) {
+    Json row = {{"arena_bytes", point.plan.plan.arena_bytes},
+                {"lower_bound_bytes", point.plan.lower_bound},
+                {"recompute_fraction", point.recompute_fraction},
+                {"overhead_factor", 1 + point.recompute_fraction},
+                {"verified", true},
+                {"split", point.steps.back().detail}};
+    if (runnable.ok()) {
+      Phase checked("run the " + HumanBytes(point.plan.plan.arena_bytes) + " plan checked");
+      Result<CheckedRun> run =
+          RunChecked(*loaded, point.graph, point.plan.liveness, point.plan.plan, inputs);
+      if (!run.ok()) return Fail(run.status().message(), kExitFailed);
+      if (!run->identical()) {
+        return Fail(options.common.model + ": the " + HumanBytes(point.plan.plan.arena_bytes) +
+                        " plan's run differs from the unplanned one at " +
+                        DescribeDifference(*run->first_difference) + "; the plan is unsafe",
+                    kExitFailed);
+      }
+      row["values_checked"] = run->values_checked;
+      row["identical_to_unplanned"] = true;
+    }
+    drawn.push_back(
+        {1 + point.recompute_fraction, point.plan.plan.arena_bytes,
+         GroupDigits(point.plan.plan.arena_bytes) + " B: " + point.steps.back().detail});
+    points.push_back(std::move(row));
+  }
+  if (options.svg) {
+    Status written = WriteFile(
+        *options.svg,
+        CurveSvg(PictureTitle(options, curve->back().plan) + ", arena against extra work", drawn));
+    if (!written.ok()) return Fail(written.message());
+  }
+  if (options.common.json) {
+    std::cout << JsonText(Json{{"model", options.common.model},
+                               {"stream_input", options.best.stream_input},
+                               {"max_recompute", options.best.max_recompute},
+                               {"checked", runnable.ok()},
+                               {"pareto", points}})
+              << "\n";
+    return kExitOk;
+  }
+  std::cout << "overhead  arena B     lower bound B  checked  split\n";
+  for (const Json& row : points) {
+    char line[64];
+    std::snprintf(line, sizeof(line), "%-8.3f  %-10s  %-13s  %-7s  ",
+                  row["overhead_factor"].get<double>(),
+                  GroupDigits(row["arena_bytes"].get<int64_t>()).c_str(),
+                  GroupDigits(row["lower_bound_bytes"].get<int64_t>()).c_str(),
+                  row.contains("identical_to_unplanned") ? "yes" : "-");
+    std::cout << line << row["split"].get<std::string>() << "\n";
+  }
+  if (!runnable.ok()) std::cout << "not run: " << runnable.message() << "\n";
+  return kExitOk;
+}
+
 int PlanCommand(const PlanOptions& options) {
+  if (options.pareto) return ParetoCommand(options);
   const Result<int64_t> parsed_budget = BudgetBytes(options.budget);
   if (!parsed_budget.ok()) return Fail(parsed_budget.status().message());
   const int64_t budget = *parsed_budget;

@@ -1,5 +1,6 @@
 #include "memfold/passes/best_plan.h"
 
+#include <algorithm>
 #include <chrono>
 #include <limits>
 #include <sstream>
@@ -25,7 +26,9 @@ std::string SplitDetail(const SplitResult& split) {
   for (const SplitStage& stage : split.stages) {
     out << (out.tellp() > 0 ? "; " : "") << stage.ops.front();
     if (stage.ops.size() > 1) out << ".." << stage.ops.back();
-    if (stage.split.cols == 1)
+    if (stage.channels)
+      out << " in " << stage.channels->groups << " channel groups";
+    else if (stage.split.cols == 1)
       out << " in " << stage.split.rows << " bands";
     else
       out << " in " << stage.split.rows << "x" << stage.split.cols << " tiles";
@@ -135,11 +138,27 @@ int MarkConcatViews(Graph* graph) {
   return concats;
 }
 
-Result<BestPlan> PlanBest(const Graph& file_graph, const BestOptions& options) {
-  BestPlan best;
+namespace {
+
+// Every plan the passes make of `file_graph`, and the steps before splitting. `curve_spread`
+// points of the segment search's curve are built besides its lowest ones, and the rounds'
+// search also runs at kCurveBudgets within the budget.
+struct Made {
+  std::vector<BestStep> steps;  // greedy, diagonal, reorder, concat
+  std::vector<Candidate> candidates;
+  bool reordered = false;
+  double split_ms = 0;
+};
+
+// Budgets of the rounds' search along a curve, as fractions of the model's FLOPs.
+constexpr double kCurveBudgets[] = {0.02, 0.10};
+
+Result<Made> MakeCandidates(const Graph& file_graph, const BestOptions& options,
+                            int32_t curve_spread) {
+  Made made;
   auto start = std::chrono::steady_clock::now();
   MF_ASSIGN_OR_RETURN(GraphPlan greedy, PlanGraph(file_graph, "greedy"));
-  best.steps.push_back(
+  made.steps.push_back(
       {"greedy", greedy.plan.arena_bytes, MsSince(start), "TFLM's greedy planner"});
   Graph rewritten = file_graph;
   const int folded = FoldPads(&rewritten);
@@ -150,7 +169,7 @@ Result<BestPlan> PlanBest(const Graph& file_graph, const BestOptions& options) {
   // plans the command ends with.
   start = std::chrono::steady_clock::now();
   MF_ASSIGN_OR_RETURN(GraphPlan plain, PlanGraph(graph, "smallest", {.refine = true}));
-  best.steps.push_back(
+  made.steps.push_back(
       {"diagonal", plain.plan.arena_bytes, MsSince(start),
        (folded > 0 ? std::to_string(folded) + " pads folded into the convolutions after them; "
                    : std::string()) +
@@ -166,8 +185,8 @@ Result<BestPlan> PlanBest(const Graph& file_graph, const BestOptions& options) {
     ordered.plan = plain;
     ordered.reordered = false;
   }
-  best.reordered = ordered.reordered;
-  best.steps.push_back({"reorder", ordered.plan.plan.arena_bytes, MsSince(start),
+  made.reordered = ordered.reordered;
+  made.steps.push_back({"reorder", ordered.plan.plan.arena_bytes, MsSince(start),
                         std::string(ScheduleSearchKindName(ordered.search.kind)) + " search, " +
                             (ordered.reordered ? "order changed" : "the file's order kept")});
 
@@ -175,7 +194,7 @@ Result<BestPlan> PlanBest(const Graph& file_graph, const BestOptions& options) {
   // or cost the diagonal overlaps of their producers), so both graphs, with and without
   // views, are split, and the smallest of the four plans is kept.
   start = std::chrono::steady_clock::now();
-  std::vector<Candidate> candidates;
+  std::vector<Candidate>& candidates = made.candidates;
   candidates.reserve(4);
   candidates.push_back({ordered.graph, std::move(ordered.plan)});
   Graph viewed = ordered.graph;
@@ -186,16 +205,20 @@ Result<BestPlan> PlanBest(const Graph& file_graph, const BestOptions& options) {
     candidates.push_back({std::move(viewed), std::move(plan), true});
     if (!candidates[Smallest(candidates)].concat) concat_detail += ": no smaller before splitting";
   }
-  best.steps.push_back({"concat", candidates[Smallest(candidates)].plan.plan.arena_bytes,
+  made.steps.push_back({"concat", candidates[Smallest(candidates)].plan.plan.arena_bytes,
                         MsSince(start), concat_detail});
 
   start = std::chrono::steady_clock::now();
   SplitOptions split_options;
-  split_options.max_recompute = options.max_recompute;
   split_options.planner = "smallest";
   std::vector<double> budgets = {options.max_recompute};
   if (options.objective == Objective::kBalanced) {
     for (double share : kBalancedBudgetShares) budgets.push_back(options.max_recompute * share);
+  }
+  if (curve_spread > 0) {
+    for (double budget : kCurveBudgets) {
+      if (budget < options.max_recompute) budgets.push_back(budget);
+    }
   }
   // Adds a split of candidate `k` (its plan refined with "smallest").
   auto add_split = [&](size_t k, SplitResult split) {
@@ -216,36 +239,72 @@ Result<BestPlan> PlanBest(const Graph& file_graph, const BestOptions& options) {
     for (double budget : budgets) MF_RETURN_IF_ERROR(split_candidate(k, budget).status());
   }
   // Deep fusion by segments (passes/split_curve.h): the lowest points of its curve, and for
-  // balanced a spread of it too.
+  // balanced or a curve a spread of it too.
   split_options.max_recompute = options.max_recompute;
-  const CurvePoints points{.spread = options.objective == Objective::kBalanced ? 4 : 0,
-                           .smallest = 2};
+  const int32_t spread = std::max(curve_spread, options.objective == Objective::kBalanced ? 4 : 0);
   for (size_t k = 0; k < unsplit; ++k) {
-    MF_ASSIGN_OR_RETURN(std::vector<SplitResult> curve,
-                        SplitSegmentsCurve(candidates[k].graph, split_options, points));
+    MF_ASSIGN_OR_RETURN(
+        std::vector<SplitResult> curve,
+        SplitSegmentsCurve(candidates[k].graph, split_options, {.spread = spread, .smallest = 2}));
     for (SplitResult& split : curve) add_split(k, std::move(split));
   }
   // memory: the smallest arena may be reached with less extra work within a smaller budget (the
   // split search spends what it is given, and is not monotonic in it): when the smallest plan
   // adds work, the balanced budgets are searched too, for ties.
   const size_t smallest = Smallest(candidates);
-  if (options.objective == Objective::kMemory && candidates[smallest].split &&
+  if (curve_spread == 0 && options.objective == Objective::kMemory && candidates[smallest].split &&
       candidates[smallest].recompute_fraction > 0) {
     const size_t source = candidates[smallest].source;
     for (double share : kBalancedBudgetShares)
       MF_RETURN_IF_ERROR(split_candidate(source, options.max_recompute * share).status());
   }
-  Candidate& chosen = candidates[Chosen(candidates, options.objective)];
-  best.graph = std::move(chosen.graph);
-  best.plan = std::move(chosen.plan);
+  made.split_ms = MsSince(start);
+  return made;
+}
+
+// The plan of candidate `k`, with the steps that led to it.
+BestPlan Finish(Made& made, size_t k) {
+  Candidate& chosen = made.candidates[k];
+  BestPlan best;
+  best.steps = made.steps;
+  best.reordered = made.reordered;
+  best.graph = chosen.graph;
+  best.plan = chosen.plan;
   best.concat = chosen.concat;
   best.split = chosen.split;
   best.recompute_fraction = chosen.recompute_fraction;
-  best.steps.push_back({"split", best.plan.plan.arena_bytes, MsSince(start),
+  best.steps.push_back({"split", best.plan.plan.arena_bytes, made.split_ms,
                         (chosen.split ? chosen.split_detail : "no split helps within the budget") +
                             (chosen.concat ? ", with the concatenation views" : "")});
-
   return best;
+}
+
+}  // namespace
+
+Result<BestPlan> PlanBest(const Graph& file_graph, const BestOptions& options) {
+  MF_ASSIGN_OR_RETURN(Made made, MakeCandidates(file_graph, options, 0));
+  return Finish(made, Chosen(made.candidates, options.objective));
+}
+
+Result<std::vector<BestPlan>> PlanBestCurve(const Graph& file_graph, const BestOptions& options,
+                                            int32_t spread) {
+  MF_ASSIGN_OR_RETURN(Made made, MakeCandidates(file_graph, options, std::max(spread, 1)));
+  std::vector<size_t> order(made.candidates.size());
+  for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    const Candidate &x = made.candidates[a], &y = made.candidates[b];
+    if (x.recompute_fraction != y.recompute_fraction)
+      return x.recompute_fraction < y.recompute_fraction;
+    return x.plan.plan.arena_bytes < y.plan.plan.arena_bytes;
+  });
+  std::vector<BestPlan> curve;
+  for (size_t k : order) {
+    if (!curve.empty() &&
+        made.candidates[k].plan.plan.arena_bytes >= curve.back().plan.plan.arena_bytes)
+      continue;  // no smaller than a plan with no more extra work
+    curve.push_back(Finish(made, k));
+  }
+  return curve;
 }
 
 }  // namespace memfold

@@ -70,4 +70,11 @@ int MarkConcatViews(Graph* graph);
 // Errors: those of the passes (a graph that fails verification, an unverifiable plan).
 Result<BestPlan> PlanBest(const Graph& graph, const BestOptions& options = {});
 
+// The memory / extra-work curve within options.max_recompute: every plan PlanBest makes, with
+// `spread` more points of the segment search (passes/split_curve.h) and the rounds' search at
+// 2 % and 10 % too, of which those no other plan beats in both arena and extra work; extra
+// work ascending, arena descending. Each is verified. The objective is not used.
+Result<std::vector<BestPlan>> PlanBestCurve(const Graph& graph, const BestOptions& options,
+                                            int32_t spread);
+
 }  // namespace memfold

@@ -555,4 +555,145 @@ Result<Graph> SplitRegion(const Graph& graph, const RegionSplit& split, SplitSta
   return out;
 }
 
+// Channel splitting.
+namespace {
+
+// Whether `node` computes each output channel from the same input channel alone: pools,
+// depthwise convolutions of multiplier 1 and unary elementwise ops.
+bool IsPerChannel(const Node& node) {
+  const TileRule rule = RulesOf(node).tile;
+  if (rule == TileRule::kPoolWindow) return true;
+  if (rule == TileRule::kUnary && node.inputs.size() == 1) return true;
+  return node.op == "depthwise_conv2d" && node.attrs.Int("multiplier") == 1;
+}
+
+// A new constant holding [begin, begin + size) of constant `v` along `axis`, its per-channel
+// quantisation sliced with it when it runs along that axis.
+Result<ValueId> SliceConstant(Graph* out, ValueId v, size_t axis, int64_t begin, int64_t size) {
+  Value value = out->value(v);
+  const int64_t element = ElementBytes(value.dtype);
+  if (element == 0 || axis >= value.shape.size())
+    return Status::Error("split: constant '" + value.name + "' cannot be sliced by channel");
+  int64_t inner = element, outer = 1;
+  for (size_t k = axis + 1; k < value.shape.size(); ++k) inner *= value.shape[k];
+  for (size_t k = 0; k < axis; ++k) outer *= value.shape[k];
+  const int64_t stride = value.shape[axis] * inner;
+  auto data = std::make_shared<Bytes>();
+  data->reserve(static_cast<size_t>(outer * size * inner));
+  for (int64_t o = 0; o < outer; ++o) {
+    const auto from = value.data->begin() + o * stride + begin * inner;
+    data->insert(data->end(), from, from + size * inner);
+  }
+  if (value.quant && value.quant->per_channel() && static_cast<size_t>(value.quant->axis) == axis) {
+    Quantization& q = *value.quant;
+    q.scale.assign(q.scale.begin() + begin, q.scale.begin() + begin + size);
+    q.zero_point.assign(q.zero_point.begin() + begin, q.zero_point.begin() + begin + size);
+  }
+  value.shape[axis] = size;
+  value.name += "/ch" + std::to_string(begin);
+  value.data = std::move(data);
+  value.producer = kNoNode;
+  value.origin.reset();
+  return out->AddValue(std::move(value));
+}
+
+// The constant inputs of a channel group's copy of `node`: filters and biases cut to channels
+// [begin, begin + size) (conv2d filters are OHWI, depthwise ones 1HWC; biases are per channel).
+Result<std::vector<ValueId>> GroupConstants(Graph* out, const Node& node, int64_t begin,
+                                            int64_t size) {
+  std::vector<ValueId> inputs;
+  const size_t filter_axis = node.op == "conv2d" ? 0 : 3;
+  for (size_t k = 1; k < node.inputs.size(); ++k) {
+    if (node.inputs[k] == kNoValue) {
+      inputs.push_back(kNoValue);
+      continue;
+    }
+    MF_ASSIGN_OR_RETURN(ValueId sliced,
+                        SliceConstant(out, node.inputs[k], k == 1 ? filter_axis : 0, begin, size));
+    inputs.push_back(sliced);
+  }
+  return inputs;
+}
+
+// Channels [begin, begin + size) of every op of the region, in order; returns the last output.
+Result<ValueId> EmitChannelGroup(const Graph& graph, const ChannelSplit& split, int64_t begin,
+                                 int64_t size, int32_t group, Graph* out, SplitStats* stats) {
+  ValueId x = kNoValue;
+  for (int32_t pos = split.first; pos <= split.last; ++pos) {
+    const Node& node = graph.node(graph.schedule[static_cast<size_t>(pos)]);
+    std::vector<ValueId> inputs = {pos == split.first ? node.inputs[0] : x};
+    if (node.inputs.size() > 1) {
+      MF_ASSIGN_OR_RETURN(std::vector<ValueId> constants, GroupConstants(out, node, begin, size));
+      inputs.insert(inputs.end(), constants.begin(), constants.end());
+    }
+    MF_ASSIGN_OR_RETURN(x, AddLike(out, node, node.outputs[0], std::move(inputs), node.attrs,
+                                   node.name + "/ch" + std::to_string(group)));
+    out->SetOriginWithin(x, node.outputs[0], {0, 0, 0, begin});
+    stats->extra_flops += NodeCost(*out, out->node(out->num_nodes() - 1)).flops;
+    if (pos != split.last)
+      stats->max_tile_bytes = std::max(stats->max_tile_bytes, out->value(x).bytes());
+  }
+  return x;
+}
+
+}  // namespace
+
+Status CheckChannelRegion(const Graph& graph, int32_t first, int32_t last) {
+  const auto size = static_cast<int32_t>(graph.schedule.size());
+  if (first < 0 || last >= size || first > last)
+    return Status::Error("split: positions " + std::to_string(first) + ".." + std::to_string(last) +
+                         " are not inside the schedule");
+  const RegionChecker regions(graph);
+  MF_RETURN_IF_ERROR(regions.Check(first, last));  // chained, one output, NHWC batch 1
+  for (int32_t pos = first; pos <= last; ++pos) {
+    const Node& node = graph.node(graph.schedule[static_cast<size_t>(pos)]);
+    const bool ok =
+        pos == first ? node.op == "conv2d"
+                     : IsPerChannel(node) &&
+                           node.inputs[0] ==
+                               graph.node(graph.schedule[static_cast<size_t>(pos - 1)]).outputs[0];
+    if (!ok)
+      return Status::Error(NodeLabel(graph, pos) +
+                           (pos == first ? " is not a conv2d: channel groups start with one"
+                                         : " does not act on each channel of the op before alone"));
+  }
+  return Status::Ok();
+}
+
+Result<Graph> SplitChannels(const Graph& graph, const ChannelSplit& split, SplitStats* stats) {
+  MF_RETURN_IF_ERROR(CheckChannelRegion(graph, split.first, split.last));
+  const Node& tail = graph.node(graph.schedule[static_cast<size_t>(split.last)]);
+  const int64_t channels = graph.value(tail.outputs[0]).shape[3];
+  if (split.groups < 2 || split.groups > channels)
+    return Status::Error("split: " + std::to_string(split.groups) + " channel groups of '" +
+                         tail.name + "', which has " + std::to_string(channels) +
+                         " channels; use 2.." + std::to_string(channels));
+  SplitStats local;
+  Graph out = CopyValues(graph);
+  for (int32_t pos = 0; pos < static_cast<int32_t>(graph.schedule.size()); ++pos) {
+    if (pos == split.first) {
+      local.first_position = static_cast<int32_t>(out.schedule.size());
+      std::vector<ValueId> parts;
+      for (int32_t g = 0; g < split.groups; ++g) {
+        const auto [begin, end] = Piece(channels, split.groups, g);
+        MF_ASSIGN_OR_RETURN(ValueId part,
+                            EmitChannelGroup(graph, split, begin, end - begin, g, &out, &local));
+        parts.push_back(part);
+      }
+      MF_RETURN_IF_ERROR(EmitConcat(&out, parts, 3, tail.outputs[0], tail.outputs[0], Box{},
+                                    tail.name + "/join", false)
+                             .status());
+      local.last_position = static_cast<int32_t>(out.schedule.size()) - 1;
+    }
+    if (pos < split.first || pos > split.last)
+      out.AddNode(graph.node(graph.schedule[static_cast<size_t>(pos)]));
+  }
+  for (int32_t pos = split.first; pos <= split.last; ++pos)
+    local.extra_flops -=
+        NodeCost(graph, graph.node(graph.schedule[static_cast<size_t>(pos)])).flops;
+  local.output = tail.outputs[0];
+  if (stats != nullptr) *stats = local;
+  return out;
+}
+
 }  // namespace memfold

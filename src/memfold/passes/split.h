@@ -80,6 +80,27 @@ Status CheckRegion(const Graph& graph, int32_t first, int32_t last);
 Result<Graph> SplitRegion(const Graph& graph, const RegionSplit& split,
                           SplitStats* stats = nullptr);
 
+// Channel splitting: a conv2d followed by ops that compute each channel from the same channel
+// alone (pools, depthwise convolutions of multiplier 1, unary elementwise ops) runs in groups
+// of output channels. Each group's convolution has that group's filters (weights, bias and
+// per-channel quantisation sliced into new constants), its per-channel ops follow, and a
+// copying concat along channels joins the groups into the region's output value. The same
+// arithmetic for every output element, so no extra work and the same bytes; only one group of
+// the wide intermediates is live at a time (MobileNet v2's head, a 1x1 convolution to 1280
+// channels before a global average pool, needs a fraction of its 32 kB).
+struct ChannelSplit {
+  int32_t first = 0;
+  int32_t last = 0;
+  int32_t groups = 2;
+};
+
+// Whether first..last can be split by channel; the error says why not.
+Status CheckChannelRegion(const Graph& graph, int32_t first, int32_t last);
+
+// Errors: not such a region, or groups outside 2..the output's channels.
+Result<Graph> SplitChannels(const Graph& graph, const ChannelSplit& split,
+                            SplitStats* stats = nullptr);
+
 // The region checks of CheckRegion, with the graph's readers and schedule positions computed
 // once, for a search that checks many regions of one graph.
 class RegionChecker {

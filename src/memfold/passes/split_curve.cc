@@ -17,14 +17,17 @@ namespace {
 
 constexpr size_t kAxisH = 1, kAxisW = 2;  // NHWC
 constexpr int32_t kMaxCols = 8;
-constexpr int32_t kMaxSegmentCuts = 8;  // a segment spans at most this many cut-to-cut runs
+constexpr int32_t kMaxSegmentCuts = 8;
+constexpr int64_t kCutSlack = 2;
+constexpr int64_t kMaxChannelGroups = 32;  // a segment spans at most this many cut-to-cut runs
 // Row counts past the best one for a grid width before the width is abandoned (the stage's
 // bytes fall with the tile size, then flatten or grow with the halo).
 constexpr int32_t kRowPatience = 2;
 
-// One way to run a segment: unsplit, or split by `grid`.
+// One way to run a segment: unsplit, split by `grid`, or in channel groups.
 struct Option {
   std::optional<RegionSplit> grid;
+  std::optional<ChannelSplit> channels;
   int64_t peak = 0;  // payload bytes live at most while the segment runs
   double flops = 0;  // extra FLOPs
 };
@@ -50,19 +53,22 @@ bool InArena(const Value& value) {
 }
 
 // Boundaries k (before the operator at position k; k = size is the end) that one arena value
-// alone crosses, and the start and end: of those inside, the ones whose value is no larger than
-// its neighbouring cuts' (block boundaries, not the wide tensors inside a block).
+// alone crosses, and the start and end: of those inside, the ones whose value is at most
+// kCutSlack times its neighbouring cuts' (block boundaries, not the wide tensors inside a
+// block; a pooled vector before a smaller classifier output).
 std::vector<int32_t> Cuts(const Graph& graph) {
   const auto size = static_cast<int32_t>(graph.schedule.size());
   std::vector<int32_t> position(static_cast<size_t>(graph.num_nodes()), -1);
-  for (int32_t pos = 0; pos < size; ++pos) position[static_cast<size_t>(graph.schedule[static_cast<size_t>(pos)])] = pos;
+  for (int32_t pos = 0; pos < size; ++pos)
+    position[static_cast<size_t>(graph.schedule[static_cast<size_t>(pos)])] = pos;
   std::vector<int32_t> count(static_cast<size_t>(size) + 2, 0);
   std::vector<int64_t> bytes(static_cast<size_t>(size) + 2, 0);
   const std::vector<std::vector<NodeId>> consumers = graph.Consumers();
   for (ValueId v = 0; v < graph.num_values(); ++v) {
     const Value& value = graph.value(v);
     if (!InArena(value)) continue;
-    const int32_t made = value.producer == kNoNode ? -1 : position[static_cast<size_t>(value.producer)];
+    const int32_t made =
+        value.producer == kNoNode ? -1 : position[static_cast<size_t>(value.producer)];
     int32_t last_read = made;
     for (NodeId reader : consumers[static_cast<size_t>(v)])
       last_read = std::max(last_read, position[static_cast<size_t>(reader)]);
@@ -78,11 +84,13 @@ std::vector<int32_t> Cuts(const Graph& graph) {
     if (count[static_cast<size_t>(k)] == 1) single.push_back(k);
   }
   std::vector<int32_t> cuts = {0};
+  if (size == 0) return cuts;  // nothing to split
   for (size_t i = 0; i < single.size(); ++i) {
     const int64_t here = bytes[static_cast<size_t>(single[i])];
-    const bool below_prev = i == 0 || here <= bytes[static_cast<size_t>(single[i - 1])];
-    const bool below_next = i + 1 == single.size() || here <= bytes[static_cast<size_t>(single[i + 1])];
-    if (below_prev && below_next) cuts.push_back(single[i]);
+    const bool small_prev = i == 0 || here <= kCutSlack * bytes[static_cast<size_t>(single[i - 1])];
+    const bool small_next =
+        i + 1 == single.size() || here <= kCutSlack * bytes[static_cast<size_t>(single[i + 1])];
+    if (small_prev && small_next) cuts.push_back(single[i]);
   }
   cuts.push_back(size);
   return cuts;
@@ -138,16 +146,37 @@ void MeasureGrids(const Graph& graph, Segment* segment, double budget) {
         const RegionSplit grid{segment->first, segment->last, rows, true, cols, cache};
         SplitStats stats;
         Result<Graph> split = SplitRegion(graph, grid, &stats);
-        if (!split.ok()) continue;  // e.g. tiles reading nothing but padding
+        if (!split.ok()) continue;              // e.g. tiles reading nothing but padding
         if (stats.extra_flops > budget) break;  // more rows add more
         const int64_t peak = PeakOver(LiveBytesPerStep(ComputeLiveness(*split)),
                                       stats.first_position, stats.last_position);
-        segment->options.push_back({grid, peak, stats.extra_flops});
+        segment->options.push_back({grid, std::nullopt, peak, stats.extra_flops});
         since_best = peak < best ? 0 : since_best + 1;
         best = std::min(best, peak);
         if (since_best >= kRowPatience) break;
       }
     }
+  }
+}
+
+// Measures a segment that runs in channel groups (passes/split.h ChannelSplit): 2, 4, 8, ...
+// up to kMaxChannelGroups groups while the stage's bytes fall (more groups save ever less and
+// cost a kernel call each).
+void MeasureChannelGroups(const Graph& graph, Segment* segment) {
+  const int64_t channels =
+      graph.value(graph.node(graph.schedule[static_cast<size_t>(segment->last)]).outputs[0])
+          .shape[3];
+  int64_t best = std::numeric_limits<int64_t>::max();
+  for (int64_t groups = 2; groups <= std::min<int64_t>(channels, kMaxChannelGroups); groups *= 2) {
+    const ChannelSplit split{segment->first, segment->last, static_cast<int32_t>(groups)};
+    SplitStats stats;
+    Result<Graph> grouped = SplitChannels(graph, split, &stats);
+    if (!grouped.ok()) return;
+    const int64_t peak = PeakOver(LiveBytesPerStep(ComputeLiveness(*grouped)), stats.first_position,
+                                  stats.last_position);
+    if (peak >= best) return;
+    best = peak;
+    segment->options.push_back({std::nullopt, split, peak, std::max(0.0, stats.extra_flops)});
   }
 }
 
@@ -165,12 +194,16 @@ std::vector<Segment> MeasureSegments(const Graph& graph, const std::vector<int32
     for (int32_t j = i + 1; j < cut_count && j - i <= kMaxSegmentCuts; ++j) {
       Segment segment{i, j, cuts[static_cast<size_t>(i)], cuts[static_cast<size_t>(j)] - 1, {}};
       if (segment.last - segment.first >= options.max_region_ops) break;
-      if (j == i + 1) segment.options.push_back({std::nullopt, PeakOver(live, segment.first, segment.last), 0});
+      if (j == i + 1)
+        segment.options.push_back(
+            {std::nullopt, std::nullopt, PeakOver(live, segment.first, segment.last), 0});
       const bool splittable =
           std::all_of(op_ok.begin() + segment.first, op_ok.begin() + segment.last + 1,
                       [](char ok) { return ok; }) &&
           regions.Bounds(segment.first, segment.last).ok();
       if (splittable) MeasureGrids(graph, &segment, budget);
+      if (CheckChannelRegion(graph, segment.first, segment.last).ok())
+        MeasureChannelGroups(graph, &segment);
       segment.options = ParetoOptions(std::move(segment.options));
       if (!segment.options.empty()) segments.push_back(std::move(segment));
     }
@@ -251,11 +284,19 @@ Result<SplitResult> BuildPoint(const Graph& graph, const Estimate& estimate,
   result.arena_before = arena_before;
   result.total_flops = total_flops;
   for (const auto& [segment, option] : estimate.choice) {  // last segment first
-    if (!option->grid) continue;
-    SplitStage stage{.split = *option->grid};
+    if (!option->grid && !option->channels) continue;
+    SplitStage stage;
     for (int32_t pos = segment->first; pos <= segment->last; ++pos)
       stage.ops.push_back(graph.node(graph.schedule[static_cast<size_t>(pos)]).name);
-    MF_ASSIGN_OR_RETURN(result.graph, SplitRegion(result.graph, *option->grid, &stage.stats));
+    if (option->grid) {
+      stage.split = *option->grid;
+      MF_ASSIGN_OR_RETURN(result.graph, SplitRegion(result.graph, *option->grid, &stage.stats));
+    } else {
+      stage.split = {.first = segment->first, .last = segment->last, .rows = 1};
+      stage.channels = option->channels;
+      MF_ASSIGN_OR_RETURN(result.graph,
+                          SplitChannels(result.graph, *option->channels, &stage.stats));
+    }
     result.extra_flops += stage.stats.extra_flops;
     result.duplicated_elements += stage.stats.duplicated_elements;
     result.stages.insert(result.stages.begin(), std::move(stage));

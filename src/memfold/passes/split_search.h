@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,8 @@ struct SplitOptions {
 struct SplitStage {
   std::vector<std::string> ops;  // names of the region's nodes, in order
   RegionSplit split;             // positions in the graph this round started from
+  // Set instead when the stage runs in channel groups (its positions are split's first, last).
+  std::optional<ChannelSplit> channels;
   SplitStats stats;
   int64_t arena_bytes = 0;  // arena after this round
 };
