@@ -27,7 +27,9 @@ std::string CurveSvg(const std::string& title, const std::vector<CurvePoint>& po
   out.Text(kLeft, 20, svg::Shorten(title, 90), "font-weight=\"bold\"");
   svg::ByteAxis(out, kLeft, plot_w, bottom, plot_h, max_bytes, 6);
   auto x_of = [&](double overhead) { return kLeft + (overhead - 1) / (max_overhead - 1) * plot_w; };
-  auto y_of = [&](int64_t bytes) { return bottom - static_cast<double>(bytes) / max_bytes * plot_h; };
+  auto y_of = [&](int64_t bytes) {
+    return bottom - static_cast<double>(bytes) / max_bytes * plot_h;
+  };
   out.Line(kLeft, bottom, kLeft + plot_w, bottom, "stroke=\"#444\" stroke-width=\"1\"");
   const double step = max_overhead - 1 > 1 ? 0.5 : max_overhead - 1 > 0.4 ? 0.1 : 0.05;
   for (double o = 1; o <= max_overhead + 1e-9; o += step) {

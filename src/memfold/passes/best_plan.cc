@@ -150,8 +150,10 @@ struct Made {
   double split_ms = 0;
 };
 
-// Budgets of the rounds' search along a curve, as fractions of the model's FLOPs.
-constexpr double kCurveBudgets[] = {0.02, 0.10};
+// Budgets of the rounds' search along a curve, and the most it is given, as fractions of the
+// model's FLOPs.
+constexpr double kCurveBudgets[] = {0.02};
+constexpr double kRoundsBudget = 0.10;
 
 Result<Made> MakeCandidates(const Graph& file_graph, const BestOptions& options,
                             int32_t curve_spread) {
@@ -211,13 +213,16 @@ Result<Made> MakeCandidates(const Graph& file_graph, const BestOptions& options,
   start = std::chrono::steady_clock::now();
   SplitOptions split_options;
   split_options.planner = "smallest";
-  std::vector<double> budgets = {options.max_recompute};
+  // The rounds' search runs within at most kRoundsBudget: above it the segment search below
+  // finds the smaller plans, and the rounds would spend seconds each.
+  const double rounds_budget = std::min(options.max_recompute, kRoundsBudget);
+  std::vector<double> budgets = {rounds_budget};
   if (options.objective == Objective::kBalanced) {
-    for (double share : kBalancedBudgetShares) budgets.push_back(options.max_recompute * share);
+    for (double share : kBalancedBudgetShares) budgets.push_back(rounds_budget * share);
   }
   if (curve_spread > 0) {
     for (double budget : kCurveBudgets) {
-      if (budget < options.max_recompute) budgets.push_back(budget);
+      if (budget < rounds_budget) budgets.push_back(budget);
     }
   }
   // Adds a split of candidate `k` (its plan refined with "smallest").
@@ -256,7 +261,7 @@ Result<Made> MakeCandidates(const Graph& file_graph, const BestOptions& options,
       candidates[smallest].recompute_fraction > 0) {
     const size_t source = candidates[smallest].source;
     for (double share : kBalancedBudgetShares)
-      MF_RETURN_IF_ERROR(split_candidate(source, options.max_recompute * share).status());
+      MF_RETURN_IF_ERROR(split_candidate(source, rounds_budget * share).status());
   }
   made.split_ms = MsSince(start);
   return made;

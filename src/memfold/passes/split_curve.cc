@@ -1,10 +1,12 @@
 #include "memfold/passes/split_curve.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <limits>
 #include <map>
 #include <optional>
+#include <thread>
 #include <utility>
 
 #include "memfold/ops/cost.h"
@@ -16,7 +18,7 @@ namespace memfold {
 namespace {
 
 constexpr size_t kAxisH = 1, kAxisW = 2;  // NHWC
-constexpr int32_t kMaxCols = 8;
+constexpr int32_t kMaxCols = 16;
 constexpr int32_t kMaxSegmentCuts = 8;
 constexpr int64_t kCutSlack = 2;
 constexpr int64_t kMaxChannelGroups = 32;  // a segment spans at most this many cut-to-cut runs
@@ -138,9 +140,12 @@ void MeasureGrids(const Graph& graph, Segment* segment, double budget) {
   const Shape& out =
       graph.value(graph.node(graph.schedule[static_cast<size_t>(segment->last)]).outputs[0]).shape;
   const int64_t height = out[kAxisH], width = out[kAxisW];
+  constexpr int64_t kNone = std::numeric_limits<int64_t>::max();
   for (const bool cache : {true, false}) {
+    int64_t mode_best = kNone;
+    int32_t cols_stalled = 0;
     for (int32_t cols = 1; cols <= std::min<int64_t>(kMaxCols, width); ++cols) {
-      int64_t best = std::numeric_limits<int64_t>::max();
+      int64_t best = kNone;
       int32_t since_best = 0;
       for (int32_t rows : RowCounts(cache, cols, height)) {
         const RegionSplit grid{segment->first, segment->last, rows, true, cols, cache};
@@ -155,6 +160,12 @@ void MeasureGrids(const Graph& graph, Segment* segment, double budget) {
         best = std::min(best, peak);
         if (since_best >= kRowPatience) break;
       }
+      // Wider grids add column halos: stop when one is over the budget from its first row
+      // count, or kRowPatience widths in a row bring the stage no lower.
+      if (best == kNone) break;
+      cols_stalled = best < mode_best ? 0 : cols_stalled + 1;
+      mode_best = std::min(mode_best, best);
+      if (cols_stalled >= kRowPatience) break;
     }
   }
 }
@@ -180,7 +191,8 @@ void MeasureChannelGroups(const Graph& graph, Segment* segment) {
   }
 }
 
-// Every segment between cuts, with its options within `budget`.
+// Every segment between cuts, with its options within `budget`. Segments are measured on
+// every core (each on its own; the result does not depend on the threads' timing).
 std::vector<Segment> MeasureSegments(const Graph& graph, const std::vector<int32_t>& cuts,
                                      const SplitOptions& options, double budget) {
   const std::vector<int64_t> live = LiveBytesPerStep(ComputeLiveness(graph));
@@ -197,17 +209,29 @@ std::vector<Segment> MeasureSegments(const Graph& graph, const std::vector<int32
       if (j == i + 1)
         segment.options.push_back(
             {std::nullopt, std::nullopt, PeakOver(live, segment.first, segment.last), 0});
-      const bool splittable =
-          std::all_of(op_ok.begin() + segment.first, op_ok.begin() + segment.last + 1,
-                      [](char ok) { return ok; }) &&
-          regions.Bounds(segment.first, segment.last).ok();
-      if (splittable) MeasureGrids(graph, &segment, budget);
-      if (CheckChannelRegion(graph, segment.first, segment.last).ok())
-        MeasureChannelGroups(graph, &segment);
-      segment.options = ParetoOptions(std::move(segment.options));
-      if (!segment.options.empty()) segments.push_back(std::move(segment));
+      segments.push_back(std::move(segment));
     }
   }
+  auto measure = [&](Segment* segment) {
+    const bool splittable =
+        std::all_of(op_ok.begin() + segment->first, op_ok.begin() + segment->last + 1,
+                    [](char ok) { return ok; }) &&
+        regions.Bounds(segment->first, segment->last).ok();
+    if (splittable) MeasureGrids(graph, segment, budget);
+    if (CheckChannelRegion(graph, segment->first, segment->last).ok())
+      MeasureChannelGroups(graph, segment);
+    segment->options = ParetoOptions(std::move(segment->options));
+  };
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t k = next++; k < segments.size(); k = next++) measure(&segments[k]);
+  };
+  std::vector<std::thread> helpers;
+  for (unsigned t = 1; t < std::max(1u, std::thread::hardware_concurrency()); ++t)
+    helpers.emplace_back(worker);
+  worker();
+  for (std::thread& helper : helpers) helper.join();
+  std::erase_if(segments, [](const Segment& s) { return s.options.empty(); });
   return segments;
 }
 
