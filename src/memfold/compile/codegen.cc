@@ -102,6 +102,19 @@ const KernelEntry* DeviceKernel(const Graph& graph, const Node& node) {
   return DeviceKernelEntry(*def, graph.value(node.inputs[0]).dtype);
 }
 
+// The index among the graph inputs of `v` when it is a streamed input (passes/stream_inputs.h),
+// or -1.
+int StreamedInputIndex(const Graph& graph, ValueId v) {
+  if (v == kNoValue || graph.value(v).role != Role::kStreamed) return -1;
+  const auto at = std::find(graph.inputs.begin(), graph.inputs.end(), v);
+  return at == graph.inputs.end() ? -1 : static_cast<int>(at - graph.inputs.begin());
+}
+
+bool HasStreamedInput(const Graph& graph) {
+  return std::any_of(graph.inputs.begin(), graph.inputs.end(),
+                     [&](ValueId v) { return StreamedInputIndex(graph, v) >= 0; });
+}
+
 // An #include of every kernel header the tree carries (each kernel is declared in one).
 std::string KernelIncludes() {
   std::string out;
@@ -165,27 +178,65 @@ class ModelWriter {
         << "    " << plan_.arena_bytes << "u, kSteps, MF_POISON(kPoisonAtStart),\n"
         << "    {kInputs, " << graph_.inputs.size() << "}, {kOutputs, " << graph_.outputs.size()
         << "}, kMaxTensors, kMaxScratch};\n\n"
-        << "}  // namespace\n\n"
-        << InvokeSignature(true) << " {\n"
-        << "  const void* const inputs[] = " << Pointers("input", graph_.inputs.size()) << ";\n"
-        << "  void* const outputs[] = " << Pointers("output", graph_.outputs.size()) << ";\n"
+        << "// Runs the program; streamed inputs come from `source`, or without one from the\n"
+        << "// caller's buffers in `inputs`.\n"
+        << "int Run(const void* const* inputs, void* const* outputs, uint32_t (*now)(void),\n"
+        << "        uint32_t* step_ticks, const memfold::runtime::InputSource* source) {\n"
         << "  memfold::TensorArg tensors[kMaxTensors];\n"
         << "  std::byte* scratch[kMaxScratch];\n"
         << "  const memfold::runtime::StepClock clock{now, step_ticks};\n"
         << "  const char* refused = memfold::runtime::RunProgram(\n"
         << "      kProgram, g_arena, inputs, outputs, tensors, scratch, MEMFOLD_POISON != 0,\n"
-        << "      now != nullptr ? &clock : nullptr);\n"
+        << "      now != nullptr ? &clock : nullptr, source);\n"
         << "  return refused == nullptr ? 0 : 1;\n}\n\n"
-        << InvokeSignature(false) << " {\n  return memfold_" << options_.name << "_invoke_timed("
-        << Arguments() << "nullptr, nullptr);\n}\n";
+        << "}  // namespace\n\n"
+        << Entry(Invoke::kBuffers, true) << Entry(Invoke::kBuffers, false);
+    if (HasStreamedInput(graph_))
+      out << Entry(Invoke::kSource, true) << Entry(Invoke::kSource, false);
     return out.str();
   }
 
-  // The entry point; `timed` adds a clock read around every step and where the ticks go.
-  std::string InvokeSignature(bool timed) const {
-    std::string signature =
-        "int memfold_" + options_.name + (timed ? "_invoke_timed(" : "_invoke(");
+  // Whether an entry point takes every input as a buffer, or streamed ones from a source.
+  enum class Invoke { kBuffers, kSource };
+
+  // One entry point's definition: the timed one calls Run, the plain one the timed one.
+  std::string Entry(Invoke kind, bool timed) const {
+    const bool from = kind == Invoke::kSource;
+    std::string body = InvokeSignature(timed, kind) + " {\n";
+    if (!timed) {
+      return body + "  return memfold_" + options_.name +
+             (from ? "_invoke_from_timed(" : "_invoke_timed(") +
+             (from ? std::string("source, ") : std::string()) + Arguments(kind) +
+             "nullptr, nullptr);\n}\n\n";
+    }
+    std::string inputs = "{";
     for (size_t k = 0; k < graph_.inputs.size(); ++k) {
+      const bool fetched = from && StreamedInputIndex(graph_, graph_.inputs[k]) >= 0;
+      inputs +=
+          (k > 0 ? ", " : "") + (fetched ? std::string("nullptr") : "input" + std::to_string(k));
+    }
+    body += "  const void* const inputs[] = " +
+            (graph_.inputs.empty() ? std::string("{nullptr}") : inputs + "}") +
+            ";\n  void* const outputs[] = " + Pointers("output", graph_.outputs.size()) + ";\n";
+    if (from) {
+      body +=
+          "  const memfold::runtime::InputSource fetched{source->fetch, source->user};\n"
+          "  return Run(inputs, outputs, now, step_ticks, &fetched);\n}\n\n";
+    } else {
+      body += "  return Run(inputs, outputs, now, step_ticks, nullptr);\n}\n\n";
+    }
+    return body;
+  }
+
+  // An entry point; `timed` adds a clock read around every step and where the ticks go;
+  // kSource takes streamed inputs from a memfold_input_source instead of buffers.
+  std::string InvokeSignature(bool timed, Invoke kind = Invoke::kBuffers) const {
+    const bool from = kind == Invoke::kSource;
+    std::string signature = "int memfold_" + options_.name + (from ? "_invoke_from" : "_invoke") +
+                            (timed ? "_timed(" : "(");
+    if (from) signature += "const memfold_input_source* source, ";
+    for (size_t k = 0; k < graph_.inputs.size(); ++k) {
+      if (from && StreamedInputIndex(graph_, graph_.inputs[k]) >= 0) continue;
       signature += std::string("const ") + CType(graph_.value(graph_.inputs[k]).dtype) + "* input" +
                    std::to_string(k) + ", ";
     }
@@ -194,13 +245,17 @@ class ModelWriter {
                    std::to_string(k) + (k + 1 < graph_.outputs.size() || timed ? ", " : "");
     }
     if (timed) signature += "uint32_t (*now)(void), uint32_t* step_ticks";
+    if (signature.ends_with(", ")) signature.resize(signature.size() - 2);
     return "extern \"C\" " + signature + ")";
   }
 
   // "input0, ..., output0, ..., ": the plain entry point's arguments, passed on.
-  std::string Arguments() const {
+  std::string Arguments(Invoke kind) const {
     std::string out;
-    for (size_t k = 0; k < graph_.inputs.size(); ++k) out += "input" + std::to_string(k) + ", ";
+    for (size_t k = 0; k < graph_.inputs.size(); ++k) {
+      if (kind == Invoke::kSource && StreamedInputIndex(graph_, graph_.inputs[k]) >= 0) continue;
+      out += "input" + std::to_string(k) + ", ";
+    }
     for (size_t k = 0; k < graph_.outputs.size(); ++k) out += "output" + std::to_string(k) + ", ";
     return out;
   }
@@ -304,9 +359,11 @@ class ModelWriter {
     if (v == kNoValue) return "{}";
     const Value& value = graph_.value(v);
     const bool in_arena = homes_[static_cast<size_t>(v)].home == Home::kArena;
+    const int streamed = StreamedInputIndex(graph_, v);
     std::string desc = "{.present = true, " + std::string(in_arena ? ".in_arena = true, " : "") +
-                       ".dtype = " + DTypeConstant(value.dtype) + ", .shape = " + ShapeOf(v) +
-                       ", .quant = " + QuantOf(v) + HomeOf(v);
+                       ".dtype = " + DTypeConstant(value.dtype) +
+                       (streamed >= 0 ? ", .streamed_input = " + std::to_string(streamed) : "") +
+                       ", .shape = " + ShapeOf(v) + ", .quant = " + QuantOf(v) + HomeOf(v);
     if (const RowLayout rows = ViewRows(live_, v); rows.row_bytes != 0) {
       const int64_t element = StorageBytes(value.dtype, 1);
       desc += ", .row = " + Int64(rows.row_bytes / element) +
@@ -401,7 +458,16 @@ class ModelWriter {
            Span("int32_t", "kPrepared",
                 ArrayBody(prepared, [](int32_t p) { return std::to_string(p); }),
                 prepared.empty()) +
-           ", .poison = " + poison + "}";
+           ", .poison = " + poison + FetchOf(node) + "}";
+  }
+
+  // ", .fetch_input = K, .fetch_begin = ..." for a slice of a streamed graph input, or "".
+  std::string FetchOf(const Node& node) {
+    if (RulesOf(node).tile != TileRule::kSlice) return "";
+    const int input = StreamedInputIndex(graph_, node.inputs[0]);
+    if (input < 0) return "";
+    return ", .fetch_input = " + std::to_string(input) + ", .fetch_begin = " +
+           Declare("kFetchBegin", "const int64_t", ArrayBody(node.attrs.Ints("begin"), Int64));
   }
 
   const Graph& graph_;
@@ -416,7 +482,8 @@ class ModelWriter {
 };
 
 std::string Header(const Graph& graph, const CodegenOptions& options, const Plan& plan,
-                   const std::string& signature, const std::string& timed_signature) {
+                   const ModelWriter& writer) {
+  using Invoke = ModelWriter::Invoke;
   std::string upper;
   for (char c : options.name)
     upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
@@ -437,14 +504,31 @@ std::string Header(const Graph& graph, const CodegenOptions& options, const Plan
     out << "#define MEMFOLD_" << upper << "_OUTPUT" << k << "_BYTES "
         << graph.value(graph.outputs[k]).bytes() << "\n";
   }
-  const auto c_form = [](const std::string& s) { return s.substr(s.find("int ")); };
+  const auto c_form = [&](bool timed, Invoke kind) {
+    const std::string s = writer.InvokeSignature(timed, kind);
+    return s.substr(s.find("int "));
+  };
   out << "\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
+      << "#ifndef MEMFOLD_INPUT_SOURCE_DEFINED\n#define MEMFOLD_INPUT_SOURCE_DEFINED\n"
+      << "// Where a streamed input's boxes come from (a camera delivering rows, a decoder):\n"
+      << "// fetch writes the box [begin, begin + size) of graph input `input` (NHWC, 4 entries\n"
+      << "// each) densely packed at `dst` and returns 0; anything else stops the run.\n"
+      << "typedef struct memfold_input_source {\n"
+      << "  int (*fetch)(void* user, uint32_t input, const int32_t* begin, const int32_t* size,\n"
+      << "               void* dst);\n  void* user;\n} memfold_input_source;\n#endif\n\n"
       << "// Runs the model once; returns 0, or 1 when a kernel refused its input (an index\n"
-      << "// outside its axis, as TFLM's kernels return kTfLiteError).\n"
-      << c_form(signature) << ";\n\n"
+      << "// outside its axis, as TFLM's kernels return kTfLiteError). A streamed input is read\n"
+      << "// box by box where the caller holds it (flash, say), never copied whole.\n"
+      << c_form(false, Invoke::kBuffers) << ";\n\n"
       << "// The same, reading `now` around every step: step_ticks[k] (one per step, _STEPS of\n"
       << "// them) receives now()'s difference across step k of the schedule.\n"
-      << c_form(timed_signature) << ";\n\n#ifdef __cplusplus\n}\n#endif\n";
+      << c_form(true, Invoke::kBuffers) << ";\n\n";
+  if (HasStreamedInput(graph)) {
+    out << "// The same with every streamed input fetched box by box from `source`.\n"
+        << c_form(false, Invoke::kSource) << ";\n"
+        << c_form(true, Invoke::kSource) << ";\n\n";
+  }
+  out << "#ifdef __cplusplus\n}\n#endif\n";
   return out.str();
 }
 
@@ -492,9 +576,35 @@ Result<std::vector<GeneratedFile>> GenerateModel(const Graph& graph, const Liven
   ModelWriter writer(graph, live, plan, options);
   std::string source = writer.Source();
   return std::vector<GeneratedFile>{
-      {"model/" + options.name + ".h",
-       Header(graph, options, plan, writer.InvokeSignature(false), writer.InvokeSignature(true))},
+      {"model/" + options.name + ".h", Header(graph, options, plan, writer)},
       {"model/" + options.name + ".cc", std::move(source)}};
+}
+
+// The harness's input source for streamed inputs: a camera that delivers the rows of each box
+// asked for out of the frame, which stays in flash (kInputK), counting the bytes delivered.
+std::string CameraSource(const Graph& graph) {
+  std::ostringstream out;
+  out << "\n// A camera: each box asked for is read row by row out of the frame in flash.\n"
+      << "struct Frame {\n  const uint8_t* data;\n  int32_t width, channels, element;\n};\n"
+      << "const Frame kFrames[] = {";
+  for (size_t k = 0; k < graph.inputs.size(); ++k) {
+    const Value& v = graph.value(graph.inputs[k]);
+    const bool nhwc = v.shape.size() == 4;
+    out << (k > 0 ? ", " : "") << "{kInput" << k << ", " << (nhwc ? v.shape[2] : 0) << ", "
+        << (nhwc ? v.shape[3] : 0) << ", " << StorageBytes(v.dtype, 1) << "}";
+  }
+  out << "};\nuint32_t g_fetched = 0;  // bytes the camera delivered\n\n"
+      << "int CameraFetch(void*, uint32_t input, const int32_t* begin, const int32_t* size,\n"
+      << "                void* dst) {\n"
+      << "  const Frame& frame = kFrames[input];\n"
+      << "  if (begin[3] != 0 || size[3] != frame.channels) return 1;  // whole pixels only\n"
+      << "  const int32_t pixel = frame.channels * frame.element, row = size[2] * pixel;\n"
+      << "  uint8_t* out = static_cast<uint8_t*>(dst);\n"
+      << "  for (int32_t y = begin[1]; y < begin[1] + size[1]; ++y, out += row)\n"
+      << "    memcpy(out, frame.data + (y * frame.width + begin[2]) * pixel, row);\n"
+      << "  g_fetched += static_cast<uint32_t>(row * size[1]);\n  return 0;\n}\n\n"
+      << "const memfold_input_source kCamera = {CameraFetch, nullptr};\n";
+  return out.str();
 }
 
 GeneratedFile GenerateHarness(const Graph& graph, const CodegenOptions& options,
@@ -506,7 +616,7 @@ GeneratedFile GenerateHarness(const Graph& graph, const CodegenOptions& options,
       << "// through semihosting.\n"
       << "#include \"" << options.name << ".h\"\n\n"
       << "#include \"target/semihost.h\"\n#include \"target/stack_watermark.h\"\n"
-      << "#include \"target/timer.h\"\n\n"
+      << "#include \"target/timer.h\"\n\n#include <string.h>\n\n"
       << "namespace {\n\n"
       << "// Measurement only, in its own section (.profile), not counted as the model's RAM.\n"
       << "uint32_t g_step_ticks[" << std::max<size_t>(1, graph.schedule.size())
@@ -518,10 +628,14 @@ GeneratedFile GenerateHarness(const Graph& graph, const CodegenOptions& options,
     out << "alignas(16) uint8_t g_output" << k << "["
         << std::max<int64_t>(1, graph.value(graph.outputs[k]).bytes()) << "];\n";
   }
+  const bool streamed = HasStreamedInput(graph);
+  if (streamed) out << CameraSource(graph);
   out << "\n}  // namespace\n\nint main() {\n  stack_paint();\n  timer_start();\n"
-      << "  const uint32_t start = timer_ticks();\n  memfold_" << options.name << "_invoke_timed(";
+      << "  const uint32_t start = timer_ticks();\n  memfold_" << options.name
+      << (streamed ? "_invoke_from_timed(&kCamera, " : "_invoke_timed(");
   std::vector<std::string> args;
   for (size_t k = 0; k < inputs.size(); ++k) {
+    if (StreamedInputIndex(graph, graph.inputs[k]) >= 0) continue;  // from the camera
     args.push_back(std::string("reinterpret_cast<const ") +
                    CType(graph.value(graph.inputs[k]).dtype) + "*>(kInput" + std::to_string(k) +
                    ")");
@@ -539,6 +653,10 @@ GeneratedFile GenerateHarness(const Graph& graph, const CodegenOptions& options,
     out << "  semihost_write0(\"memfold-output " << k << " \");\n"
         << "  semihost_print_hex(g_output" << k << ", " << graph.value(graph.outputs[k]).bytes()
         << ");\n  semihost_write0(\"\\n\");\n";
+  }
+  if (streamed) {
+    out << "  semihost_write0(\"memfold-fetched \");\n  semihost_print_uint(g_fetched);\n"
+        << "  semihost_write0(\"\\n\");\n";
   }
   out << "  semihost_write0(\"memfold-stack \");\n  semihost_print_uint(stack);\n"
       << "  semihost_write0(\"\\nmemfold-ticks \");\n  semihost_print_uint(ticks);\n"

@@ -246,6 +246,7 @@ Result<Made> MakeCandidates(const Graph& file_graph, const BestOptions& options,
   // Deep fusion by segments (passes/split_curve.h): the lowest points of its curve, and for
   // balanced or a curve a spread of it too.
   split_options.max_recompute = options.max_recompute;
+  split_options.max_steps = options.max_steps;
   const int32_t spread = std::max(curve_spread, options.objective == Objective::kBalanced ? 4 : 0);
   for (size_t k = 0; k < unsplit; ++k) {
     MF_ASSIGN_OR_RETURN(
@@ -288,6 +289,11 @@ BestPlan Finish(Made& made, size_t k) {
 
 Result<BestPlan> PlanBest(const Graph& file_graph, const BestOptions& options) {
   MF_ASSIGN_OR_RETURN(Made made, MakeCandidates(file_graph, options, 0));
+  if (options.max_steps > 0) {
+    std::erase_if(made.candidates, [&](const Candidate& c) {
+      return c.split && static_cast<int64_t>(c.graph.schedule.size()) > options.max_steps;
+    });
+  }
   return Finish(made, Chosen(made.candidates, options.objective));
 }
 

@@ -44,6 +44,9 @@ struct BestOptions {
   // Graph inputs streamed (passes/stream_inputs.h) for every step after greedy: the
   // runtime fetches the boxes split regions read instead of holding the whole input.
   bool stream_input = false;
+  // When positive, split plans of more operators than this are left out (a compiled program's
+  // tables take flash for every operator; `memfold compile` derives it from the board).
+  int64_t max_steps = 0;
 };
 
 struct BestStep {

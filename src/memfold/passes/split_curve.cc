@@ -30,12 +30,13 @@ constexpr int32_t kRowPatience = 2;
 struct Option {
   std::optional<RegionSplit> grid;
   std::optional<ChannelSplit> channels;
-  int64_t peak = 0;  // payload bytes live at most while the segment runs
-  double flops = 0;  // extra FLOPs
+  int64_t peak = 0;   // payload bytes live at most while the segment runs
+  double flops = 0;   // extra FLOPs
+  int64_t steps = 0;  // operators added
 };
 
-// Operators first..last (schedule positions) between two cuts, and its options on the curve:
-// peak ascending, extra FLOPs strictly descending.
+// Operators first..last (schedule positions) between two cuts, and its options no other beats
+// in peak, extra FLOPs and operators added, peak ascending.
 struct Segment {
   int32_t from = 0, to = 0;  // cut indices
   int32_t first = 0, last = 0;
@@ -106,14 +107,18 @@ int64_t PeakOver(const std::vector<int64_t>& live, int32_t first, int32_t last) 
   return peak;
 }
 
-// Keeps the options no other beats in both peak and extra FLOPs, peak ascending.
+// Keeps the options no other beats in peak, extra FLOPs and operators added, peak ascending.
 std::vector<Option> ParetoOptions(std::vector<Option> options) {
   std::sort(options.begin(), options.end(), [](const Option& a, const Option& b) {
-    return a.peak != b.peak ? a.peak < b.peak : a.flops < b.flops;
+    if (a.peak != b.peak) return a.peak < b.peak;
+    return a.flops != b.flops ? a.flops < b.flops : a.steps < b.steps;
   });
   std::vector<Option> kept;
   for (Option& option : options) {
-    if (kept.empty() || option.flops < kept.back().flops) kept.push_back(std::move(option));
+    const bool beaten = std::any_of(kept.begin(), kept.end(), [&](const Option& k) {
+      return k.flops <= option.flops && k.steps <= option.steps;  // and k.peak <= option.peak
+    });
+    if (!beaten) kept.push_back(std::move(option));
   }
   return kept;
 }
@@ -155,7 +160,8 @@ void MeasureGrids(const Graph& graph, Segment* segment, double budget) {
         if (stats.extra_flops > budget) break;  // more rows add more
         const int64_t peak = PeakOver(LiveBytesPerStep(ComputeLiveness(*split)),
                                       stats.first_position, stats.last_position);
-        segment->options.push_back({grid, std::nullopt, peak, stats.extra_flops});
+        const auto steps = static_cast<int64_t>(split->schedule.size() - graph.schedule.size());
+        segment->options.push_back({grid, std::nullopt, peak, stats.extra_flops, steps});
         since_best = peak < best ? 0 : since_best + 1;
         best = std::min(best, peak);
         if (since_best >= kRowPatience) break;
@@ -187,7 +193,9 @@ void MeasureChannelGroups(const Graph& graph, Segment* segment) {
                                   stats.last_position);
     if (peak >= best) return;
     best = peak;
-    segment->options.push_back({std::nullopt, split, peak, std::max(0.0, stats.extra_flops)});
+    segment->options.push_back(
+        {std::nullopt, split, peak, std::max(0.0, stats.extra_flops),
+         static_cast<int64_t>(grouped->schedule.size() - graph.schedule.size())});
   }
 }
 
@@ -238,24 +246,24 @@ std::vector<Segment> MeasureSegments(const Graph& graph, const std::vector<int32
 // The segments and options a shortest path chose.
 using Choice = std::vector<std::pair<const Segment*, const Option*>>;
 
-// The least extra work that keeps every segment's peak within `bound`, or nothing.
+// The path that keeps every segment's peak within `bound` at the least extra FLOPs plus
+// `step_flops` per operator added, or nothing.
 std::optional<Choice> CheapestWithin(const std::vector<Segment>& segments, int32_t cut_count,
-                                     int64_t bound) {
+                                     int64_t bound, double step_flops) {
   constexpr double kNever = std::numeric_limits<double>::infinity();
   std::vector<double> cost(static_cast<size_t>(cut_count), kNever);
   std::vector<std::pair<const Segment*, const Option*>> via(static_cast<size_t>(cut_count));
   cost[0] = 0;
   for (const Segment& segment : segments) {  // in order of `from`: every path is relaxed in turn
     if (cost[static_cast<size_t>(segment.from)] == kNever) continue;
-    // The cheapest option within the bound: the last with peak <= bound.
-    auto past = std::upper_bound(segment.options.begin(), segment.options.end(), bound,
-                                 [](int64_t b, const Option& o) { return b < o.peak; });
-    if (past == segment.options.begin()) continue;
-    const Option& option = *std::prev(past);
-    const double total = cost[static_cast<size_t>(segment.from)] + option.flops;
-    if (total < cost[static_cast<size_t>(segment.to)]) {
-      cost[static_cast<size_t>(segment.to)] = total;
-      via[static_cast<size_t>(segment.to)] = {&segment, &option};
+    for (const Option& option : segment.options) {
+      if (option.peak > bound) break;  // peak ascending
+      const double total = cost[static_cast<size_t>(segment.from)] + option.flops +
+                           step_flops * static_cast<double>(option.steps);
+      if (total < cost[static_cast<size_t>(segment.to)]) {
+        cost[static_cast<size_t>(segment.to)] = total;
+        via[static_cast<size_t>(segment.to)] = {&segment, &option};
+      }
     }
   }
   if (cost.back() == kNever) return std::nullopt;
@@ -270,13 +278,36 @@ std::optional<Choice> CheapestWithin(const std::vector<Segment>& segments, int32
 struct Estimate {
   int64_t peak = 0;
   double flops = 0;
+  int64_t steps = 0;
   Choice choice;
 };
+
+// The prices of an added operator, in FLOPs, the shortest path tries until the operators fit
+// (SplitOptions::max_steps): first a token one (of two plans equal otherwise, the one of fewer
+// kernel calls), then ever dearer.
+constexpr double kStepPrices[] = {1e-3, 1e3, 1e4, 1e5, 1e6, 1e7, 1e9};
+
+// The cheapest path within `bound` whose operators fit `max_steps` (0: any), or nothing.
+std::optional<Estimate> EstimateWithin(const std::vector<Segment>& segments, int32_t cut_count,
+                                       int64_t bound, int64_t max_steps) {
+  for (double price : kStepPrices) {
+    std::optional<Choice> choice = CheapestWithin(segments, cut_count, bound, price);
+    if (!choice) return std::nullopt;  // no path at all
+    Estimate estimate{0, 0, 0, std::move(*choice)};
+    for (const auto& [segment, option] : estimate.choice) {
+      estimate.peak = std::max(estimate.peak, option->peak);
+      estimate.flops += option->flops;
+      estimate.steps += option->steps;
+    }
+    if (max_steps <= 0 || estimate.steps <= max_steps) return estimate;
+  }
+  return std::nullopt;
+}
 
 // The curve of shortest paths over every bound the segments' options give, peak descending,
 // within `budget` extra FLOPs in all.
 std::vector<Estimate> EstimatedCurve(const std::vector<Segment>& segments, int32_t cut_count,
-                                     double budget) {
+                                     double budget, int64_t max_steps) {
   std::vector<int64_t> bounds;
   for (const Segment& segment : segments) {
     for (const Option& option : segment.options) bounds.push_back(option.peak);
@@ -285,16 +316,10 @@ std::vector<Estimate> EstimatedCurve(const std::vector<Segment>& segments, int32
   bounds.erase(std::unique(bounds.begin(), bounds.end()), bounds.end());
   std::vector<Estimate> curve;
   for (int64_t bound : bounds) {
-    std::optional<Choice> choice = CheapestWithin(segments, cut_count, bound);
-    if (!choice) break;  // lower bounds are infeasible too
-    Estimate estimate{0, 0, std::move(*choice)};
-    for (const auto& [segment, option] : estimate.choice) {
-      estimate.peak = std::max(estimate.peak, option->peak);
-      estimate.flops += option->flops;
-    }
-    if (estimate.flops > budget) break;  // lower bounds cost more
-    if (!curve.empty() && estimate.peak >= curve.back().peak) continue;
-    curve.push_back(std::move(estimate));
+    std::optional<Estimate> estimate = EstimateWithin(segments, cut_count, bound, max_steps);
+    if (!estimate || estimate->flops > budget) break;  // lower bounds cannot do better
+    if (!curve.empty() && estimate->peak >= curve.back().peak) continue;
+    curve.push_back(std::move(*estimate));
   }
   return curve;
 }
@@ -355,8 +380,11 @@ Result<std::vector<SplitResult>> SplitSegmentsCurve(const Graph& graph, const Sp
   const std::vector<int32_t> cuts = Cuts(graph);
   const double budget = options.max_recompute * total_flops;
   const std::vector<Segment> segments = MeasureSegments(graph, cuts, options, budget);
-  const std::vector<Estimate> curve =
-      EstimatedCurve(segments, static_cast<int32_t>(cuts.size()), budget);
+  const std::vector<Estimate> curve = EstimatedCurve(
+      segments, static_cast<int32_t>(cuts.size()), budget,
+      options.max_steps > 0
+          ? std::max<int64_t>(0, options.max_steps - static_cast<int64_t>(graph.schedule.size()))
+          : 0);
   MF_ASSIGN_OR_RETURN(GraphPlan unsplit, PlanGraph(graph, options.planner, {.refine = true}));
   std::vector<SplitResult> built;
   for (size_t index : Picked(curve.size(), points)) {

@@ -40,6 +40,9 @@ struct SplitOptions {
   // loop nests); each round's winner is re-planned with exact (algorithmic) overlaps and kept
   // only if that plan is smaller too.
   OverlapSource search_overlaps = OverlapSource::kAnalytic;
+  // The segment search (passes/split_curve.h): when positive, its plans have at most this many
+  // operators (a compiled program's tables take flash for each).
+  int64_t max_steps = 0;
 };
 
 struct SplitStage {

@@ -68,13 +68,16 @@ Status CheckFitsBoard(const StaticBytes& counted, int64_t arena, const Board& bo
   return Status::Ok();
 }
 
-// Bytes of the program's constants and persistent state.
+// Bytes of the program's constants and persistent state (those some operator reads: a rewrite
+// may leave constants it replaced, such as weights cut into channel groups, unread).
 StaticBytes CountStatic(const PlannedProgram& program) {
   const Graph& g = program.graph();
   const SharedStorage& shared = program.liveness().shared;
+  const std::vector<std::vector<NodeId>> readers = g.Consumers();
   StaticBytes counted;
   for (ValueId v = 0; v < g.num_values(); ++v) {
     if (shared.root[static_cast<size_t>(v)] != v) continue;
+    if (g.value(v).is_constant() && readers[static_cast<size_t>(v)].empty()) continue;
     if (shared.persistent[static_cast<size_t>(v)]) {
       counted.state += g.value(v).bytes();
     } else if (g.value(v).is_constant()) {
@@ -84,23 +87,11 @@ StaticBytes CountStatic(const PlannedProgram& program) {
   return counted;
 }
 
-// Compiled code reads its whole input from the caller; a streamed one would be fetched in boxes.
-Status CheckInputsResident(const Graph& graph) {
-  for (ValueId v : graph.inputs) {
-    if (graph.value(v).role != Role::kStreamed) continue;
-    return Status::Error(
-        "--stream-input: compiled code does not fetch input boxes from a callback yet; "
-        "compile without it (the input is then resident in the arena)");
-  }
-  return Status::Ok();
-}
-
 }  // namespace
 
 DeviceFit CheckDeviceFit(const PlannedProgram& program, const Board& board) {
   DeviceFit fit;
-  fit.compilable = CheckInputsResident(program.graph());
-  if (fit.compilable.ok()) fit.compilable = CheckCompilable(program.graph(), program.arena_bytes());
+  fit.compilable = CheckCompilable(program.graph(), program.arena_bytes());
   if (!fit.compilable.ok()) return fit;
   fit.counted = CountStatic(program);
   fit.fits = CheckFitsBoard(fit.counted, program.arena_bytes(), board);

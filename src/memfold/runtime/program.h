@@ -22,12 +22,14 @@ namespace memfold::runtime {
 using Kernel = void (*)(const KernelContext& ctx);
 
 // One tensor argument. Its bytes are `arena + offset` (in_arena), or `constant` (model weights),
-// or `state` (persistent), or nowhere (absent optional input: present = false).
-// Ordered for size (the tables are flash): 52 bytes on a 32-bit core.
+// or `state` (persistent), or the caller's buffer of graph input `streamed_input` (a streamed
+// input, never in the arena: its fetch steps read boxes of it), or nowhere (absent optional
+// input: present = false). Ordered for size (the tables are flash): 52 bytes on a 32-bit core.
 struct TensorDesc {
   bool present = false;
   bool in_arena = false;
   DType dtype = DType::kF32;
+  int8_t streamed_input = -1;
   ShapeView shape;
   QuantArg quant;
   uint32_t offset = 0;
@@ -50,6 +52,19 @@ struct StepDesc {
   std::span<const uint32_t> scratch;  // arena offsets
   std::span<const int32_t> prepared;
   std::span<const ArenaRange> poison;  // inverted before the step when poisoning
+  // A fetch of a streamed graph input's box (begin: NHWC; size: the output's shape): with an
+  // InputSource the source delivers it, without one the kernel (a slice) copies it out of the
+  // caller's buffer of that input.
+  int32_t fetch_input = -1;
+  std::span<const int64_t> fetch_begin;
+};
+
+// Where the boxes of streamed graph inputs come from (a camera delivering rows, a decoder):
+// fetch writes the box [begin, begin + size) of graph input `input` (rank 4, NHWC; begin and
+// size have 4 entries) densely packed at `dst`, and returns 0 (anything else stops the run).
+struct InputSource {
+  int (*fetch)(void* user, uint32_t input, const int32_t* begin, const int32_t* size, void* dst);
+  void* user;
 };
 
 struct ProgramDesc {
@@ -73,15 +88,16 @@ struct StepClock {
 // replaces).
 void Poison(std::byte* arena, std::span<const ArenaRange> ranges);
 
-// Copies the inputs into their homes, runs every step and copies the outputs out. `arena` must
-// be the program's arena; `tensors` and `scratch` must hold max_tensors and max_scratch
+// Copies the inputs into their homes (streamed ones stay where the caller holds them, or with
+// `source` are fetched box by box from it), runs every step and copies the outputs out. `arena`
+// must be the program's arena; `tensors` and `scratch` must hold max_tensors and max_scratch
 // entries. When `poison` is set, the arena is filled with 0xFF first and each step's ranges are
 // inverted before it runs, exactly as the host executor's checking mode does. Returns null, or
 // the message of a kernel that refused its input (kernel_context.h KernelError), after which
 // no further step runs and the outputs are not copied. `clock`, when given, times every step.
 const char* RunProgram(const ProgramDesc& program, std::byte* arena, const void* const* inputs,
                        void* const* outputs, std::span<TensorArg> tensors,
-                       std::span<std::byte*> scratch, bool poison,
-                       const StepClock* clock = nullptr);
+                       std::span<std::byte*> scratch, bool poison, const StepClock* clock = nullptr,
+                       const InputSource* source = nullptr);
 
 }  // namespace memfold::runtime
