@@ -115,7 +115,8 @@ TEST(Cli, HumanOutputShowsSizesAndVerification) {
 }
 
 // --stream-input: the input is fetched box by box; the arena is smaller than resident, the
-// split plan runs identically, and plan --json says so.
+// split plan runs identically, and plan --json says so; compile writes the entry point that
+// takes a source of boxes.
 TEST(Cli, StreamInputPlansSmallerAndRunsIdentically) {
   const std::string model = "zoo:mobilenet_v2,alpha=0.35,res=64,dtype=i8";
   const Outcome resident = Memfold("plan " + model + " --planner best --json");
@@ -131,10 +132,13 @@ TEST(Cli, StreamInputPlansSmallerAndRunsIdentically) {
   ASSERT_EQ(run.code, 0) << run.err;
   EXPECT_EQ(run.Json()["identical_to_unplanned"], true);
   EXPECT_EQ(run.Json()["arena_bytes"], streamed.Json()["arena_bytes"]);
-  const Outcome compile = Memfold("compile " + model + " --stream-input -o " +
-                                  (std::filesystem::temp_directory_path() / "mf_stream").string());
-  EXPECT_NE(compile.code, 0);
-  EXPECT_NE(compile.err.find("--stream-input"), std::string::npos) << compile.err;
+  const std::filesystem::path tree = std::filesystem::temp_directory_path() / "mf_stream";
+  const Outcome compile = Memfold("compile " + model + " --stream-input -o " + tree.string());
+  ASSERT_EQ(compile.code, 0) << compile.err;
+  std::ifstream header(tree / "model" / "mobilenet_v2_alpha_0_35_res_64_dtype_i8.h");
+  const std::string text((std::istreambuf_iterator<char>(header)), {});
+  EXPECT_NE(text.find("memfold_input_source"), std::string::npos) << text;
+  EXPECT_NE(text.find("_invoke_from(const memfold_input_source* source"), std::string::npos);
 }
 
 // inspect --write-tflite writes a zoo model with memfold's writer; the file reads back the same.

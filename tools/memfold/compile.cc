@@ -159,6 +159,8 @@ int RunOnDevice(const CompileOptions& options, const Compiled& c) {
                                {"outputs", OutputsJson(g, ran->outputs, host)},
                                {"identical_to_host", ran->identical},
                                {"agrees_with_host", ran->agrees},
+                               {"stream_input", options.best.stream_input},
+                               {"fetched_bytes", ran->fetched_bytes},
                                {"instructions", ran->instructions},
                                {"instructions_by_op", InstructionsByOp(g, ran->step_instructions)}})
               << "\n";

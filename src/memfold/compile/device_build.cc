@@ -180,8 +180,8 @@ Result<fs::path> DeviceLibrary(const std::string& cache_dir, const Board& board)
   return library;
 }
 
-// Reads "memfold-output K HEX", "memfold-stack N", "memfold-ticks N" and "memfold-step-ticks
-// N..." lines.
+// Reads "memfold-output K HEX", "memfold-stack N", "memfold-ticks N", "memfold-step-ticks
+// N..." and (streamed inputs) "memfold-fetched N" lines.
 Status ParseRunOutput(const std::string& text, const Board& board, size_t num_outputs,
                       size_t num_steps, DeviceRun* run) {
   run->outputs.assign(num_outputs, Bytes{});
@@ -195,7 +195,9 @@ Status ParseRunOutput(const std::string& text, const Board& board, size_t num_ou
     std::string tag;
     words >> tag;
     int64_t ticks = 0;
-    if (tag == "memfold-stack") {
+    if (tag == "memfold-fetched") {
+      words >> run->fetched_bytes;
+    } else if (tag == "memfold-stack") {
       stack_seen = static_cast<bool>(words >> run->stack_bytes);
     } else if (tag == "memfold-ticks") {
       ticks_seen = static_cast<bool>(words >> ticks);

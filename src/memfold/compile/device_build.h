@@ -68,6 +68,7 @@ struct DeviceRun {
   // one timer read; a count is a multiple of Board::instructions_per_tick()).
   int64_t instructions = 0;
   std::vector<int64_t> step_instructions;
+  int64_t fetched_bytes = -1;  // bytes of streamed inputs the harness's source delivered; -1: none
 };
 
 // The QEMU command line that runs `elf` on `board` (instruction counting on, semihosting).

@@ -142,6 +142,7 @@ Result<BoardRun> RunProgramOnBoard(const PlannedProgram& program, const std::vec
   run.measured = Measure(sections, ran.stack_bytes);
   run.instructions = ran.instructions;
   run.step_instructions = std::move(ran.step_instructions);
+  run.fetched_bytes = ran.fetched_bytes;
   run.outputs = std::move(ran.outputs);
   run.identical = run.outputs == run.host.planned.outputs;
   run.agrees = Agrees(g, run.outputs, run.host.planned.outputs);

@@ -72,6 +72,7 @@ struct BoardRun {
   // (compile/device_build.h DeviceRun).
   int64_t instructions = 0;
   std::vector<int64_t> step_instructions;
+  int64_t fetched_bytes = -1;  // streamed inputs: bytes the harness's camera delivered
 };
 
 // Runs the program on the host (checked) and the tree `build` names on `board` under QEMU.
