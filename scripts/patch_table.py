@@ -6,6 +6,10 @@ at 2 % (where cached halos, which recompute nothing, must carry the split). Ever
 from `memfold plan --json`; planning time is the wall time of that command. The PyTorch-layout
 MobileNet v2 is written with memfold's TFLite writer (`memfold inspect --write-tflite`).
 
+Since issue 33 it also measures msf-CNN's three models (NeurIPS 2025, multi-stage fusion): for
+each published (peak bytes, overhead factor F) point, `memfold plan --stream-input
+--max-recompute F-1`, and the `--pareto` curve of each model drawn as docs/curve_KEY.svg.
+
 `make patch-table` writes tests/golden/patch_figures.json and regenerates, from it, the table
 of docs/patches.md and the README's headline rows between their `<!-- patch-figures -->`
 markers; python/tests/test_figures.py checks that both documents carry exactly what the JSON
@@ -37,6 +41,19 @@ MODELS = [
     ("person_detect", "TFLM `person_detect.tflite`", "shared:tflite-micro/person_detect.tflite"),
     ("vww_96_int8", "MLPerf Tiny `vww_96_int8.tflite`", "shared:mlcommons-tiny/vww_96_int8.tflite"),
 ]
+# msf-CNN's models and published points (bytes, overhead factor = total MACs / the model's), its
+# figures excluding the network input as memfold's streamed arenas do (REFERENCE.md section 7).
+MSF_CNN = [
+    ("msf_vww", "MCUNetV2-vww-5fps-r80 (TinyEngine `vww.tflite`)", "shared:tinyengine/vww.tflite",
+     [(45283, 1.04), (26240, 1.11), (20568, 1.30), (17904, 1.35), (15368, 1.96)]),
+    ("msf_mcunet_320kb", "MCUNet-320KB-ImageNet-r176 (`mcunet-320kb-1mb_imagenet.tflite`)",
+     "anchor:mcunet-320kb-1mb_imagenet.tflite",
+     [(217891, 1.04), (156864, 1.37), (94224, 1.46), (63456, 2.02), (51164, 2.69)]),
+    ("msf_mbv2_035", "MBV2-w0.35-r144 (`zoo:mobilenet_v2,alpha=0.35,res=144,dtype=i8`)",
+     "zoo:mobilenet_v2,alpha=0.35,res=144,dtype=i8",
+     [(83133, 1.02), (67996, 1.10), (25803, 1.25), (21389, 1.30), (15199, 1.38), (14132, 1.56),
+      (8560, 1.68)]),
+]
 # The three plans of every row: flags of `memfold plan MODEL --planner best --json`.
 RUNS = {"resident": [], "streamed": ["--stream-input"],
         "cached": ["--stream-input", "--max-recompute", "0.02"]}
@@ -47,6 +64,8 @@ def source_path(source, memfold, folder):
     kind, _, rest = source.partition(":")
     if kind == "shared":
         return os.path.join(SHARED, "models", rest)
+    if kind == "anchor":
+        return os.path.join(SHARED, "anchors", rest)
     if kind == "written":
         path = os.path.join(folder, "written.tflite")
         subprocess.run([memfold, "inspect", rest, "--write-tflite", path], check=True,
@@ -78,6 +97,40 @@ def measure_row(memfold, source):
         row[name] = {"arena_bytes": run["arena_bytes"],
                      "recompute_fraction": run["recompute_fraction"]}
     return row
+
+
+def measure_msf(memfold, source, points, key):
+    """memfold's plan within each msf-CNN point's extra work, and the curve's SVG."""
+    with tempfile.TemporaryDirectory() as folder:
+        model = source_path(source, memfold, folder)
+        rows = []
+        for peak, factor in points:
+            run = plan(memfold, model, ["--stream-input", "--max-recompute", f"{factor - 1:.2f}"])
+            rows.append({"msf_bytes": peak, "msf_factor": factor,
+                         "arena_bytes": run["arena_bytes"],
+                         "recompute_fraction": run["recompute_fraction"],
+                         "seconds": run["seconds"]})
+        top = max(factor for _, factor in points) - 1
+        subprocess.run([memfold, "plan", model, "--planner", "best", "--stream-input", "--pareto",
+                        "--max-recompute", f"{top:.2f}", "--svg",
+                        os.path.join(ROOT, "docs", f"curve_{key}.svg")],
+                       check=True, capture_output=True)
+    return rows
+
+
+def msf_table(figures):
+    """The side-by-side table of docs/patches.md: every msf-CNN point, memfold's plan within
+    its extra work, and whether memfold's is no larger."""
+    lines = ["| model | msf-CNN peak @ overhead | memfold, `--max-recompute F-1` | "
+             "no larger? | planning s |", "|---|--:|--:|:-:|--:|"]
+    for key, name, _, _ in MSF_CNN:
+        for row in figures[key]:
+            wins = row["arena_bytes"] <= row["msf_bytes"]
+            lines.append(
+                f"| {name} | {row['msf_bytes']:,} @ {row['msf_factor']:.2f} "
+                f"| {row['arena_bytes']:,} @ {1 + row['recompute_fraction']:.3f} "
+                f"| {'yes' if wins else '**no**'} | {row['seconds']:.1f} |")
+    return "\n".join(lines)
 
 
 def cell(run):
@@ -112,6 +165,7 @@ def headline(figures):
     """The README's headline rows of int8 inference arenas."""
     v2, pd = figures["mobilenet_v2"], figures["person_detect"]
     vww, te = figures["vww_96_int8"], figures["tinyengine_vww"]
+    msf = figures["msf_vww"][-1]  # msf-CNN's smallest published point on the same file
     return "\n".join([
         f"| MobileNet v2 1.0/224 int8 (`zoo:mobilenet_v2,dtype=i8`) | {v2['tflm_greedy']:,} "
         "(TFLM's planner) | MCUNetV2: 1,372 kB → 172 kB (4×4 patches, input streamed, about "
@@ -125,9 +179,11 @@ def headline(figures):
         f"| **{vww['resident']['arena_bytes']:,}**; {vww['streamed']['arena_bytes']:,} streamed "
         "| same |",
         f"| TinyEngine `vww.tflite` (MCUNet vww1) | {te['tflm_greedy']:,} (TFLM, measured) "
-        f"| TinyEngine: about 92 kB | **{te['streamed']['arena_bytes']:,}** streamed "
-        f"(+{percent(te['streamed'])}); {te['resident']['arena_bytes']:,} resident (its float "
-        "input alone is 76,800) | same |"])
+        f"| TinyEngine: about 92 kB; msf-CNN: {msf['msf_bytes']:,} at {msf['msf_factor']:.2f}× "
+        f"MACs | **{te['streamed']['arena_bytes']:,}** streamed (+{percent(te['streamed'])}); "
+        f"{msf['arena_bytes']:,} within msf-CNN's extra work "
+        f"(+{100 * msf['recompute_fraction']:.1f} %); {te['resident']['arena_bytes']:,} "
+        "resident (its float input alone is 76,800) | same; `--pareto` for the curve |"])
 
 
 MARK_BEGIN, MARK_END = "<!-- patch-figures:{} -->", "<!-- /patch-figures:{} -->"
@@ -145,16 +201,20 @@ def between(text, name):
     return text.partition(MARK_BEGIN.format(name))[2].partition(MARK_END.format(name))[0].strip()
 
 
-DOCUMENTS = {"docs/patches.md": ("table", table), "README.md": ("headline", headline)}
+# Each document and the (marker name, renderer) pairs of its generated parts.
+DOCUMENTS = {"docs/patches.md": [("table", table), ("msf-cnn", msf_table)],
+             "README.md": [("headline", headline)]}
 
 
 def render(figures):
-    for path, (name, renderer) in DOCUMENTS.items():
+    for path, parts in DOCUMENTS.items():
         full = os.path.join(ROOT, path)
         with open(full) as f:
             text = f.read()
+        for name, renderer in parts:
+            text = replace_between(text, name, renderer(figures))
         with open(full, "w") as f:
-            f.write(replace_between(text, name, renderer(figures)))
+            f.write(text)
 
 
 def main():
@@ -166,6 +226,9 @@ def main():
     figures = {}
     for key, name, source in MODELS:
         figures[key] = measure_row(memfold, source)
+        print(name, figures[key], flush=True)
+    for key, name, source, points in MSF_CNN:
+        figures[key] = measure_msf(memfold, source, points, key)
         print(name, figures[key], flush=True)
     with open(GOLDEN, "w") as f:
         json.dump(figures, f, indent=1)

@@ -18,9 +18,12 @@ with open(patch_table.GOLDEN) as _f:
     FIGURES = json.load(_f)
 
 
-@pytest.mark.parametrize("path", sorted(patch_table.DOCUMENTS))
-def test_documents_carry_the_rendered_figures(path):
-    name, renderer = patch_table.DOCUMENTS[path]
+PARTS = [(path, name, renderer) for path, parts in sorted(patch_table.DOCUMENTS.items())
+         for name, renderer in parts]
+
+
+@pytest.mark.parametrize("path,name,renderer", PARTS, ids=[f"{p}:{n}" for p, n, _ in PARTS])
+def test_documents_carry_the_rendered_figures(path, name, renderer):
     with open(os.path.join(ROOT, path)) as f:
         text = f.read()
     assert patch_table.between(text, name) == renderer(FIGURES), (

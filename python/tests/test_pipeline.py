@@ -124,8 +124,6 @@ def test_bad_input_is_a_value_error_not_a_crash():
     assert "best" in memfold.planners() and "greedy" in memfold.planners()
     out = tempfile.mkdtemp(prefix="memfold-py-refused-")
     try:
-        with pytest.raises(ValueError, match="input boxes"):  # streamed inputs: not compiled yet
-            memfold.plan(KWS, stream_input=True).compile(out)
         with pytest.raises(ValueError, match="B of flash"):  # 16.9 MB of weights on a 4 MB board
             memfold.compile("zoo:mobilenet_v1", out)
         assert os.listdir(out) == []  # nothing written for a program refused
@@ -144,5 +142,17 @@ def test_compiled_tree_runs_on_the_board_with_the_hosts_outputs():
         assert result["ram_bytes"] >= result["arena_bytes"]
         assert result["outputs"][0]["sha256"] == tflm("kws_ref_model.tflite")["outputs"][0]["sha256"]
         assert any(f.endswith("kws.cc") for f in result["files"])
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+
+
+def test_streamed_plan_compiles_with_an_input_source():
+    out = tempfile.mkdtemp(prefix="memfold-py-streamed-")
+    try:
+        memfold.plan(KWS, planner="best", stream_input=True).compile(out, name="kws_streamed")
+        with open(os.path.join(out, "model", "kws_streamed.h")) as f:
+            header = f.read()
+        assert "typedef struct memfold_input_source" in header
+        assert "memfold_kws_streamed_invoke_from(const memfold_input_source* source" in header
     finally:
         shutil.rmtree(out, ignore_errors=True)
