@@ -126,6 +126,33 @@ memfold::PlannedProgram Plan(const py::object& model, const std::string& planner
        {.objective = chosen, .max_recompute = max_recompute, .stream_input = stream_input}}));
 }
 
+// PlanBestCurve's plans as dicts, each run checked against the unplanned model when `check`.
+py::list Pareto(const py::object& model, double max_recompute, bool stream_input, int points,
+                bool check) {
+  const memfold::Graph source = LoadSource(model);
+  const std::vector<memfold::BestPlan> curve = OrRaise(memfold::PlanBestCurve(
+      source, {.max_recompute = max_recompute, .stream_input = stream_input}, points));
+  const std::vector<memfold::Bytes> inputs = memfold::DefaultInputs(source);
+  py::list out;
+  for (const memfold::BestPlan& plan : curve) {
+    py::dict d;
+    d["arena_bytes"] = plan.plan.plan.arena_bytes;
+    d["lower_bound_bytes"] = plan.plan.lower_bound;
+    d["recompute_fraction"] = plan.recompute_fraction;
+    d["overhead_factor"] = 1 + plan.recompute_fraction;
+    d["operators"] = plan.graph.schedule.size();
+    d["split"] = plan.steps.back().detail;
+    if (check) {
+      const memfold::CheckedRun run = OrRaise(
+          memfold::RunChecked(source, plan.graph, plan.plan.liveness, plan.plan.plan, inputs));
+      d["identical_to_unplanned"] = run.identical();
+      d["values_checked"] = run.values_checked;
+    }
+    out.append(d);
+  }
+  return out;
+}
+
 py::list Buffers(const memfold::PlannedProgram& p) {
   py::list buffers;
   const memfold::Liveness& live = p.liveness();
@@ -322,6 +349,11 @@ PYBIND11_MODULE(_memfold, m) {
         "Plans a model (a .tflite path or its bytes, or zoo:NAME) into a verified Program; "
         "objective (best): memory, balanced (least extra work within 5 % of the smallest "
         "arena) or speed.");
+  m.def("pareto", &Pareto, py::arg("model"), py::arg("max_recompute") = 1.0,
+        py::arg("stream_input") = true, py::arg("points") = 12, py::arg("check") = true,
+        "The best planner's memory / extra-work curve: every verified plan no other beats in "
+        "both arena and extra FLOPs (a list of dicts, extra work ascending), each run checked "
+        "against the unplanned model when check=True.");
   m.def("tflite_with_plan", &TfliteWithPlan, py::arg("path"), py::arg("planner") = "diagonal",
         py::arg("max_recompute") = 0.10, py::arg("objective") = "memory",
         "The .tflite file with the plan as its offline memory plan: TFLM places every tensor "

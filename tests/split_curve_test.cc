@@ -2,6 +2,8 @@
 // (passes/split_curve.h): every rewritten graph is planned, verified and run in its arena,
 // checked read by read against the model run unplanned; and the curve's published anchor,
 // msf-CNN's points on its three models (../shared/REFERENCE.md section 7), through the CLI.
+#include "memfold/passes/split_curve.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -11,7 +13,6 @@
 #include "memfold/exec/checked_run_test_util.h"
 #include "memfold/exec/executor.h"
 #include "memfold/ops/builder.h"
-#include "memfold/passes/split_curve.h"
 #include "memfold/passes/stream_inputs.h"
 #include "memfold/pipeline/model_loader.h"
 #include "memfold/plan/plan_graph.h"
@@ -152,16 +153,15 @@ std::string MsfCnnName(const ::testing::TestParamInfo<MsfCnnModel>& param) {
 
 INSTANTIATE_TEST_SUITE_P(
     Published, MsfCnnCurve,
-    ::testing::Values(
-        MsfCnnModel{kShared + "/models/tinyengine/vww.tflite",
-                    0.96,
-                    {{26240, 1.11}, {20568, 1.30}, {17904, 1.35}, {15368, 1.96}}},
-        MsfCnnModel{"zoo:mobilenet_v2,alpha=0.35,res=144,dtype=i8",
-                    0.30,
-                    {{67996, 1.10}, {25803, 1.25}, {21389, 1.30}}},
-        MsfCnnModel{kShared + "/anchors/mcunet-320kb-1mb_imagenet.tflite",
-                    1.02,
-                    {{217891, 1.04}, {156864, 1.37}, {94224, 1.46}, {63456, 2.02}}}),
+    ::testing::Values(MsfCnnModel{kShared + "/models/tinyengine/vww.tflite",
+                                  0.96,
+                                  {{26240, 1.11}, {20568, 1.30}, {17904, 1.35}, {15368, 1.96}}},
+                      MsfCnnModel{"zoo:mobilenet_v2,alpha=0.35,res=144,dtype=i8",
+                                  0.30,
+                                  {{67996, 1.10}, {25803, 1.25}, {21389, 1.30}}},
+                      MsfCnnModel{kShared + "/anchors/mcunet-320kb-1mb_imagenet.tflite",
+                                  1.02,
+                                  {{217891, 1.04}, {156864, 1.37}, {94224, 1.46}, {63456, 2.02}}}),
     MsfCnnName);
 
 }  // namespace

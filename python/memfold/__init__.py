@@ -10,14 +10,15 @@ unplanned run (every read compared) and compiles to a bare-metal tree for a micr
     memfold.compile("model.tflite", "out/", planner="diagonal", run=True)["ram_bytes"]
     open("planned.tflite", "wb").write(memfold.tflite_with_plan("model.tflite"))  # for TFLM
     memfold.values("model.tflite")[k]["data"]  # tensor k of one unplanned run
+    memfold.pareto("model.tflite", max_recompute=1.0)  # arena against extra work, checked
 
 Training: memfold.torch makes Echo (recomputation chosen over the whole joint forward and
 backward graph) the partitioner of PyTorch's AOTAutograd. The C++ core is memfold._memfold.
 """
-from memfold._memfold import (Program, default_inputs, model_io, plan, planners,
+from memfold._memfold import (Program, default_inputs, model_io, pareto, plan, planners,
                               tflite_with_plan, values, write_tflite)
 
-__all__ = ["Program", "plan", "planners", "run", "compile", "tflite_with_plan", "values",
+__all__ = ["Program", "plan", "planners", "run", "compile", "pareto", "tflite_with_plan", "values",
            "default_inputs", "model_io", "write_tflite"]
 
 

@@ -156,3 +156,16 @@ def test_streamed_plan_compiles_with_an_input_source():
         assert "memfold_kws_streamed_invoke_from(const memfold_input_source* source" in header
     finally:
         shutil.rmtree(out, ignore_errors=True)
+
+
+def test_pareto_curve_is_monotone_and_every_plan_runs_identically():
+    curve = memfold.pareto("zoo:mobilenet_v2,alpha=0.35,res=64,dtype=i8", max_recompute=0.3,
+                           points=3)
+    assert len(curve) >= 2
+    for before, after in zip(curve, curve[1:]):
+        assert after["arena_bytes"] < before["arena_bytes"]
+        assert after["recompute_fraction"] > before["recompute_fraction"]
+    assert all(p["identical_to_unplanned"] and p["values_checked"] > 0 for p in curve)
+    assert all(p["recompute_fraction"] <= 0.3 for p in curve)
+    resident = memfold.plan("zoo:mobilenet_v2,alpha=0.35,res=64,dtype=i8", planner="best")
+    assert curve[-1]["arena_bytes"] < resident.arena_bytes  # the input streamed, not held

@@ -18,6 +18,14 @@ Cost StepCost(const Graph& graph, const Node& node, double flops_per_step, int64
   return cost;
 }
 
+double TotalFlops(const Graph& graph) {
+  double total = 0;
+  for (NodeId id : graph.schedule) {
+    if (OpOf(graph.node(id)) != nullptr) total += NodeCost(graph, graph.node(id)).flops;
+  }
+  return total;
+}
+
 int64_t ConvMacsPerOutput(const Shape& filter, bool depthwise) {
   return depthwise ? filter[1] * filter[2] : filter[1] * filter[2] * filter[3];
 }

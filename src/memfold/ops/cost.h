@@ -26,6 +26,8 @@ Cost Traffic(const Graph& graph, const Node& node);
 // or window taps (1 FLOP each) at each of `positions` output positions.
 Cost StepCost(const Graph& graph, const Node& node, double flops_per_step, int64_t positions,
               int64_t steps);
+// FLOPs of every scheduled node with an op definition (NodeCost), in all.
+double TotalFlops(const Graph& graph);
 // Multiply-adds per output element of a convolution with `filter`: kh * kw for a depthwise
 // filter [1, kh, kw, oc], kh * kw * ic for a conv2d filter [oc, kh, kw, ic].
 int64_t ConvMacsPerOutput(const Shape& filter, bool depthwise);

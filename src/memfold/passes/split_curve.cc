@@ -4,7 +4,6 @@
 #include <atomic>
 #include <chrono>
 #include <limits>
-#include <map>
 #include <optional>
 #include <thread>
 #include <utility>
@@ -19,9 +18,9 @@ namespace {
 
 constexpr size_t kAxisH = 1, kAxisW = 2;  // NHWC
 constexpr int32_t kMaxCols = 16;
-constexpr int32_t kMaxSegmentCuts = 8;
+constexpr int32_t kMaxSegmentCuts = 8;  // a segment spans at most this many cut-to-cut runs
 constexpr int64_t kCutSlack = 2;
-constexpr int64_t kMaxChannelGroups = 32;  // a segment spans at most this many cut-to-cut runs
+constexpr int64_t kMaxChannelGroups = 32;
 // Row counts past the best one for a grid width before the width is abandoned (the stage's
 // bytes fall with the tile size, then flatten or grow with the halo).
 constexpr int32_t kRowPatience = 2;
@@ -42,14 +41,6 @@ struct Segment {
   int32_t first = 0, last = 0;
   std::vector<Option> options;
 };
-
-double TotalFlops(const Graph& graph) {
-  double total = 0;
-  for (NodeId id : graph.schedule) {
-    if (OpOf(graph.node(id)) != nullptr) total += NodeCost(graph, graph.node(id)).flops;
-  }
-  return total;
-}
 
 bool InArena(const Value& value) {
   return !value.is_constant() && value.role != Role::kStreamed && value.bytes() > 0;

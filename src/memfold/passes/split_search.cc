@@ -9,20 +9,13 @@
 #include <optional>
 #include <string>
 
+#include "memfold/ops/cost.h"
 #include "memfold/ops/registry.h"
 
 namespace memfold {
 namespace {
 
 constexpr size_t kAxisH = 1;  // NHWC
-
-double TotalFlops(const Graph& graph) {
-  double total = 0;
-  for (NodeId id : graph.schedule) {
-    if (OpOf(graph.node(id)) != nullptr) total += NodeCost(graph, graph.node(id)).flops;
-  }
-  return total;
-}
 
 // Regions up to `max_ops` operators long that contain a position next to the peak operator, in
 // the order the search tries them (its work is bounded): long ones that run from a low point of
