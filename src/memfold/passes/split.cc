@@ -568,7 +568,7 @@ bool IsPerChannel(const Node& node) {
 }
 
 // A new constant holding [begin, begin + size) of constant `v` along `axis`, its per-channel
-// quantisation sliced with it when it runs along that axis.
+// quantisation sliced with it (an error when it runs along another axis).
 Result<ValueId> SliceConstant(Graph* out, ValueId v, size_t axis, int64_t begin, int64_t size) {
   Value value = out->value(v);
   const int64_t element = ElementBytes(value.dtype);
@@ -584,7 +584,12 @@ Result<ValueId> SliceConstant(Graph* out, ValueId v, size_t axis, int64_t begin,
     const auto from = value.data->begin() + o * stride + begin * inner;
     data->insert(data->end(), from, from + size * inner);
   }
-  if (value.quant && value.quant->per_channel() && static_cast<size_t>(value.quant->axis) == axis) {
+  if (value.quant && value.quant->per_channel() &&
+      static_cast<size_t>(value.quant->axis) != axis) {
+    return Status::Error("split: constant '" + value.name +
+                         "' is quantised per channel along another axis than its channels");
+  }
+  if (value.quant && value.quant->per_channel()) {
     Quantization& q = *value.quant;
     q.scale.assign(q.scale.begin() + begin, q.scale.begin() + begin + size);
     q.zero_point.assign(q.zero_point.begin() + begin, q.zero_point.begin() + begin + size);

@@ -68,10 +68,16 @@ std::vector<int32_t> Cuts(const Graph& graph) {
       last_read = std::max(last_read, position[static_cast<size_t>(reader)]);
     if (std::find(graph.outputs.begin(), graph.outputs.end(), v) != graph.outputs.end())
       last_read = size;
-    for (int32_t k = made + 1; k <= last_read; ++k) {  // crosses the boundaries made+1..last_read
-      ++count[static_cast<size_t>(k)];
-      bytes[static_cast<size_t>(k)] += value.bytes();
-    }
+    if (last_read <= made) continue;
+    // Crosses the boundaries made+1..last_read: a difference array, summed below.
+    ++count[static_cast<size_t>(made + 1)];
+    --count[static_cast<size_t>(last_read + 1)];
+    bytes[static_cast<size_t>(made + 1)] += value.bytes();
+    bytes[static_cast<size_t>(last_read + 1)] -= value.bytes();
+  }
+  for (size_t k = 1; k < count.size(); ++k) {
+    count[k] += count[k - 1];
+    bytes[k] += bytes[k - 1];
   }
   std::vector<int32_t> single;
   for (int32_t k = 1; k < size; ++k) {
