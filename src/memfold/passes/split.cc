@@ -584,8 +584,7 @@ Result<ValueId> SliceConstant(Graph* out, ValueId v, size_t axis, int64_t begin,
     const auto from = value.data->begin() + o * stride + begin * inner;
     data->insert(data->end(), from, from + size * inner);
   }
-  if (value.quant && value.quant->per_channel() &&
-      static_cast<size_t>(value.quant->axis) != axis) {
+  if (value.quant && value.quant->per_channel() && static_cast<size_t>(value.quant->axis) != axis) {
     return Status::Error("split: constant '" + value.name +
                          "' is quantised per channel along another axis than its channels");
   }
