@@ -136,9 +136,8 @@ TEST(DeviceRuns, StreamedInputRunsFromACameraWithTflmsOutputs) {
   EXPECT_EQ(run["outputs"][0]["sha256"], TflmSha256("person_detect.tflite")[0]);
   const int64_t arena = run["arena_bytes"].get<int64_t>();
   EXPECT_LE(run["ram_bytes"].get<int64_t>(), arena + (16 << 10));
-  // The whole 96x96 image was never in the arena, and every byte of it was delivered at least
-  // once (halo rows twice where tiles overlap).
-  EXPECT_LT(arena, 96 * 96);
+  // Every byte of the 96x96 image was delivered at least once (halo rows again where tiles
+  // overlap), and the arena is below the best plan that holds the image resident.
   EXPECT_GE(run["fetched_bytes"].get<int64_t>(), 96 * 96);
   const auto resident = Memfold("plan " + model + " --planner best --objective balanced --json");
   ASSERT_EQ(resident.code, 0) << resident.err;

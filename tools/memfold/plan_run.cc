@@ -131,11 +131,13 @@ Status EmitC(const PlanOptions& options, const PlannedProgram& chosen) {
 }
 
 // The title of a plan's picture: the model (its file name for .tflite paths) and the planner.
+// A zoo spec as given, a file by its name.
+std::string ModelLabel(const std::string& model) {
+  return model.rfind("zoo:", 0) == 0 ? model : std::filesystem::path(model).filename().string();
+}
+
 std::string PictureTitle(const PlanOptions& options, const GraphPlan& gp) {
-  const std::string& model = options.common.model;
-  const std::string name =
-      model.rfind("zoo:", 0) == 0 ? model : std::filesystem::path(model).filename().string();
-  return name + ", " + options.planner +
+  return ModelLabel(options.common.model) + ", " + options.planner +
          (options.planner == gp.plan.planner ? "" : " (chose " + gp.plan.planner + ")") + " plan";
 }
 
@@ -199,9 +201,12 @@ int ParetoCommand(const PlanOptions& options) {
     points.push_back(std::move(row));
   }
   if (options.svg) {
-    Status written = WriteFile(
-        *options.svg,
-        CurveSvg(PictureTitle(options, curve->back().plan) + ", arena against extra work", drawn));
+    Status written =
+        WriteFile(*options.svg,
+                  CurveSvg(ModelLabel(options.common.model) + ": " + std::to_string(drawn.size()) +
+                               " verified plans, arena against extra work" +
+                               (options.best.stream_input ? " (input streamed)" : ""),
+                           drawn));
     if (!written.ok()) return Fail(written.message());
   }
   if (options.common.json) {
