@@ -14,7 +14,6 @@
 #include "memfold/compile/device_build.h"
 #include "memfold/io/sha256.h"
 #include "memfold/io/text.h"
-#include "memfold/ops/kernel_args.h"
 #include "memfold/ops/runnable.h"
 #include "memfold/pipeline/device.h"
 #include "memfold/pipeline/program.h"
@@ -175,24 +174,6 @@ int RunOnDevice(const CompileOptions& options, const Compiled& c) {
   return kExitOk;
 }
 
-// The most operators a split plan of `graph` may have and still fit the board's flash: what
-// the constants, the harness's inputs, the kernels' prepared data (per-channel multipliers,
-// shared by an operator's tiles) and kCodeBytes leave, at kTableBytesPerStep each (the tables
-// of one operator: measured 120 to 170 B on MobileNet v2's split plans).
-int64_t MaxSteps(const Graph& graph, const std::vector<Bytes>& inputs, const Board& board) {
-  constexpr int64_t kCodeBytes = 96 << 10, kTableBytesPerStep = 192;
-  int64_t used = kCodeBytes;
-  for (ValueId v = 0; v < graph.num_values(); ++v) {
-    if (graph.value(v).is_constant()) used += graph.value(v).bytes();
-  }
-  for (const Bytes& input : inputs) used += static_cast<int64_t>(input.size());
-  for (NodeId id : graph.schedule) {
-    used +=
-        static_cast<int64_t>(sizeof(int32_t) * KernelArgsOf(graph, graph.node(id)).prepared.size());
-  }
-  return std::max<int64_t>(1, (board.flash_bytes - used) / kTableBytesPerStep);
-}
-
 }  // namespace
 
 int CompileCommand(const CompileOptions& options) {
@@ -219,7 +200,7 @@ int CompileCommand(const CompileOptions& options) {
     return Fail(options.common.model + ": " + runnable.message());
   Phase planning("plan " + options.planner);
   BestOptions best = options.best;
-  best.max_steps = MaxSteps(*loaded, *inputs, *board);
+  best.max_steps = MaxOperatorsInFlash(*loaded, *inputs, *board);
   Result<PlannedProgram> program = PlanProgram(std::move(*loaded), {options.planner, best});
   if (!program.ok()) return Fail(program.status().message(), kExitFailed);
   const int64_t arena = program->arena_bytes();

@@ -559,6 +559,11 @@ Status CheckCompilable(const Graph& graph, int64_t arena_bytes) {
     return Status::Error("the arena needs " + std::to_string(arena_bytes) +
                          " bytes, beyond a 32-bit micro-controller's address space");
   }
+  for (ValueId v : graph.inputs) {
+    if (StreamedInputIndex(graph, v) > std::numeric_limits<int8_t>::max())
+      return Status::Error("streamed input '" + graph.value(v).name +
+                           "' is past the 127th graph input the device tables can name");
+  }
   for (size_t pos = 0; pos < graph.schedule.size(); ++pos) {
     const Node& node = graph.node(graph.schedule[pos]);
     if (OpOf(node)->alias || DeviceKernel(graph, node) != nullptr) continue;

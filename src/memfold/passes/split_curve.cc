@@ -314,7 +314,8 @@ std::vector<Estimate> EstimatedCurve(const std::vector<Segment>& segments, int32
   std::vector<Estimate> curve;
   for (int64_t bound : bounds) {
     std::optional<Estimate> estimate = EstimateWithin(segments, cut_count, bound, max_steps);
-    if (!estimate || estimate->flops > budget) break;  // lower bounds cannot do better
+    if (!estimate) break;                    // no path within this bound: none within lower ones
+    if (estimate->flops > budget) continue;  // a dearer operator price may have raised it
     if (!curve.empty() && estimate->peak >= curve.back().peak) continue;
     curve.push_back(std::move(*estimate));
   }

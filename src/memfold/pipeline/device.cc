@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "memfold/io/text.h"
+#include "memfold/ops/kernel_args.h"
 
 namespace memfold {
 namespace {
@@ -111,6 +112,21 @@ Result<std::vector<GeneratedFile>> CompileProgram(const PlannedProgram& program,
   files.push_back(GenerateHarness(g, codegen, inputs));
   MF_RETURN_IF_ERROR(WriteTree(dir, files, board, codegen.name));
   return files;
+}
+
+int64_t MaxOperatorsInFlash(const Graph& graph, const std::vector<Bytes>& inputs,
+                            const Board& board) {
+  constexpr int64_t kCodeBytes = 96 << 10, kTableBytesPerOperator = 192;
+  int64_t used = kCodeBytes;
+  for (ValueId v = 0; v < graph.num_values(); ++v) {
+    if (graph.value(v).is_constant()) used += graph.value(v).bytes();
+  }
+  for (const Bytes& input : inputs) used += static_cast<int64_t>(input.size());
+  for (NodeId id : graph.schedule) {
+    const size_t prepared = KernelArgsOf(graph, graph.node(id)).prepared.size();
+    used += static_cast<int64_t>(sizeof(int32_t) * prepared);
+  }
+  return std::max<int64_t>(1, (board.flash_bytes - used) / kTableBytesPerOperator);
 }
 
 FloatDifference CompareFloats(const Bytes& device, const Bytes& host) {

@@ -28,8 +28,7 @@ struct StaticBytes {
 
 // Whether a program can go on a board, and what it takes there.
 struct DeviceFit {
-  // The code generator can express it: every operator has a device kernel, offsets fit 32 bits,
-  // no input is streamed (compiled code does not fetch input boxes).
+  // The code generator can express it: every operator has a device kernel, offsets fit 32 bits.
   Status compilable;
   // It fits at all (checked when compilable): constants within the flash, arena, state and
   // stack within the RAM; the error names both sizes.
@@ -38,6 +37,14 @@ struct DeviceFit {
   bool ok() const { return compilable.ok() && fits.ok(); }
 };
 DeviceFit CheckDeviceFit(const PlannedProgram& program, const Board& board);
+
+// The most operators a plan of `graph` may have for its compiled tables to fit the board's
+// flash beside the constants, the harness's `inputs`, the kernels' prepared data (shared by an
+// operator's tiles) and the code (BestOptions::max_steps for `memfold compile`). An estimate:
+// 192 B of tables per operator (measured 120 to 170 B on MobileNet v2's split plans) and
+// 96 KiB of code (36 KiB measured). O(nodes + values).
+int64_t MaxOperatorsInFlash(const Graph& graph, const std::vector<Bytes>& inputs,
+                            const Board& board);
 
 // Generates the tree's model and harness (run on `inputs`) and writes it under `dir`. Errors:
 // the first failed check of `fit` (CheckDeviceFit of this program and board), the writer's.
