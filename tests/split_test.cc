@@ -252,7 +252,7 @@ TEST(CopyFreeConcat, RowsGetNoDiagonalOverlap) {
 
 // Views inside views: an outer concat along rows of channel concats (their inputs in rows at
 // the inner concat's offset), and a channel concat of a row concat (which, lying in rows
-// itself, copies its inputs into them).
+// itself, places its inputs in the same rows, each after the rows of the ones before).
 TEST(CopyFreeConcat, NestedRowsAndBands) {
   for (const std::pair<int, int>& axes : {std::pair{1, 3}, std::pair{3, 1}}) {
     const int outer_axis = axes.first, inner_axis = axes.second;
@@ -277,9 +277,18 @@ TEST(CopyFreeConcat, NestedRowsAndBands) {
     const Graph graph = build(1);
     const Liveness live = ComputeLiveness(graph);
     const ValueId inner = ValueNamed(graph, "inner"), a = ValueNamed(graph, "a");
-    EXPECT_EQ(live.buffer_of[a] == live.buffer_of[inner], outer_axis == 1) << outer_axis;
+    const ValueId c = ValueNamed(graph, "c");
+    EXPECT_EQ(live.buffer_of[a], live.buffer_of[inner]) << outer_axis;
+    EXPECT_EQ(live.buffer_of[c], live.buffer_of[inner]) << outer_axis;
     if (outer_axis == 1) {
       EXPECT_EQ(ViewOffset(live, a), graph.value(inner).bytes());
+    } else {  // inner's rows: 2 channels of every pixel, one every 4; c's after a's 20 pixels
+      const RowLayout rows = ViewRows(live, inner);
+      EXPECT_EQ(rows.row_bytes, 2 * 4);
+      EXPECT_EQ(rows.stride_bytes, 4 * 4);
+      EXPECT_EQ(ViewRows(live, a).row_bytes, rows.row_bytes);
+      EXPECT_EQ(ViewRows(live, c).stride_bytes, rows.stride_bytes);
+      EXPECT_EQ(ViewOffset(live, c), ViewOffset(live, inner) + 20 * rows.stride_bytes);
     }
     const Graph reference = build(0);
     for (const char* planner : {"greedy", "diagonal"}) ExpectRunsLike(graph, reference, planner);

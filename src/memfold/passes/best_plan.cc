@@ -32,7 +32,9 @@ std::string SplitDetail(const SplitResult& split) {
       out << " in " << stage.split.rows << " bands";
     else
       out << " in " << stage.split.rows << "x" << stage.split.cols << " tiles";
-    if (stage.split.cache_halos) out << " (halo rows cached)";
+    if (stage.split.cache_halos)
+      out << (stage.split.strips_in_place ? " (halo rows cached, strips in place)"
+                                          : " (halo rows cached)");
   }
   out.precision(2);
   out << std::fixed << std::showpos << " (" << 100 * split.recompute_fraction() << std::noshowpos

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string_view>
+#include <tuple>
 #include <utility>
 
 #include "memfold/ops/registry.h"
@@ -213,57 +214,81 @@ Result<ValueId> AddBoxSlice(Graph* out, ValueId source, const Box& held, ValueId
 // A region and, for one tile, the box every value must hold and the value holding it.
 struct Region {
   std::vector<RegionOp> ops;
-  std::vector<char> inside;  // per value: produced by the region
+  std::vector<char> inside;         // per value: produced by the region
+  bool caches_at_tile_end = false;  // RegionSplit::caches_at_tile_end
 };
 
 struct Tile {
-  int32_t index = 0;
-  std::vector<Box> box;         // per value of the region: the hull of its readers' needs
+  std::string tag;              // "tile<r*cols+c>", or "warm<k>.<strip>" for a warm-up tile
+  std::vector<Box> need;        // per value of the region: the hull of its readers' reads
+  std::vector<Box> box;         // per value: its need within the value (what the tile holds)
   std::vector<Box> computed;    // per value: what the tile computes of it (less the cached rows)
   std::vector<ValueId> holder;  // per value of the region: the tile's value holding its box
   std::vector<ValueId> cache;   // per value: the rows kept from the band before, or kNoValue
 };
 
-// The rows of `held` a tile must compute when the tile above it held `before`: those past it,
-// when the tiles advance monotonically down the same columns and overlap (the rest is cached);
-// all of them otherwise.
-Box NewRows(const Box& held, const Box& before) {
-  if (held.empty() || before.empty() || held.h0 < before.h0 || held.h0 >= before.h1 ||
-      held.w0 != before.w0 || held.w1 != before.w1)
-    return held;
-  Box rows = held;
-  rows.h0 = std::min(held.h1, before.h1);
+// The rows of `need` a tile must compute when the tile above it needed `before`: those past
+// it, when the tiles advance monotonically down the same columns and overlap (the rest is
+// cached); all of them otherwise.
+Box NewRows(const Box& need, const Box& before) {
+  if (need.empty() || before.empty() || need.h0 < before.h0 || need.h0 >= before.h1 ||
+      need.w0 != before.w0 || need.w1 != before.w1)
+    return need;
+  Box rows = need;
+  rows.h0 = std::min(need.h1, before.h1);
   return rows;
 }
 
-// Works the tile's boxes backwards from the region output's box `out`. With `before` (the band
-// before, halos cached), each op computes only the rows past what that band held.
+// `box` within the value's rows (columns are clipped already), or the empty box.
+Box Clipped(const Box& box, const Value& value) {
+  const Box clipped{std::max<int64_t>(box.h0, 0), std::min(box.h1, value.shape[kAxisH]), box.w0,
+                    box.w1};
+  return clipped.empty() ? Box{} : clipped;
+}
+
+// Works the tile's boxes backwards from the region output's box `out`: each value's need is the
+// hull of what its readers' new rows read, kept unclipped above the image so that a warm-up
+// tile (output rows above it, WarmUps) reaches the rows those virtual rows would read; its box
+// is that need within the value. With `before` (the band before, halos cached), each op
+// computes only the rows past what that band needed.
 Status BoxesOfTile(const Graph& graph, const Region& region, const Box& out, const Tile* before,
                    Tile* tile) {
-  for (const RegionOp& op : region.ops) tile->box[static_cast<size_t>(op.node->outputs[0])] = {};
-  tile->box[static_cast<size_t>(region.ops.back().node->outputs[0])] = out;
+  for (const RegionOp& op : region.ops) tile->need[static_cast<size_t>(op.node->outputs[0])] = {};
+  tile->need[static_cast<size_t>(region.ops.back().node->outputs[0])] = out;
   for (size_t i = region.ops.size(); i-- > 0;) {
     const RegionOp& op = region.ops[i];
     const auto v = static_cast<size_t>(op.node->outputs[0]);
-    tile->computed[v] = before != nullptr ? NewRows(tile->box[v], before->box[v]) : tile->box[v];
-    const Box& produced = tile->computed[v];
-    if (produced.empty()) continue;  // no reader needs it in this tile, or it is all cached
+    const Value& value = graph.value(op.node->outputs[0]);
+    Box& need = tile->need[v];
+    need.h1 = std::min(need.h1, value.shape[kAxisH]);
+    tile->box[v] = Clipped(need, value);
+    const Box fresh = before != nullptr ? NewRows(need, before->need[v]) : need;
+    tile->computed[v] = Clipped(fresh, value);
+    if (fresh.empty()) continue;  // no reader needs it in this tile, or it is all cached
+    const auto [h_lo, h_hi] = Reads(op.h, fresh.h0, fresh.h1);
     for (size_t k = 0; k < (op.kind == TileKind::kWindow ? 1 : op.node->inputs.size()); ++k) {
       const ValueId in = op.node->inputs[k];
-      const TileRead read = ReadOf(op, produced, graph.value(in));
-      if (read.box.empty()) {
+      const TileRead read = ReadOf(op, fresh, graph.value(in));
+      if (read.box.empty() && !tile->computed[v].empty()) {
         return Status::Error("'" + op.node->name + "': a tile of " +
                              std::to_string(out.h1 - out.h0) + "x" +
                              std::to_string(out.w1 - out.w0) +
                              " output pixels reads nothing but padding; use fewer tiles");
       }
       if (region.inside[static_cast<size_t>(in)]) {
-        Box& box = tile->box[static_cast<size_t>(in)];
-        box = box.Hull(read.box);
+        Box& in_need = tile->need[static_cast<size_t>(in)];
+        in_need = in_need.Hull({h_lo, h_hi, read.box.w0, read.box.w1});
       }
     }
   }
   return Status::Ok();
+}
+
+// Whether a tile computes nothing.
+bool Idle(const Region& region, const Tile& tile) {
+  return std::all_of(region.ops.begin(), region.ops.end(), [&](const RegionOp& op) {
+    return tile.computed[static_cast<size_t>(op.node->outputs[0])].empty();
+  });
 }
 
 // The value a tile's op reads for input `in` needing `want`: the tile's holder (sliced when it
@@ -288,7 +313,7 @@ Result<ValueId> EmitTileOp(Graph* out, const Graph& graph, const Region& region,
   const Node& original = *op.node;
   const ValueId target = original.outputs[0];
   const Box& box = tile.computed[static_cast<size_t>(target)];
-  const std::string suffix = "/tile" + std::to_string(tile.index);
+  const std::string suffix = "/" + tile.tag;
   const TileRead read = ReadOf(op, box, graph.value(original.inputs[0]));
   if (op.kind == TileKind::kSlice) {
     return TileInput(out, graph, region, tile, original.inputs[0], read.box, true,
@@ -313,7 +338,7 @@ Result<ValueId> EmitTileOp(Graph* out, const Graph& graph, const Region& region,
   out->SetOriginWithin(x, target, {0, box.h0, box.w0, 0});
   if (out->value(x).shape[kAxisH] != box.h1 - box.h0 ||
       out->value(x).shape[kAxisW] != box.w1 - box.w0) {
-    return Status::Error("split: tile " + std::to_string(tile.index) + " of '" + original.name +
+    return Status::Error("split: " + tile.tag + " of '" + original.name +
                          "' has the wrong size (internal error)");
   }
   stats->extra_flops += NodeCost(*out, out->node(out->num_nodes() - 1)).flops;
@@ -360,32 +385,54 @@ std::pair<int64_t, int64_t> Piece(int64_t size, int32_t parts, int32_t i) {
   return {size * i / parts, size * (i + 1) / parts};
 }
 
-// Between two bands with cached halos: the rows of each value the next band needs that the
-// band before holds, copied out of the band before's value (so that it can die) unless they
-// are all of it.
-Status EmitCaches(Graph* out, const Region& region, const Tile& before, Tile* tile,
-                  SplitStats* stats) {
-  int64_t cached_bytes = 0;
-  for (const RegionOp& op : region.ops) {
-    const auto v = static_cast<size_t>(op.node->outputs[0]);
-    tile->cache[v] = kNoValue;
-    const Box& held = tile->box[v];
-    if (held.empty() || tile->computed[v] == held) continue;
-    Box rows = held;
-    rows.h1 = tile->computed[v].empty() ? held.h1 : tile->computed[v].h0;
-    if (rows == before.box[v]) {
-      tile->cache[v] = before.holder[v];
-    } else {
-      MF_ASSIGN_OR_RETURN(
-          tile->cache[v],
-          AddBoxSlice(out, before.holder[v], before.box[v], op.node->outputs[0], rows,
-                      op.node->name + "/cache" + std::to_string(tile->index)));
-      out->node(out->num_nodes() - 1).attrs.Set("view", int64_t{0});
-    }
-    cached_bytes += out->value(tile->cache[v]).bytes();
+// Between two bands with cached halos: the rows of value `v` that the next band needs and
+// `tile` (the band before it) holds, copied out of `tile`'s value (so that it can die) unless
+// they are all of it. Returns the bytes kept.
+Result<int64_t> EmitCache(Graph* out, ValueId v, const std::string& name, const Tile& tile,
+                          Tile* next) {
+  const auto i = static_cast<size_t>(v);
+  next->cache[i] = kNoValue;
+  const Box& held = next->box[i];
+  if (held.empty() || next->computed[i] == held) return 0;
+  Box rows = held;
+  rows.h1 = next->computed[i].empty() ? held.h1 : next->computed[i].h0;
+  if (tile.holder[i] == kNoValue)
+    return Status::Error("split: " + name + " has no rows in " + tile.tag + " for " + next->tag +
+                         " to keep (internal error)");
+  if (rows == tile.box[i]) {
+    next->cache[i] = tile.holder[i];
+  } else {
+    MF_ASSIGN_OR_RETURN(next->cache[i], AddBoxSlice(out, tile.holder[i], tile.box[i], v, rows,
+                                                    name + "/cache-" + next->tag));
+    out->node(out->num_nodes() - 1).attrs.Set("view", int64_t{0});
   }
-  stats->cache_bytes = std::max(stats->cache_bytes, cached_bytes);
-  return Status::Ok();
+  return out->value(next->cache[i]).bytes();
+}
+
+// Per op of the region (by index): the values of the region whose holder in `tile` it is the
+// last op to read (or, read by none, to set), so that the rows the next band keeps of them are
+// copied out right there and the tile's copy dies early; or, with caches_at_tile_end, all of
+// them at the last op.
+std::vector<std::vector<ValueId>> LastUses(const Region& region, const Tile& tile) {
+  std::vector<int64_t> last_op(region.inside.size(), -1);
+  for (size_t i = 0; i < region.ops.size(); ++i) {
+    const Node& node = *region.ops[i].node;
+    if (!tile.box[static_cast<size_t>(node.outputs[0])].empty())
+      last_op[static_cast<size_t>(node.outputs[0])] = static_cast<int64_t>(i);
+    if (tile.computed[static_cast<size_t>(node.outputs[0])].empty()) continue;
+    for (ValueId in : node.inputs) {
+      if (region.inside[static_cast<size_t>(in)])
+        last_op[static_cast<size_t>(in)] = static_cast<int64_t>(i);
+    }
+  }
+  std::vector<std::vector<ValueId>> last(region.ops.size());
+  for (const RegionOp& op : region.ops) {
+    const ValueId v = op.node->outputs[0];
+    const int64_t at = last_op[static_cast<size_t>(v)];
+    if (at >= 0)
+      last[region.caches_at_tile_end ? last.size() - 1 : static_cast<size_t>(at)].push_back(v);
+  }
+  return last;
 }
 
 // The value holding a tile's box of `op`'s output: what the tile computed, after the rows
@@ -400,7 +447,80 @@ Result<ValueId> EmitHolder(Graph* out, const Graph& graph, const Region& region,
   if (cache == kNoValue) return computed;
   const Box& held = tile.box[static_cast<size_t>(v)];
   return EmitConcat(out, {cache, computed}, kAxisH, kNoValue, v, held,
-                    op.node->name + "/joined" + std::to_string(tile.index), false);
+                    op.node->name + "/joined-" + tile.tag, false);
+}
+
+// Emits one tile: every op with something to compute, in region order. With `next` (the band
+// below, halos cached), each value's rows `next` keeps are copied out after its last use here.
+Status EmitTile(Graph* out, const Graph& graph, const Region& region, Tile* tile, Tile* next,
+                SplitStats* stats) {
+  const std::vector<std::vector<ValueId>> last_uses =
+      next != nullptr ? LastUses(region, *tile) : std::vector<std::vector<ValueId>>();
+  int64_t cached_bytes = 0;
+  for (size_t i = 0; i < region.ops.size(); ++i) {
+    const RegionOp& op = region.ops[i];
+    const auto v = static_cast<size_t>(op.node->outputs[0]);
+    if (!tile->box[v].empty()) {
+      MF_ASSIGN_OR_RETURN(tile->holder[v], EmitHolder(out, graph, region, *tile, op, stats));
+    }
+    if (next == nullptr) continue;
+    for (ValueId used : last_uses[i]) {
+      const std::string& name = graph.node(graph.value(used).producer).name;
+      MF_ASSIGN_OR_RETURN(const int64_t bytes, EmitCache(out, used, name, *tile, next));
+      cached_bytes += bytes;
+    }
+  }
+  stats->cache_bytes = std::max(stats->cache_bytes, cached_bytes);
+  return Status::Ok();
+}
+
+// The warm-up tiles of a strip whose first tile has output rows `box`, top first: one per
+// band of virtual output rows above the image whose reads still reach into it, each computing
+// only the rows past the one above. They compute the first tile's rows of every value a few
+// at a time, as a line-buffered pipeline fills, so that the first tile of a strip (which would
+// compute every halo row from the top at once) is no heavier than the others. None when an op
+// of the region reads rows above its output's (a slice from a later row): virtual rows there
+// would compute rows no tile needs. `blank` makes the k-th (k = 1 is the last).
+template <typename Blank>
+std::vector<Tile> WarmUps(const Graph& graph, const Region& region, const Box& box, Blank blank) {
+  constexpr int32_t kMaxWarmUps = 64;
+  std::vector<Tile> warm_ups;
+  if (std::any_of(region.ops.begin(), region.ops.end(),
+                  [](const RegionOp& op) { return op.h.before < 0; }))
+    return warm_ups;
+  const int64_t rows = box.h1 - box.h0;
+  std::vector<Box> outs;
+  for (int32_t k = 1; k <= kMaxWarmUps; ++k) {
+    const Box out{box.h0 - k * rows, box.h1 - k * rows, box.w0, box.w1};
+    Tile probe = blank(k);
+    // A warm-up whose op would compute padding rows alone (an explicit pad) reads nothing:
+    // the tiles below compute those rows.
+    if (!BoxesOfTile(graph, region, out, nullptr, &probe).ok() || Idle(region, probe)) break;
+    outs.push_back(out);
+  }
+  for (size_t j = outs.size(); j-- > 0;) {
+    Tile warm = blank(static_cast<int32_t>(j + 1));
+    if (!BoxesOfTile(graph, region, outs[j], warm_ups.empty() ? nullptr : &warm_ups.back(), &warm)
+             .ok())
+      return {};
+    warm_ups.push_back(std::move(warm));
+  }
+  return warm_ups;
+}
+
+// Emits a strip's warm-ups (WarmUps) before its first tile `first` (output rows `box`), whose
+// boxes then count what they computed as cached; none when that first tile would compute
+// padding rows alone.
+Status EmitWarmUps(Graph* out, const Graph& graph, const Region& region, const Box& box,
+                   std::vector<Tile>* warm_ups, Tile* first, SplitStats* stats) {
+  if (warm_ups->empty()) return Status::Ok();
+  if (!BoxesOfTile(graph, region, box, &warm_ups->back(), first).ok())
+    return BoxesOfTile(graph, region, box, nullptr, first);
+  for (size_t j = 0; j < warm_ups->size(); ++j) {
+    Tile* next = j + 1 < warm_ups->size() ? &(*warm_ups)[j + 1] : first;
+    MF_RETURN_IF_ERROR(EmitTile(out, graph, region, &(*warm_ups)[j], next, stats));
+  }
+  return Status::Ok();
 }
 
 // Tiles in raster order (each row of tiles concatenated along W, then the rows along H) or,
@@ -416,40 +536,60 @@ Status EmitSplitStage(const Graph& graph, const Region& region, const RegionSpli
   const bool strips = split.cache_halos;
   const int32_t lines = strips ? split.cols : split.rows;
   const int32_t steps = strips ? split.rows : split.cols;
-  Tile tile, before;
-  tile.box.assign(values, {});
-  tile.computed.assign(values, {});
-  tile.holder.assign(values, kNoValue);
+  const auto fresh_tile = [&](int32_t step, int32_t line) {
+    Tile tile;
+    const int32_t r = strips ? step : line, c = strips ? line : step;
+    tile.tag = "tile" + std::to_string(r * split.cols + c);
+    tile.need.assign(values, {});
+    tile.box.assign(values, {});
+    tile.computed.assign(values, {});
+    tile.holder.assign(values, kNoValue);
+    if (strips) tile.cache.assign(values, kNoValue);
+    const auto [h0, h1] = Piece(height, split.rows, r);
+    const auto [w0, w1] = Piece(width, split.cols, c);
+    return std::make_pair(std::move(tile), Box{h0, h1, w0, w1});
+  };
   std::vector<ValueId> line_values;
   for (int32_t line = 0; line < lines; ++line) {
     std::vector<ValueId> pieces;
-    if (strips) tile.cache.assign(values, kNoValue);
+    auto [tile, box] = fresh_tile(0, line);
+    MF_RETURN_IF_ERROR(BoxesOfTile(graph, region, box, nullptr, &tile));
+    if (strips) {
+      std::vector<Tile> warm_ups = WarmUps(graph, region, box, [&](int32_t k) {
+        Tile warm = fresh_tile(0, line).first;
+        warm.tag = "warm" + std::to_string(k) + "." + std::to_string(line);
+        return warm;
+      });
+      MF_RETURN_IF_ERROR(EmitWarmUps(out, graph, region, box, &warm_ups, &tile, stats));
+    }
     for (int32_t step = 0; step < steps; ++step) {
-      const int32_t r = strips ? step : line, c = strips ? line : step;
-      const auto [h0, h1] = Piece(height, split.rows, r);
-      const auto [w0, w1] = Piece(width, split.cols, c);
-      if (strips) before = tile;
-      tile.index = r * split.cols + c;
-      const bool cached = strips && step > 0;
-      MF_RETURN_IF_ERROR(
-          BoxesOfTile(graph, region, {h0, h1, w0, w1}, cached ? &before : nullptr, &tile));
-      if (cached) MF_RETURN_IF_ERROR(EmitCaches(out, region, before, &tile, stats));
-      for (const RegionOp& op : region.ops) {
-        if (tile.box[static_cast<size_t>(op.node->outputs[0])].empty()) continue;
-        MF_ASSIGN_OR_RETURN(tile.holder[static_cast<size_t>(op.node->outputs[0])],
-                            EmitHolder(out, graph, region, tile, op, stats));
+      std::optional<Tile> next;
+      if (strips && step + 1 < steps) {
+        auto [below, below_box] = fresh_tile(step + 1, line);
+        MF_RETURN_IF_ERROR(BoxesOfTile(graph, region, below_box, &tile, &below));
+        next = std::move(below);
       }
+      MF_RETURN_IF_ERROR(EmitTile(out, graph, region, &tile, next ? &*next : nullptr, stats));
       pieces.push_back(tile.holder[static_cast<size_t>(target)]);
+      if (next) {
+        tile = std::move(*next);
+      } else if (step + 1 < steps) {
+        std::tie(tile, box) = fresh_tile(step + 1, line);
+        MF_RETURN_IF_ERROR(BoxesOfTile(graph, region, box, nullptr, &tile));
+      }
     }
     if (pieces.size() == 1) {
       line_values.push_back(pieces[0]);
       continue;
     }
     const auto [a0, a1] = Piece(strips ? width : height, lines, line);
-    const Box box = strips ? Box{0, height, a0, a1} : Box{a0, a1, 0, width};
+    const Box box_of_line = strips ? Box{0, height, a0, a1} : Box{a0, a1, 0, width};
     const std::string name = tail.name + (strips ? "/strip" : "/row") + std::to_string(line);
+    // Strips of cached tiles are written in place (tiles in rows of the output, which is then
+    // live from the first tile on) or copied into their rows of it when each strip is done.
+    const bool view = split.copy_free_concat && (!strips || split.strips_in_place);
     MF_ASSIGN_OR_RETURN(ValueId joined, EmitConcat(out, pieces, strips ? kAxisH : kAxisW, kNoValue,
-                                                   target, box, name, split.copy_free_concat));
+                                                   target, box_of_line, name, view));
     line_values.push_back(joined);
   }
   return EmitConcat(out, line_values, strips ? kAxisW : kAxisH, target, target, WholeBox(whole),
@@ -516,6 +656,7 @@ Result<Graph> SplitRegion(const Graph& graph, const RegionSplit& split, SplitSta
   MF_RETURN_IF_ERROR(CheckRegion(graph, split.first, split.last));
   Region region;
   region.inside.assign(static_cast<size_t>(graph.num_values()), 0);
+  region.caches_at_tile_end = split.caches_at_tile_end;
   double original_flops = 0;
   int64_t original_elements = 0;
   for (int32_t pos = split.first; pos <= split.last; ++pos) {

@@ -19,9 +19,12 @@
 // copied.
 //
 // Cached halos (RegionSplit::cache_halos): the tiles run strip by strip (column by column of
-// the grid); the rows a tile shares with the tile above it are copied into a line buffer when
-// that tile ends and joined with the rows the next tile computes (a copying concat, which the
-// diagonal planner overlaps with the computed rows), so only column halos are recomputed.
+// the grid); the rows a tile shares with the tile above it are copied into a line buffer (after
+// their last reader in the tile, or at its end) and joined with the rows the next tile computes
+// (a copying concat, which the diagonal planner overlaps with the computed rows), so only column
+// halos are recomputed. Each strip starts with warm-up tiles: bands of virtual output rows above
+// the image, each computing the rows of every value those rows would read, so that the pipeline
+// fills a few rows at a time and the strip's first tile computes no more than the others.
 //
 // Streamed input: when the region reads a graph input whose role is kStreamed (the runtime
 // fetches boxes of it from the caller, exec/executor.h), each tile's slice of it is a fetch of
@@ -58,6 +61,16 @@ struct RegionSplit {
   // buffer, a line buffer) instead of recomputed; tiles then run strip by strip (column by
   // column of the grid), and only column halos are recomputed.
   bool cache_halos = false;
+  // With cached halos: each strip's tiles are written straight into the output (live from
+  // the first tile on), or copied into it when the strip is done (the output is allocated
+  // only after the first strip; the tiles of a strip live apart until then). Which is smaller
+  // depends on the stage, so the segment search measures both.
+  bool strips_in_place = false;
+  // With cached halos: the rows the next tile keeps of a value are copied out right after
+  // the value's last reader in the tile (it dies early), or all at the end of the tile. The
+  // first holds fewer bytes; the second can pack better with the diagonal overlaps of the
+  // copies, so the segment search builds both for the plans it chooses.
+  bool caches_at_tile_end = false;
   int32_t tiles() const { return rows * cols; }
 };
 

@@ -150,17 +150,29 @@ void MeasureGrids(const Graph& graph, Segment* segment, double budget) {
       int64_t best = kNone;
       int32_t since_best = 0;
       for (int32_t rows : RowCounts(cache, cols, height)) {
-        const RegionSplit grid{segment->first, segment->last, rows, true, cols, cache};
-        SplitStats stats;
-        Result<Graph> split = SplitRegion(graph, grid, &stats);
-        if (!split.ok()) continue;              // e.g. tiles reading nothing but padding
-        if (stats.extra_flops > budget) break;  // more rows add more
-        const int64_t peak = PeakOver(LiveBytesPerStep(ComputeLiveness(*split)),
-                                      stats.first_position, stats.last_position);
-        const auto steps = static_cast<int64_t>(split->schedule.size() - graph.schedule.size());
-        segment->options.push_back({grid, std::nullopt, peak, stats.extra_flops, steps});
-        since_best = peak < best ? 0 : since_best + 1;
-        best = std::min(best, peak);
+        int64_t rows_best = kNone;
+        bool over_budget = false;
+        for (const bool in_place : {false, true}) {
+          if (in_place && !cache) break;
+          RegionSplit grid{segment->first, segment->last, rows, true, cols, cache};
+          grid.strips_in_place = in_place;
+          SplitStats stats;
+          Result<Graph> split = SplitRegion(graph, grid, &stats);
+          if (!split.ok()) break;  // e.g. tiles reading nothing but padding
+          if (stats.extra_flops > budget) {
+            over_budget = true;  // more rows add more
+            break;
+          }
+          const int64_t peak = PeakOver(LiveBytesPerStep(ComputeLiveness(*split)),
+                                        stats.first_position, stats.last_position);
+          const auto steps = static_cast<int64_t>(split->schedule.size() - graph.schedule.size());
+          segment->options.push_back({grid, std::nullopt, peak, stats.extra_flops, steps});
+          rows_best = std::min(rows_best, peak);
+        }
+        if (over_budget) break;
+        if (rows_best == kNone) continue;
+        since_best = rows_best < best ? 0 : since_best + 1;
+        best = std::min(best, rows_best);
         if (since_best >= kRowPatience) break;
       }
       // Wider grids add column halos: stop when one is over the budget from its first row
@@ -322,14 +334,13 @@ std::vector<Estimate> EstimatedCurve(const std::vector<Segment>& segments, int32
   return curve;
 }
 
-// Builds and plans one point: every chosen grid applied, the last segment first.
-Result<SplitResult> BuildPoint(const Graph& graph, const Estimate& estimate,
-                               const SplitOptions& options, int64_t arena_before,
-                               double total_flops) {
+// Builds and plans one point: every chosen grid applied, the last segment first; cached
+// grids copy the rows each tile keeps after their last use, or with `caches_at_tile_end` at
+// the end of the tile.
+Result<SplitResult> BuildPointWith(const Graph& graph, const Estimate& estimate,
+                                   const SplitOptions& options, bool caches_at_tile_end) {
   SplitResult result;
   result.graph = graph;
-  result.arena_before = arena_before;
-  result.total_flops = total_flops;
   for (const auto& [segment, option] : estimate.choice) {  // last segment first
     if (!option->grid && !option->channels) continue;
     SplitStage stage;
@@ -337,7 +348,8 @@ Result<SplitResult> BuildPoint(const Graph& graph, const Estimate& estimate,
       stage.ops.push_back(graph.node(graph.schedule[static_cast<size_t>(pos)]).name);
     if (option->grid) {
       stage.split = *option->grid;
-      MF_ASSIGN_OR_RETURN(result.graph, SplitRegion(result.graph, *option->grid, &stage.stats));
+      stage.split.caches_at_tile_end = caches_at_tile_end;
+      MF_ASSIGN_OR_RETURN(result.graph, SplitRegion(result.graph, stage.split, &stage.stats));
     } else {
       stage.split = {.first = segment->first, .last = segment->last, .rows = 1};
       stage.channels = option->channels;
@@ -353,6 +365,24 @@ Result<SplitResult> BuildPoint(const Graph& graph, const Estimate& estimate,
   for (SplitStage& stage : result.stages) stage.arena_bytes = result.arena_after;
   result.plan = std::make_shared<const GraphPlan>(std::move(plan));
   return result;
+}
+
+// The smaller of the point's two builds (BuildPointWith): which way of copying cached rows
+// packs better is seen only once planned.
+Result<SplitResult> BuildPoint(const Graph& graph, const Estimate& estimate,
+                               const SplitOptions& options, int64_t arena_before,
+                               double total_flops) {
+  MF_ASSIGN_OR_RETURN(SplitResult point, BuildPointWith(graph, estimate, options, false));
+  const bool cached = std::any_of(
+      estimate.choice.begin(), estimate.choice.end(),
+      [](const auto& pick) { return pick.second->grid && pick.second->grid->cache_halos; });
+  if (cached) {
+    MF_ASSIGN_OR_RETURN(SplitResult late, BuildPointWith(graph, estimate, options, true));
+    if (late.arena_after < point.arena_after) point = std::move(late);
+  }
+  point.arena_before = arena_before;
+  point.total_flops = total_flops;
+  return point;
 }
 
 // The indices of `size` estimates that `points` asks for, ascending.

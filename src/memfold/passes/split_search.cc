@@ -163,7 +163,8 @@ struct PlanMemo {
 std::string SplitKey(const RegionSplit& split) {
   return std::to_string(split.first) + "-" + std::to_string(split.last) + ":" +
          std::to_string(split.rows) + "x" + std::to_string(split.cols) +
-         (split.cache_halos ? "c" : "") + (split.copy_free_concat ? "v;" : ";");
+         (split.cache_halos ? "c" : "") + (split.strips_in_place ? "p" : "") +
+         (split.copy_free_concat ? "v;" : ";");
 }
 
 // Plans one candidate split (or recalls it) and offers it when it ranks below `bar`; returns

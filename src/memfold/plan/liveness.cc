@@ -57,13 +57,14 @@ bool CanLiveInsideConcat(const Graph& graph, const std::vector<std::vector<NodeI
 // Places each eligible input of a view concat inside the concat's output: back to back along
 // an outermost axis, in rows of the output along an inner one. The concat is copy-free (true)
 // when every input was placed; otherwise it still runs and copies the others. A concat whose
-// own output lies in rows keeps its inputs apart: rows of rows are not modelled.
+// own output lies in rows places its inputs in those rows when it joins whole rows along its
+// outermost axis (a strip of tiles inside a band of columns); otherwise it keeps them apart:
+// rows of rows along an inner axis are not modelled.
 bool PlaceConcatInputs(const Graph& graph, const std::vector<std::vector<NodeId>>& consumers,
                        const std::vector<char>& is_io, const Node& node, Storage* storage) {
   const auto out_id = static_cast<size_t>(node.outputs[0]);
   const Value& out = graph.value(node.outputs[0]);
-  if (!NeedsArena(out) || out.dtype == DType::kBit || out.producer == kNoNode ||
-      is_io[out_id] == 2 || storage->rows[out_id].row_bytes != 0)
+  if (!NeedsArena(out) || out.dtype == DType::kBit || out.producer == kNoNode || is_io[out_id] == 2)
     return false;
   for (NodeId reader : consumers[out_id]) {  // an in-place update would move its bytes
     const OpDef* def = OpOf(graph.node(reader));
@@ -73,6 +74,14 @@ bool PlaceConcatInputs(const Graph& graph, const std::vector<std::vector<NodeId>
   if (axis < 0) return false;
   int64_t outer = 1;
   for (int64_t d = 0; d < axis; ++d) outer *= out.shape[static_cast<size_t>(d)];
+  const RowLayout in_rows = storage->rows[out_id];
+  if (in_rows.row_bytes != 0) {
+    const bool whole_rows =
+        outer == 1 && std::all_of(node.inputs.begin(), node.inputs.end(), [&](ValueId in) {
+          return graph.value(in).bytes() % in_rows.row_bytes == 0;
+        });
+    if (!whole_rows) return false;
+  }
   const int64_t stride = out.bytes() / outer;  // one row of the output: a row of every input
   int64_t offset = storage->offset[out_id];    // non-zero when nested in another concat
   bool all_placed = true;
@@ -82,11 +91,15 @@ bool PlaceConcatInputs(const Graph& graph, const std::vector<std::vector<NodeId>
       const auto i = static_cast<size_t>(in);
       storage->root[i] = storage->root[out_id];
       storage->offset[i] = offset;
-      if (outer > 1) storage->rows[i] = {row, stride};
+      if (in_rows.row_bytes != 0) {
+        storage->rows[i] = in_rows;
+      } else if (outer > 1) {
+        storage->rows[i] = {row, stride};
+      }
     } else {
       all_placed = false;
     }
-    offset += row;
+    offset += in_rows.row_bytes != 0 ? row / in_rows.row_bytes * in_rows.stride_bytes : row;
   }
   return all_placed;
 }

@@ -17,11 +17,12 @@
 // and a slice of one contiguous byte range reads its input's buffer at an offset; the planned
 // executor runs neither. A concat input qualifies only if it is read once (by that concat), is
 // no graph input or output, and is the only output of a node that writes it (no alias, view
-// slice or in-place update; a nested view concat is fine, unless it lies in rows itself: rows
-// of rows are not modelled, that concat copies into its rows); the concat's output must be no
-// graph output and read by no in-place update. Inputs that do not qualify are copied by the concat
-// as usual (the others are already in place). A view slice qualifies only if its input is in the
-// arena and its output is no graph output. Values in rows get no diagonal overlap (O_s models
+// slice or in-place update; a nested view concat is fine; one that lies in rows itself places
+// its inputs in the same rows when it joins whole rows along its outermost axis — a strip of
+// tiles inside a band of columns — and otherwise copies into its rows); the concat's output must be
+// no graph output and read by no in-place update. Inputs that do not qualify are copied by the
+// concat as usual (the others are already in place). A view slice qualifies only if its input is in
+// the arena and its output is no graph output. Values in rows get no diagonal overlap (O_s models
 // contiguous outputs). Requests are created in value-id order (TFLM adds them in tensor-index
 // order), then the kernels' scratch buffers in schedule order, each live only at its node's time.
 //
