@@ -218,6 +218,8 @@ Result<Made> MakeCandidates(const Graph& file_graph, const BestOptions& options,
   // The rounds' search runs within at most kRoundsBudget: above it the segment search below
   // finds the smaller plans, and the rounds would spend seconds each.
   const double rounds_budget = std::min(options.max_recompute, kRoundsBudget);
+  // Above it the rounds only seed the curve: the quicker early copies will do.
+  split_options.caches_at_tile_end = options.max_recompute <= kRoundsBudget;
   std::vector<double> budgets = {rounds_budget};
   if (options.objective == Objective::kBalanced) {
     for (double share : kBalancedBudgetShares) budgets.push_back(rounds_budget * share);
@@ -253,7 +255,7 @@ Result<Made> MakeCandidates(const Graph& file_graph, const BestOptions& options,
   for (size_t k = 0; k < unsplit; ++k) {
     MF_ASSIGN_OR_RETURN(
         std::vector<SplitResult> curve,
-        SplitSegmentsCurve(candidates[k].graph, split_options, {.spread = spread, .smallest = 2}));
+        SplitSegmentsCurve(candidates[k].graph, split_options, {.spread = spread, .smallest = 4}));
     for (SplitResult& split : curve) add_split(k, std::move(split));
   }
   // memory: the smallest arena may be reached with less extra work within a smaller budget (the

@@ -554,7 +554,7 @@ Status EmitSplitStage(const Graph& graph, const Region& region, const RegionSpli
     std::vector<ValueId> pieces;
     auto [tile, box] = fresh_tile(0, line);
     MF_RETURN_IF_ERROR(BoxesOfTile(graph, region, box, nullptr, &tile));
-    if (strips) {
+    if (strips && split.warm_ups) {
       std::vector<Tile> warm_ups = WarmUps(graph, region, box, [&](int32_t k) {
         Tile warm = fresh_tile(0, line).first;
         warm.tag = "warm" + std::to_string(k) + "." + std::to_string(line);

@@ -22,9 +22,10 @@
 // the grid); the rows a tile shares with the tile above it are copied into a line buffer (after
 // their last reader in the tile, or at its end) and joined with the rows the next tile computes
 // (a copying concat, which the diagonal planner overlaps with the computed rows), so only column
-// halos are recomputed. Each strip starts with warm-up tiles: bands of virtual output rows above
-// the image, each computing the rows of every value those rows would read, so that the pipeline
-// fills a few rows at a time and the strip's first tile computes no more than the others.
+// halos are recomputed. A strip may start with warm-up tiles (RegionSplit::warm_ups): bands of
+// virtual output rows above the image, each computing the rows of every value those rows would
+// read, so that the pipeline fills a few rows at a time and the strip's first tile computes no
+// more than the others.
 //
 // Streamed input: when the region reads a graph input whose role is kStreamed (the runtime
 // fetches boxes of it from the caller, exec/executor.h), each tile's slice of it is a fetch of
@@ -70,7 +71,11 @@ struct RegionSplit {
   // the value's last reader in the tile (it dies early), or all at the end of the tile. The
   // first holds fewer bytes; the second can pack better with the diagonal overlaps of the
   // copies, so the segment search builds both for the plans it chooses.
-  bool caches_at_tile_end = false;
+  bool caches_at_tile_end = true;
+  // With cached halos: each strip starts with warm-up tiles (above), so that its first tile
+  // is no heavier than the others, at the price of more operators. Deep stages need them;
+  // the rounds' search of short stages does without.
+  bool warm_ups = false;
   int32_t tiles() const { return rows * cols; }
 };
 

@@ -156,6 +156,8 @@ void MeasureGrids(const Graph& graph, Segment* segment, double budget) {
           if (in_place && !cache) break;
           RegionSplit grid{segment->first, segment->last, rows, true, cols, cache};
           grid.strips_in_place = in_place;
+          grid.warm_ups = cache;
+          grid.caches_at_tile_end = false;
           SplitStats stats;
           Result<Graph> split = SplitRegion(graph, grid, &stats);
           if (!split.ok()) break;  // e.g. tiles reading nothing but padding

@@ -264,7 +264,8 @@ Result<std::vector<Candidate>> BestSplits(const Graph& graph, const std::string&
             // A copying concat matters where the region's output is large next to its input:
             // short chains in bands; whole stages end small.
             if (!copy_free && (last - first >= kShortRegion || cols > 1)) break;
-            const RegionSplit split{first, last, rows, copy_free, cols, cache};
+            RegionSplit split{first, last, rows, copy_free, cols, cache};
+            split.caches_at_tile_end = options.caches_at_tile_end;
             MF_ASSIGN_OR_RETURN(std::optional<int64_t> arena,
                                 TryRegionSplit(graph, history, split, bar, flops_left, options,
                                                ranking, memo, planned, &best));
@@ -337,6 +338,54 @@ Result<SplitResult> SplitRounds(const Graph& graph, const GraphPlan& plan,
   return result;
 }
 
+// Whether `stage`'s positions in `graph` hold the operators it split.
+bool SameOperators(const Graph& graph, const SplitStage& stage) {
+  const auto count = static_cast<size_t>(stage.split.last - stage.split.first + 1);
+  if (stage.split.first < 0 || stage.ops.size() != count ||
+      static_cast<size_t>(stage.split.last) >= graph.schedule.size())
+    return false;
+  for (size_t k = 0; k < count; ++k) {
+    const NodeId id = graph.schedule[static_cast<size_t>(stage.split.first) + k];
+    if (graph.node(id).name != stage.ops[k]) return false;
+  }
+  return true;
+}
+
+// The result's cached stages rebuilt with cached rows copied at another time
+// (RegionSplit::caches_at_tile_end): the same work and operators (the positions of later
+// stages hold), a different placement problem, kept when it plans smaller.
+Status TryCacheVariant(const Graph& graph, const SplitOptions& options, bool caches_at_tile_end,
+                       SplitResult* result) {
+  Graph rebuilt = graph;
+  std::vector<SplitStage> stages = result->stages;
+  for (SplitStage& stage : stages) {  // in the order the rounds applied them
+    // A later round may have split operators inside an earlier stage, whose order the other
+    // timing changes: then the variant is not the same split, and is not tried.
+    if (stage.channels || !SameOperators(rebuilt, stage)) return Status::Ok();
+    stage.split.caches_at_tile_end = caches_at_tile_end;
+    Result<Graph> split = SplitRegion(rebuilt, stage.split, &stage.stats);
+    if (!split.ok()) return Status::Ok();
+    rebuilt = std::move(split).value();
+  }
+  MF_ASSIGN_OR_RETURN(GraphPlan plan, PlanGraph(rebuilt, options.planner, {.refine = true}));
+  if (plan.plan.arena_bytes >= result->arena_after) return Status::Ok();
+  result->graph = std::move(rebuilt);
+  result->arena_after = plan.plan.arena_bytes;
+  for (SplitStage& stage : stages) stage.arena_bytes = result->arena_after;
+  result->stages = std::move(stages);
+  result->plan = std::make_shared<const GraphPlan>(std::move(plan));
+  return Status::Ok();
+}
+
+// The rounds rank candidates one way of copying cached rows; their winner is rebuilt with the
+// other and the smaller plan kept.
+Status TryCacheVariants(const Graph& graph, const SplitOptions& options, SplitResult* result) {
+  const bool cached = std::any_of(result->stages.begin(), result->stages.end(),
+                                  [](const SplitStage& stage) { return stage.split.cache_halos; });
+  if (!cached) return Status::Ok();
+  return TryCacheVariant(graph, options, !options.caches_at_tile_end, result);
+}
+
 }  // namespace
 
 Result<SplitResult> SplitForMemory(const Graph& graph, const SplitOptions& options) {
@@ -359,6 +408,7 @@ Result<SplitResult> SplitForMemory(const Graph& graph, const SplitOptions& optio
       best = std::move(tried);
   }
   SplitResult result = std::move(*best);
+  MF_RETURN_IF_ERROR(TryCacheVariants(graph, options, &result));
   result.candidates_planned = planned;
   result.search_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

@@ -40,6 +40,10 @@ struct SplitOptions {
   // loop nests); each round's winner is re-planned with exact (algorithmic) overlaps and kept
   // only if that plan is smaller too.
   OverlapSource search_overlaps = OverlapSource::kAnalytic;
+  // The rounds' cached grids copy the rows each tile keeps at the tile's end (the plans pack
+  // well) or after their last use (fewer bytes, and a much quicker search on large streamed
+  // graphs); the winner is rebuilt the other way and the smaller kept.
+  bool caches_at_tile_end = true;
   // The segment search (passes/split_curve.h): when positive, its plans have at most this many
   // operators (a compiled program's tables take flash for each).
   int64_t max_steps = 0;
