@@ -18,6 +18,7 @@
 #include "memfold/passes/split.h"
 #include "memfold/passes/stream_inputs.h"
 #include "memfold/pipeline/model_loader.h"
+#include "memfold/plan/liveness.h"
 #include "memfold/plan/plan_graph.h"
 
 namespace memfold {
@@ -87,6 +88,56 @@ TEST(PatchSplit, CachedHalosRecomputeNothing) {
   EXPECT_GT(strips.extra_flops, 0);
   EXPECT_LT(strips.extra_flops, recomputed.extra_flops);
   EXPECT_GT(strips.cache_bytes, 0);
+}
+
+// Pipelined strips (RegionSplit::warm_ups, strips_in_place, caches_at_tile_end) in every
+// combination, on a stage with residual adds (streamed and resident), on converter output with
+// a QUANTIZE and explicit PADs, and on TFLM's person_detect: every run read-by-read identical
+// to the unplanned model. Warm-ups add no work and lower the deep stage's peak: its first tile
+// no longer computes every halo row at once.
+TEST(PatchSplit, PipelinedStripsRunIdenticallyInEveryVariant) {
+  const Graph mobilenet = Load("zoo:mobilenet_v2,alpha=0.35,res=64,dtype=i8");
+  const Graph vww = Load(kVww);
+  const Graph person =
+      Load(std::string(MEMFOLD_SHARED_DIR) + "/models/tflite-micro/person_detect.tflite");
+  struct Stage {
+    const Graph* model;
+    Graph graph;
+    std::string last;
+    int32_t rows, cols;
+  };
+  const std::vector<Stage> stages = {
+      {&mobilenet, mobilenet, "expanded_conv_3/project", 8, 2},
+      {&mobilenet, Streamed(mobilenet), "expanded_conv_3/project", 8, 3},
+      {&vww, Streamed(vww), "input.19_te_transform_1", 10, 2},
+      {&person, person, "MobilenetV1/MobilenetV1/Conv2d_3_pointwise/Relu6", 12, 2}};
+  for (const Stage& stage : stages) {
+    const int32_t last = PositionNamed(stage.graph, stage.last);
+    for (int variant = 0; variant < 8; ++variant) {
+      RegionSplit split{0, last, stage.rows, true, stage.cols, true};
+      split.warm_ups = (variant & 1) != 0;
+      split.strips_in_place = (variant & 2) != 0;
+      split.caches_at_tile_end = (variant & 4) != 0;
+      ExpectSplitRunsLike(stage.graph, *stage.model, split);
+    }
+  }
+  const Graph& deep = stages[1].graph;
+  RegionSplit split{0, PositionNamed(deep, "expanded_conv_3/project"), 8, true, 3, true};
+  split.caches_at_tile_end = false;
+  auto stage_peak = [&](bool warm_ups, SplitStats* stats) {
+    split.warm_ups = warm_ups;
+    Result<Graph> rewritten = SplitRegion(deep, split, stats);
+    EXPECT_TRUE(rewritten.ok());
+    const std::vector<int64_t> live = LiveBytesPerStep(ComputeLiveness(*rewritten));
+    return *std::max_element(
+        live.begin() + NodeTime(static_cast<size_t>(stats->first_position)),
+        live.begin() + NodeTime(static_cast<size_t>(stats->last_position)) + 1);
+  };
+  SplitStats cold, warm;
+  const int64_t cold_peak = stage_peak(false, &cold), warm_peak = stage_peak(true, &warm);
+  EXPECT_LT(warm_peak, cold_peak);
+  EXPECT_DOUBLE_EQ(warm.extra_flops, cold.extra_flops);
+  EXPECT_EQ(warm.duplicated_elements, cold.duplicated_elements);
 }
 
 // TinyEngine's vww.tflite: float input, QUANTIZE, then explicit PADs before strided windows.

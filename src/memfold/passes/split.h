@@ -70,7 +70,7 @@ struct RegionSplit {
   // With cached halos: the rows the next tile keeps of a value are copied out right after
   // the value's last reader in the tile (it dies early), or all at the end of the tile. The
   // first holds fewer bytes; the second can pack better with the diagonal overlaps of the
-  // copies, so the segment search builds both for the plans it chooses.
+  // copies, so the searches plan their chosen splits both ways (TryOtherCacheTiming).
   bool caches_at_tile_end = true;
   // With cached halos: each strip starts with warm-up tiles (above), so that its first tile
   // is no heavier than the others, at the price of more operators. Deep stages need them;

@@ -336,13 +336,16 @@ std::vector<Estimate> EstimatedCurve(const std::vector<Segment>& segments, int32
   return curve;
 }
 
-// Builds and plans one point: every chosen grid applied, the last segment first; cached
-// grids copy the rows each tile keeps after their last use, or with `caches_at_tile_end` at
-// the end of the tile.
-Result<SplitResult> BuildPointWith(const Graph& graph, const Estimate& estimate,
-                                   const SplitOptions& options, bool caches_at_tile_end) {
+// Builds and plans one point: every chosen grid applied, the last segment first (so earlier
+// positions hold), and tried with cached rows copied at the other time (TryOtherCacheTiming):
+// which packs better is seen only once planned.
+Result<SplitResult> BuildPoint(const Graph& graph, const Estimate& estimate,
+                               const SplitOptions& options, int64_t arena_before,
+                               double total_flops) {
   SplitResult result;
   result.graph = graph;
+  result.arena_before = arena_before;
+  result.total_flops = total_flops;
   for (const auto& [segment, option] : estimate.choice) {  // last segment first
     if (!option->grid && !option->channels) continue;
     SplitStage stage;
@@ -350,7 +353,6 @@ Result<SplitResult> BuildPointWith(const Graph& graph, const Estimate& estimate,
       stage.ops.push_back(graph.node(graph.schedule[static_cast<size_t>(pos)]).name);
     if (option->grid) {
       stage.split = *option->grid;
-      stage.split.caches_at_tile_end = caches_at_tile_end;
       MF_ASSIGN_OR_RETURN(result.graph, SplitRegion(result.graph, stage.split, &stage.stats));
     } else {
       stage.split = {.first = segment->first, .last = segment->last, .rows = 1};
@@ -366,25 +368,8 @@ Result<SplitResult> BuildPointWith(const Graph& graph, const Estimate& estimate,
   result.arena_after = plan.plan.arena_bytes;
   for (SplitStage& stage : result.stages) stage.arena_bytes = result.arena_after;
   result.plan = std::make_shared<const GraphPlan>(std::move(plan));
+  MF_RETURN_IF_ERROR(TryOtherCacheTiming(graph, options, true, &result));
   return result;
-}
-
-// The smaller of the point's two builds (BuildPointWith): which way of copying cached rows
-// packs better is seen only once planned.
-Result<SplitResult> BuildPoint(const Graph& graph, const Estimate& estimate,
-                               const SplitOptions& options, int64_t arena_before,
-                               double total_flops) {
-  MF_ASSIGN_OR_RETURN(SplitResult point, BuildPointWith(graph, estimate, options, false));
-  const bool cached = std::any_of(
-      estimate.choice.begin(), estimate.choice.end(),
-      [](const auto& pick) { return pick.second->grid && pick.second->grid->cache_halos; });
-  if (cached) {
-    MF_ASSIGN_OR_RETURN(SplitResult late, BuildPointWith(graph, estimate, options, true));
-    if (late.arena_after < point.arena_after) point = std::move(late);
-  }
-  point.arena_before = arena_before;
-  point.total_flops = total_flops;
-  return point;
 }
 
 // The indices of `size` estimates that `points` asks for, ascending.

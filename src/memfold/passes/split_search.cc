@@ -351,24 +351,29 @@ bool SameOperators(const Graph& graph, const SplitStage& stage) {
   return true;
 }
 
-// The result's cached stages rebuilt with cached rows copied at another time
-// (RegionSplit::caches_at_tile_end): the same work and operators (the positions of later
-// stages hold), a different placement problem, kept when it plans smaller.
-Status TryCacheVariant(const Graph& graph, const SplitOptions& options, bool caches_at_tile_end,
-                       SplitResult* result) {
-  Graph rebuilt = graph;
+}  // namespace
+
+Status TryOtherCacheTiming(const Graph& graph, const SplitOptions& options, bool last_stage_first,
+                           SplitResult* result) {
+  const bool cached = std::any_of(result->stages.begin(), result->stages.end(),
+                                  [](const SplitStage& stage) { return stage.split.cache_halos; });
+  if (!cached) return Status::Ok();
   std::vector<SplitStage> stages = result->stages;
-  for (SplitStage& stage : stages) {  // in the order the rounds applied them
+  if (last_stage_first) std::reverse(stages.begin(), stages.end());
+  Graph rebuilt = graph;
+  for (SplitStage& stage : stages) {  // in the order they were applied
     // A later round may have split operators inside an earlier stage, whose order the other
     // timing changes: then the variant is not the same split, and is not tried.
-    if (stage.channels || !SameOperators(rebuilt, stage)) return Status::Ok();
-    stage.split.caches_at_tile_end = caches_at_tile_end;
-    Result<Graph> split = SplitRegion(rebuilt, stage.split, &stage.stats);
+    if (!SameOperators(rebuilt, stage)) return Status::Ok();
+    stage.split.caches_at_tile_end = !stage.split.caches_at_tile_end;
+    Result<Graph> split = stage.channels ? SplitChannels(rebuilt, *stage.channels, &stage.stats)
+                                         : SplitRegion(rebuilt, stage.split, &stage.stats);
     if (!split.ok()) return Status::Ok();
     rebuilt = std::move(split).value();
   }
   MF_ASSIGN_OR_RETURN(GraphPlan plan, PlanGraph(rebuilt, options.planner, {.refine = true}));
   if (plan.plan.arena_bytes >= result->arena_after) return Status::Ok();
+  if (last_stage_first) std::reverse(stages.begin(), stages.end());
   result->graph = std::move(rebuilt);
   result->arena_after = plan.plan.arena_bytes;
   for (SplitStage& stage : stages) stage.arena_bytes = result->arena_after;
@@ -376,17 +381,6 @@ Status TryCacheVariant(const Graph& graph, const SplitOptions& options, bool cac
   result->plan = std::make_shared<const GraphPlan>(std::move(plan));
   return Status::Ok();
 }
-
-// The rounds rank candidates one way of copying cached rows; their winner is rebuilt with the
-// other and the smaller plan kept.
-Status TryCacheVariants(const Graph& graph, const SplitOptions& options, SplitResult* result) {
-  const bool cached = std::any_of(result->stages.begin(), result->stages.end(),
-                                  [](const SplitStage& stage) { return stage.split.cache_halos; });
-  if (!cached) return Status::Ok();
-  return TryCacheVariant(graph, options, !options.caches_at_tile_end, result);
-}
-
-}  // namespace
 
 Result<SplitResult> SplitForMemory(const Graph& graph, const SplitOptions& options) {
   const auto start = std::chrono::steady_clock::now();
@@ -408,7 +402,8 @@ Result<SplitResult> SplitForMemory(const Graph& graph, const SplitOptions& optio
       best = std::move(tried);
   }
   SplitResult result = std::move(*best);
-  MF_RETURN_IF_ERROR(TryCacheVariants(graph, options, &result));
+  // The rounds rank candidates one way of copying cached rows; the winner is tried the other.
+  MF_RETURN_IF_ERROR(TryOtherCacheTiming(graph, options, false, &result));
   result.candidates_planned = planned;
   result.search_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

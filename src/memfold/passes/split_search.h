@@ -76,4 +76,11 @@ struct SplitResult {
 // Errors: unknown planner, or a plan that fails verification.
 Result<SplitResult> SplitForMemory(const Graph& graph, const SplitOptions& options = {});
 
+// `result` (splits of `graph`, its stages applied first to last, or last to first) rebuilt
+// with each cached stage's rows copied at the other time (RegionSplit::caches_at_tile_end):
+// the same work and operators, a different placement problem; kept when it plans smaller
+// with options.planner. Left as it is when the stages no longer match the rebuilt graph.
+Status TryOtherCacheTiming(const Graph& graph, const SplitOptions& options, bool last_stage_first,
+                           SplitResult* result);
+
 }  // namespace memfold
