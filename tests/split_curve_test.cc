@@ -80,7 +80,7 @@ TEST(ChannelGroups, RefusesWhatIsNotAConvFollowedByPerChannelOps) {
 // The segment search's points on a streamed MobileNet v2: each verified, smaller than the one
 // before with more extra work, within the budget, and run identically to the unsplit model.
 TEST(SegmentCurve, PointsAreVerifiedMonotoneAndRunIdentically) {
-  const Result<Graph> model = LoadModel("zoo:mobilenet_v2,alpha=0.35,res=96,dtype=i8");
+  const Result<Graph> model = LoadModel("zoo:mobilenet_v2,alpha=0.35,res=64,dtype=i8");
   ASSERT_TRUE(model.ok());
   Graph streamed = *model;
   ASSERT_EQ(StreamInputs(&streamed), 1);
@@ -102,7 +102,7 @@ TEST(SegmentCurve, PointsAreVerifiedMonotoneAndRunIdentically) {
   // With a limit on operators, every point keeps to it.
   options.max_steps = static_cast<int64_t>(streamed.schedule.size()) + 60;
   Result<std::vector<SplitResult>> limited =
-      SplitSegmentsCurve(streamed, options, {.spread = 2, .smallest = 1});
+      SplitSegmentsCurve(streamed, options, {.spread = 1, .smallest = 1});
   ASSERT_TRUE(limited.ok());
   for (const SplitResult& point : *limited)
     EXPECT_LE(static_cast<int64_t>(point.graph.schedule.size()), options.max_steps);

@@ -37,9 +37,10 @@ struct PlanOptions {
   std::optional<std::string> budget;
   std::optional<std::string> emit_tflite;
   std::optional<std::string> emit_c;
-  std::optional<std::string> svg;  // the arena picture (io/arena_svg.h), or the curve's
-  BestOptions best;                // --planner best: splitting's budget, --stream-input
-  bool pareto = false;             // the memory / extra-work curve (PlanBestCurve)
+  std::optional<std::string> svg;             // the arena picture (io/arena_svg.h), or the curve's
+  std::optional<std::string> export_problem;  // the placement problem (placement/problem_csv.h)
+  BestOptions best;                           // --planner best: splitting's budget, --stream-input
+  bool pareto = false;                        // the memory / extra-work curve (PlanBestCurve)
   int32_t pareto_points = 12;
 };
 
@@ -80,6 +81,14 @@ struct ReportOptions {
   std::string output;
 };
 
+struct PlaceOptions {
+  std::string problem;  // a placement problem's CSV (placement/problem_csv.h)
+  std::optional<std::string> capacity;
+  double time_limit = 10;
+  std::optional<std::string> output;
+  bool json = false;
+};
+
 struct FitOptions {
   CommonOptions common;
   std::string budget;
@@ -100,6 +109,7 @@ int OpsCommand(bool json, bool markdown);
 int OverlapCommand(const CommonOptions& options);
 int CompareCommand(const std::vector<std::string>& models, bool json);
 int ReportCommand(const ReportOptions& options);
+int PlaceCommand(const PlaceOptions& options);
 
 // ---- Shared by train and report (train.cc) ----
 

@@ -125,6 +125,9 @@ int main(int argc, char** argv) {
                    "arena budget, e.g. 256K, 1M; exit 1 if it does not fit");
   plan->add_option("--emit-tflite", plan_options.emit_tflite,
                    "write the model with the plan as TFLM's OfflineMemoryAllocation");
+  plan->add_option("--export-problem", plan_options.export_problem,
+                   "write the plan's placement problem (buffers, lifetimes, sizes, alignment, "
+                   "overlap allowances) as CSV for `memfold place`");
   plan->add_option("--emit-c", plan_options.emit_c,
                    "write a C header with the arena size and tensor offsets");
   plan->add_option("--svg", plan_options.svg,
@@ -231,14 +234,26 @@ int main(int argc, char** argv) {
   AddModelArgs(report, &report_options.common);
   report->add_option("-o,--output", report_options.output, "the HTML file to write")->required();
 
+  memfold::cli::PlaceOptions place_options;
+  CLI::App* place = app.add_subcommand(
+      "place", "place a buffer problem (MiniMalloc's CSV: id,lower,upper,size) in one arena");
+  place->add_option("FILE", place_options.problem, "the problem's CSV file")->required();
+  place->add_option("--capacity", place_options.capacity,
+                    "stop at the first placement within this many bytes (e.g. 1048576 or 1M)");
+  place->add_option("--time-limit", place_options.time_limit,
+                    "seconds the exact solver may search (default 10)");
+  place->add_option("-o,--output", place_options.output,
+                    "write the rows with an offset column to this CSV file");
+  place->add_flag("--json", place_options.json, "print one JSON object");
+
   VerbosityFlags verbosity;
   AddVerbosityFlags(&app, &verbosity);
   for (CLI::App* command : app.get_subcommands({})) AddVerbosityFlags(command, &verbosity);
 
   if (argc > 1 && argv[1][0] != '-' && !IsCommand(app, argv[1])) {
     std::cerr << "memfold: unknown command '" << argv[1]
-              << "'; commands are zoo, inspect, plan, overlap, run, compare, train, fit, report "
-                 "(see memfold --help)\n";
+              << "'; commands are zoo, inspect, plan, overlap, run, compare, train, fit, report, "
+                 "place (see memfold --help)\n";
     return kExitBadInput;
   }
   try {
@@ -267,6 +282,7 @@ int main(int argc, char** argv) {
     if (compare->parsed()) return memfold::cli::CompareCommand(compare_models, compare_json);
     if (train->parsed()) return memfold::cli::TrainCommand(train_options);
     if (fit->parsed()) return memfold::cli::FitCommand(fit_options);
+    if (place->parsed()) return memfold::cli::PlaceCommand(place_options);
     return memfold::cli::InspectCommand(inspect_options, inspect_write);
   } catch (const std::bad_alloc&) {
     return memfold::cli::Fail(

@@ -18,6 +18,8 @@
 #include "memfold/io/text.h"
 #include "memfold/passes/best_plan.h"
 #include "memfold/pipeline/export.h"
+#include "memfold/placement/portfolio.h"
+#include "memfold/placement/problem_csv.h"
 #include "memfold/plan/plan_graph.h"
 #include "progress.h"
 
@@ -262,12 +264,25 @@ int PlanCommand(const PlanOptions& options) {
     Status written = WriteFile(*options.svg, ArenaSvg(g, gp, PictureTitle(options, gp)));
     if (!written.ok()) return Fail(written.message());
   }
+  if (options.export_problem) {
+    Phase phase("write " + *options.export_problem);
+    const PlacementProblem problem = ProblemFromRequests(gp.liveness.requests);
+    Status written =
+        WriteFile(*options.export_problem, WritePlacementCsv(problem, gp.plan.offsets));
+    if (!written.ok()) return Fail(written.message());
+  }
   const bool fits = !options.budget || gp.plan.arena_bytes <= budget;
   if (options.common.json) {
-    Json out = {{"model", options.common.model},       {"planner", options.planner},
-                {"chosen_planner", gp.plan.planner},   {"arena_bytes", gp.plan.arena_bytes},
-                {"lower_bound_bytes", gp.lower_bound}, {"verified", true},
-                {"buffers", BuffersJson(g, gp)}};
+    Json out = {
+        {"model", options.common.model},
+        {"planner", options.planner},
+        {"chosen_planner", gp.plan.planner},
+        {"arena_bytes", gp.plan.arena_bytes},
+        {"lower_bound_bytes", gp.lower_bound},
+        {"verified", true},
+        {"optimal", MeetsLowerBound(gp.liveness.requests, gp.plan.arena_bytes, gp.lower_bound)},
+        {"gap_to_lower_bound", GapToLowerBound(gp.plan.arena_bytes, gp.lower_bound)},
+        {"buffers", BuffersJson(g, gp)}};
     if (!planned->steps().empty()) {
       out["steps"] = StepsJson(planned->steps());
       out["rewritten"] = planned->rewritten();
@@ -290,7 +305,13 @@ int PlanCommand(const PlanOptions& options) {
               << "arena        " << HumanBytes(gp.plan.arena_bytes) << " ("
               << GroupDigits(gp.plan.arena_bytes) << " B)\n"
               << "lower bound  " << HumanBytes(gp.lower_bound) << " ("
-              << GroupDigits(gp.lower_bound) << " B)\n"
+              << GroupDigits(gp.lower_bound) << " B)"
+              << (MeetsLowerBound(gp.liveness.requests, gp.plan.arena_bytes, gp.lower_bound)
+                      ? ": the arena is optimal"
+                      : ", the arena " +
+                            Fixed(100 * GapToLowerBound(gp.plan.arena_bytes, gp.lower_bound), 2) +
+                            " % above it")
+              << "\n"
               << "peak at      " << PeakOpName(g, gp.peak_time) << "\n"
               << "verified     yes (no two live buffers overlap)\n";
     if (options.budget) {

@@ -1,0 +1,395 @@
+#include "memfold/placement/exact_placer.h"
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <limits>
+#include <string_view>
+#include <unordered_set>
+#include <vector>
+
+#include "memfold/base/splitmix.h"
+#include "memfold/placement/lower_bound.h"
+
+namespace memfold {
+
+namespace {
+
+// At most this many failed states are remembered (8 bytes each, plus the table's overhead).
+constexpr size_t kMaxFailedStates = size_t{1} << 22;
+constexpr int64_t kClockEvery = 4096;  // nodes between looks at the wall clock
+
+// A buffer in section units: it covers sections [lo, hi) and takes `units` alignment units.
+// `width` (time steps), `area` (units x steps) and `total` (the most units live in one of its
+// sections) order the search.
+struct Item {
+  int32_t request;
+  int32_t lo, hi;
+  int64_t units;
+  int64_t width = 0, area = 0, total = 0;
+};
+
+// The static orders the search takes turns with: each a priority of width (W), area (A) and
+// the busiest section's total (T), largest first.
+constexpr std::string_view kOrders[] = {"WAT", "TAW", "TWA"};
+
+// Why the problem is outside the solver (empty: inside), and its one alignment.
+std::string DeclineReason(std::span<const BufferRequest> requests, int64_t* alignment) {
+  *alignment = 0;
+  for (const BufferRequest& r : requests) {
+    if (!r.may_overlap.empty()) return "overlap allowances";
+    if (r.fixed_offset != BufferRequest::kNotFixed) return "fixed offsets";
+    if (r.bytes == 0) continue;
+    if (*alignment != 0 && *alignment != r.alignment) return "mixed alignments";
+    *alignment = r.alignment;
+  }
+  if (*alignment == 0) *alignment = 1;
+  return "";
+}
+
+enum class Outcome { kFound, kNone, kAborted };
+
+// A part of the problem solved on its own: sections [lo, hi) and the unplaced items in them.
+struct Part {
+  int32_t lo, hi;
+  std::vector<int32_t> items;
+};
+
+class Search {
+ public:
+  Search(std::span<const BufferRequest> requests, int64_t alignment, const ExactLimits& limits)
+      : requests_(requests), alignment_(alignment), limits_(limits) {
+    BuildItems();
+    start_time_ = std::chrono::steady_clock::now();
+  }
+
+  // Units live at the busiest section: no plan is lower.
+  int64_t LowerUnits() const {
+    return total_.empty() ? 0 : *std::max_element(total_.begin(), total_.end());
+  }
+
+  // Looks for a plan of at most `cap` units, taking turns with the static orders under a node
+  // limit that doubles each round. Returns the plan, or nothing: then aborted() says whether
+  // the budget ran out or no plan exists.
+  std::optional<Plan> Decide(int64_t cap) {
+    if (cap > cap_) failed_.clear();  // failures within a smaller capacity prove nothing here
+    cap_ = cap;
+    for (int64_t limit = 2 * static_cast<int64_t>(items_.size()) + 64; !aborted_; limit *= 2) {
+      for (std::string_view order : kOrders) {
+        order_ = order;
+        nodes_left_ = limit;
+        const Outcome outcome = SolveParts(Parts(0, static_cast<int32_t>(floor_.size())));
+        if (outcome == Outcome::kFound) return Current();
+        if (outcome == Outcome::kNone) return std::nullopt;
+        if (aborted_) return std::nullopt;
+      }
+    }
+    return std::nullopt;
+  }
+
+  bool aborted() const { return aborted_; }
+  int64_t nodes() const { return nodes_; }
+
+ private:
+  // A value and where it was, to be put back.
+  struct Change {
+    int64_t* where;
+    int64_t old;
+  };
+
+  void BuildItems() {
+    std::vector<int64_t> bounds;
+    for (const BufferRequest& r : requests_) {
+      if (r.bytes == 0) continue;
+      bounds.push_back(r.first);
+      bounds.push_back(int64_t{r.last} + 1);
+    }
+    std::sort(bounds.begin(), bounds.end());
+    bounds.erase(std::unique(bounds.begin(), bounds.end()), bounds.end());
+    const size_t sections = bounds.empty() ? 0 : bounds.size() - 1;
+    auto index = [&](int64_t t) {
+      return static_cast<int32_t>(std::lower_bound(bounds.begin(), bounds.end(), t) -
+                                  bounds.begin());
+    };
+    floor_.assign(sections, 0);
+    total_.assign(sections, 0);
+    cover_.assign(sections, {});
+    cuts_.assign(sections, 0);
+    for (const BufferRequest& r : requests_) {
+      if (r.bytes == 0) continue;
+      Item item{r.id, index(r.first), index(int64_t{r.last} + 1),
+                AlignUp(r.bytes, alignment_) / alignment_};
+      item.width = int64_t{r.last} - r.first + 1;
+      item.area = item.width * item.units;
+      for (int32_t s = item.lo; s < item.hi; ++s) {
+        total_[static_cast<size_t>(s)] += item.units;
+        cover_[static_cast<size_t>(s)].push_back(static_cast<int32_t>(items_.size()));
+        if (s + 1 < item.hi) ++cuts_[static_cast<size_t>(s)];
+      }
+      items_.push_back(item);
+    }
+    neighbours_.assign(items_.size(), {});
+    for (size_t k = 0; k < items_.size(); ++k) {
+      Item& item = items_[k];
+      for (int32_t s = item.lo; s < item.hi; ++s)
+        item.total = std::max(item.total, total_[static_cast<size_t>(s)]);
+      for (size_t j = 0; j < items_.size(); ++j) {
+        if (j != k && items_[j].lo < item.hi && item.lo < items_[j].hi)
+          neighbours_[k].push_back(static_cast<int32_t>(j));
+      }
+    }
+    offset_.assign(items_.size(), -1);
+    solution_.assign(items_.size(), 0);
+    min_offset_.assign(items_.size(), 0);
+  }
+
+  static uint64_t Key(uint64_t a, int64_t b) {
+    return SplitMix64(SplitMix64(a) ^ static_cast<uint64_t>(b));
+  }
+
+  bool OutOfBudget() {
+    if (aborted_ || nodes_left_ <= 0) return true;
+    --nodes_left_;
+    if (++nodes_ > limits_.max_nodes) aborted_ = true;
+    if (nodes_ % kClockEvery == 0) {
+      const std::chrono::duration<double> spent = std::chrono::steady_clock::now() - start_time_;
+      if (spent.count() > limits_.seconds) aborted_ = true;
+    }
+    return aborted_;
+  }
+
+  void Set(int64_t* where, int64_t value, std::vector<Change>* changes) {
+    changes->push_back({where, *where});
+    *where = value;
+  }
+
+  static void Restore(std::vector<Change>& changes) {
+    for (auto c = changes.rbegin(); c != changes.rend(); ++c) *c->where = c->old;
+  }
+
+  Plan Current() const {
+    int64_t top = 0;
+    for (size_t k = 0; k < items_.size(); ++k) top = std::max(top, solution_[k] + items_[k].units);
+    Plan plan{.planner = "exact", .arena_bytes = top * alignment_, .offsets = {}};
+    plan.offsets.assign(requests_.size(), 0);
+    for (size_t k = 0; k < items_.size(); ++k)
+      plan.offsets[static_cast<size_t>(items_[k].request)] = solution_[k] * alignment_;
+    return plan;
+  }
+
+  // The independent parts of sections [lo, hi): runs joined by unplaced items crossing a
+  // boundary (cuts_ > 0), with the unplaced items in them.
+  std::vector<Part> Parts(int32_t lo, int32_t hi) const {
+    std::vector<Part> parts;
+    for (int32_t start = lo; start < hi;) {
+      int32_t end = start + 1;
+      while (end < hi && cuts_[static_cast<size_t>(end - 1)] > 0) ++end;
+      Part part{start, end, {}};
+      for (int32_t s = start; s < end; ++s) {
+        for (int32_t i : cover_[static_cast<size_t>(s)]) {
+          const Item& item = items_[static_cast<size_t>(i)];
+          if (offset_[static_cast<size_t>(i)] < 0 && std::max(item.lo, start) == s)
+            part.items.push_back(i);
+        }
+      }
+      if (!part.items.empty()) parts.push_back(std::move(part));
+      start = end;
+    }
+    return parts;
+  }
+
+  Outcome SolveParts(const std::vector<Part>& parts) {
+    for (const Part& part : parts) {
+      if (const Outcome o = SolvePart(part); o != Outcome::kFound) return o;
+    }
+    return Outcome::kFound;
+  }
+
+  // The part's state: its items' lowest offsets and its sections' floors.
+  uint64_t Hash(const Part& part) const {
+    uint64_t h = Key(static_cast<uint64_t>(part.lo), part.hi);
+    for (int32_t i : part.items) h ^= Key(static_cast<uint64_t>(i) * 2 + 1, min_offset_[static_cast<size_t>(i)]);
+    for (int32_t s = part.lo; s < part.hi; ++s)
+      h ^= Key(static_cast<uint64_t>(s) * 2, floor_[static_cast<size_t>(s)]);
+    return h;
+  }
+
+  bool Before(int32_t a, int32_t b) const {
+    const Item &x = items_[static_cast<size_t>(a)], &y = items_[static_cast<size_t>(b)];
+    for (char c : order_) {
+      const int64_t u = c == 'W' ? x.width : c == 'A' ? x.area : x.total;
+      const int64_t v = c == 'W' ? y.width : c == 'A' ? y.area : y.total;
+      if (u != v) return u > v;
+    }
+    return a < b;
+  }
+
+  Outcome SolvePart(const Part& part) {
+    const uint64_t hash = Hash(part);
+    if (failed_.contains(hash)) return Outcome::kNone;
+    for (int32_t i : part.items) {  // T weighs the units still to place
+      Item& item = items_[static_cast<size_t>(i)];
+      item.total = 0;
+      for (int32_t s = item.lo; s < item.hi; ++s)
+        item.total = std::max(item.total, total_[static_cast<size_t>(s)]);
+    }
+    std::vector<int32_t> ranked = part.items;
+    std::sort(ranked.begin(), ranked.end(), [&](int32_t a, int32_t b) { return Before(a, b); });
+    const Outcome outcome = Branch(part, ranked, 0, 0);
+    if (outcome == Outcome::kNone && failed_.size() < kMaxFailedStates) failed_.insert(hash);
+    return outcome;
+  }
+
+  // Every section of the part holds its unplaced units above its floor and above `offset`
+  // (later items are placed no lower) within the capacity.
+  bool Fits(const Part& part, int64_t offset) const {
+    for (int32_t s = part.lo; s < part.hi; ++s) {
+      const auto u = static_cast<size_t>(s);
+      if (std::max(offset, floor_[u]) + total_[u] > cap_) return false;
+    }
+    return true;
+  }
+
+  // Places item k at `offset`, recording every change; returns whether some unplaced item
+  // lives at the same time (false: nothing can go above it).
+  bool Place(size_t k, int64_t offset, std::vector<Change>* changes) {
+    const Item& item = items_[k];
+    Set(&offset_[k], offset, changes);
+    const int64_t end = offset + item.units;
+    bool covered = false;
+    int32_t affected_lo = std::numeric_limits<int32_t>::max(), affected_hi = 0;
+    for (int32_t j : neighbours_[k]) {
+      const auto n = static_cast<size_t>(j);
+      if (offset_[n] >= 0) continue;
+      covered = true;
+      if (min_offset_[n] >= end) continue;
+      Set(&min_offset_[n], end, changes);
+      affected_lo = std::min(affected_lo, items_[n].lo);
+      affected_hi = std::max(affected_hi, items_[n].hi);
+    }
+    for (int32_t s = item.lo; s < item.hi; ++s) {
+      const auto u = static_cast<size_t>(s);
+      Set(&floor_[u], end, changes);
+      Set(&total_[u], total_[u] - item.units, changes);
+    }
+    // No unplaced item of a section starts below the lowest of their offsets.
+    // (Over the sections of the items whose offsets rose, and those between.)
+    for (int32_t s = affected_lo; s < affected_hi; ++s) {
+      const auto u = static_cast<size_t>(s);
+      int64_t lowest = std::numeric_limits<int64_t>::max();
+      for (int32_t i : cover_[u]) {
+        if (offset_[static_cast<size_t>(i)] < 0)
+          lowest = std::min(lowest, min_offset_[static_cast<size_t>(i)]);
+        if (lowest <= floor_[u]) break;  // the floor stands
+      }
+      if (lowest != std::numeric_limits<int64_t>::max() && floor_[u] < lowest)
+        Set(&floor_[u], lowest, changes);
+    }
+    return covered;
+  }
+
+  // Depth-first over the part's unplaced items in order of lowest offset, then rank: each
+  // placement is no earlier in that order than the one before (so each plan is reached once),
+  // and none leaves room below it for a whole unplaced item (a plan that does is dominated).
+  Outcome Branch(const Part& part, const std::vector<int32_t>& ranked, int64_t last_offset,
+                 size_t last_rank) {
+    if (OutOfBudget()) return Outcome::kAborted;
+    std::vector<std::pair<int64_t, size_t>> order;  // (lowest offset, rank)
+    int64_t lowest_end = std::numeric_limits<int64_t>::max();
+    for (size_t r = 0; r < ranked.size(); ++r) {
+      const auto k = static_cast<size_t>(ranked[r]);
+      if (offset_[k] >= 0) continue;
+      order.emplace_back(min_offset_[k], r);
+      lowest_end = std::min(lowest_end, min_offset_[k] + items_[k].units);
+    }
+    if (order.empty()) return Outcome::kFound;
+    std::sort(order.begin(), order.end());
+    std::vector<Change> changes;
+    for (const auto& [offset, rank] : order) {
+      if (offset < last_offset || (offset == last_offset && rank < last_rank)) continue;
+      if (offset >= lowest_end) break;
+      const auto k = static_cast<size_t>(ranked[rank]);
+      changes.clear();
+      const bool covered = Place(k, offset, &changes);
+      Outcome outcome = Outcome::kNone;
+      if (Fits(part, offset)) outcome = Descend(part, ranked, k, offset, rank);
+      Restore(changes);
+      if (outcome != Outcome::kNone) return outcome;
+      if (!covered) break;  // nothing above it: no other choice does better here
+    }
+    return Outcome::kNone;
+  }
+
+  // After item k's placement: the part, or the parts it falls into when k was the last item
+  // joining some of its sections.
+  Outcome Descend(const Part& part, const std::vector<int32_t>& ranked, size_t k, int64_t offset,
+                  size_t rank) {
+    const Item& item = items_[k];
+    solution_[k] = offset;  // kept if the search below succeeds
+    bool split = false;
+    for (int32_t s = item.lo; s + 1 < item.hi; ++s) split |= --cuts_[static_cast<size_t>(s)] == 0;
+    const Outcome outcome = split ? SolveParts(Parts(part.lo, part.hi))
+                                  : Branch(part, ranked, offset, rank);
+    for (int32_t s = item.lo; s + 1 < item.hi; ++s) ++cuts_[static_cast<size_t>(s)];
+    return outcome;
+  }
+
+  std::span<const BufferRequest> requests_;
+  int64_t alignment_;
+  ExactLimits limits_;
+  std::vector<Item> items_;
+  std::vector<std::vector<int32_t>> cover_;       // per section: the items covering it
+  std::vector<std::vector<int32_t>> neighbours_;  // per item: the items live with it
+  std::vector<int64_t> floor_, total_;  // per section: lowest offset left, unplaced units
+  std::vector<int64_t> cuts_;           // per boundary s|s+1: unplaced items crossing it
+  std::vector<int64_t> offset_;         // per item: where it is placed, -1 if not
+  std::vector<int64_t> min_offset_;     // per item: the lowest offset the placed ones leave
+  std::vector<int64_t> solution_;       // per item: its offset in the plan found
+  std::string_view order_;
+  std::unordered_set<uint64_t> failed_;  // parts without a plan within cap_
+  int64_t cap_ = std::numeric_limits<int64_t>::max();
+  int64_t nodes_left_ = 0;
+  bool aborted_ = false;
+  int64_t nodes_ = 0;
+  std::chrono::steady_clock::time_point start_time_;
+};
+
+}  // namespace
+
+ExactOutcome PlaceExactly(std::span<const BufferRequest> requests, const ExactLimits& limits,
+                          const Plan* incumbent) {
+  ExactOutcome outcome;
+  int64_t alignment = 1;
+  outcome.declined = DeclineReason(requests, &alignment);
+  if (!outcome.declined.empty()) return outcome;
+  Search search(requests, alignment, limits);
+  // Capacities in [low, high] are open: below low none fits, above high one is known.
+  int64_t low = search.LowerUnits();
+  int64_t high = std::numeric_limits<int64_t>::max() / 4;
+  if (limits.capacity > 0) high = std::min(high, limits.capacity / alignment);
+  if (incumbent != nullptr) {
+    outcome.plan = *incumbent;
+    const int64_t units = (incumbent->arena_bytes + alignment - 1) / alignment;
+    if (limits.capacity > 0 && units <= high) return outcome;
+    high = std::min(high, units - 1);
+  }
+  // Minimising tries the bound first (the usual optimum of real problems), then halves.
+  bool first = true;
+  while (low <= high && !search.aborted()) {
+    const int64_t cap = limits.capacity > 0 ? high : first ? low : low + (high - low) / 2;
+    first = false;
+    std::optional<Plan> plan = search.Decide(cap);
+    if (plan) {
+      outcome.plan = std::move(plan);
+      if (limits.capacity > 0) break;
+      high = outcome.plan->arena_bytes / alignment - 1;
+    } else if (!search.aborted()) {
+      low = cap + 1;
+    }
+  }
+  outcome.complete = !search.aborted();
+  outcome.nodes = search.nodes();
+  return outcome;
+}
+
+}  // namespace memfold

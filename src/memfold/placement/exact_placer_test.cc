@@ -1,0 +1,163 @@
+// The exact solver against problems whose optimum is known: perfect packings (cut from a
+// full rectangle, so the optimum is the live-bytes bound) and small random problems solved by
+// brute force over every offset. Every plan is checked by VerifyPlan. (Small random problems
+// almost never need more than their live bytes: two million of 6 to 8 buffers had none.)
+#include "memfold/placement/exact_placer.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <random>
+
+#include "memfold/placement/lower_bound.h"
+#include "memfold/placement/portfolio.h"
+#include "memfold/placement/verify_plan.h"
+
+namespace memfold {
+namespace {
+
+BufferRequest Buffer(int32_t id, int32_t first, int32_t last, int64_t bytes,
+                     int64_t alignment = 1) {
+  return {.id = id, .bytes = bytes, .alignment = alignment, .first = first, .last = last};
+}
+
+// Cuts a `steps` x `height` rectangle into `count` buffers by random guillotine cuts: a plan
+// with no gap exists, so the optimum is the bound (height).
+std::vector<BufferRequest> PerfectPacking(uint32_t seed, size_t count, int32_t steps,
+                                          int64_t height) {
+  struct Box {
+    int32_t first, end;
+    int64_t bottom, top;
+  };
+  std::mt19937 rng(seed);
+  std::vector<Box> boxes = {{0, steps, 0, height}};
+  while (boxes.size() < count) {
+    const size_t pick = std::uniform_int_distribution<size_t>(0, boxes.size() - 1)(rng);
+    const Box b = boxes[pick];
+    const bool in_time = rng() % 2 == 0;
+    if (in_time && b.end - b.first > 1) {
+      const int32_t cut = std::uniform_int_distribution<int32_t>(b.first + 1, b.end - 1)(rng);
+      boxes[pick] = {b.first, cut, b.bottom, b.top};
+      boxes.push_back({cut, b.end, b.bottom, b.top});
+    } else if (!in_time && b.top - b.bottom > 1) {
+      const int64_t cut = std::uniform_int_distribution<int64_t>(b.bottom + 1, b.top - 1)(rng);
+      boxes[pick] = {b.first, b.end, b.bottom, cut};
+      boxes.push_back({b.first, b.end, cut, b.top});
+    }
+  }
+  std::vector<BufferRequest> requests;
+  for (const Box& b : boxes) {
+    requests.push_back(Buffer(static_cast<int32_t>(requests.size()), b.first, b.end - 1,
+                              b.top - b.bottom));
+  }
+  return requests;
+}
+
+// The smallest arena by trying every offset up to `limit` for every buffer.
+int64_t BruteForceOptimum(const std::vector<BufferRequest>& requests, int64_t limit) {
+  std::vector<int64_t> offsets(requests.size());
+  int64_t best = limit;
+  std::function<void(size_t, int64_t)> place = [&](size_t k, int64_t top) {
+    if (top >= best) return;
+    if (k == requests.size()) {
+      best = top;
+      return;
+    }
+    for (int64_t at = 0; at + requests[k].bytes <= best; ++at) {
+      bool clash = false;
+      for (size_t j = 0; j < k && !clash; ++j) {
+        clash = requests[j].first <= requests[k].last && requests[k].first <= requests[j].last &&
+                offsets[j] < at + requests[k].bytes && at < offsets[j] + requests[j].bytes;
+      }
+      if (clash) continue;
+      offsets[k] = at;
+      place(k + 1, std::max(top, at + requests[k].bytes));
+    }
+  };
+  place(0, 0);
+  return best;
+}
+
+TEST(ExactPlacer, PerfectPackingsMeetTheBound) {
+  for (uint32_t seed = 1; seed <= 12; ++seed) {
+    const std::vector<BufferRequest> requests = PerfectPacking(seed, 60, 40, 1000);
+    ASSERT_EQ(LowerBound(requests), 1000);
+    const ExactOutcome out = PlaceExactly(requests, {.capacity = 1000});
+    ASSERT_TRUE(out.declined.empty());
+    ASSERT_TRUE(out.plan.has_value()) << "seed " << seed << " after " << out.nodes << " nodes";
+    EXPECT_EQ(out.plan->arena_bytes, 1000);
+    EXPECT_TRUE(VerifyPlan(requests, *out.plan).ok()) << "seed " << seed;
+  }
+}
+
+TEST(ExactPlacer, MinimisingFindsAndProvesTheBruteForceOptimum) {
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 60; ++trial) {
+    std::vector<BufferRequest> requests;
+    const int n = std::uniform_int_distribution<int>(3, 7)(rng);
+    for (int k = 0; k < n; ++k) {
+      const int32_t first = std::uniform_int_distribution<int32_t>(0, 4)(rng);
+      const int32_t last = first + std::uniform_int_distribution<int32_t>(0, 2)(rng);
+      requests.push_back(Buffer(k, first, last, std::uniform_int_distribution<int64_t>(1, 6)(rng)));
+    }
+    const int64_t optimum = BruteForceOptimum(requests, 64);
+    const ExactOutcome out = PlaceExactly(requests, {});
+    ASSERT_TRUE(out.complete) << "trial " << trial;
+    ASSERT_TRUE(out.plan.has_value());
+    EXPECT_EQ(out.plan->arena_bytes, optimum) << "trial " << trial;
+    EXPECT_TRUE(VerifyPlan(requests, *out.plan).ok());
+    // A capacity one byte below the optimum has no plan, and the search says so.
+    const ExactOutcome tight = PlaceExactly(requests, {.capacity = optimum - 1});
+    EXPECT_TRUE(tight.complete && !tight.plan) << "trial " << trial;
+  }
+}
+
+TEST(ExactPlacer, StartsFromTheIncumbentAndKeepsTheAlignment) {
+  // Three buffers of 10 B at 16 B alignment, two live together: 32 B, at multiples of 16.
+  const std::vector<BufferRequest> requests = {Buffer(0, 0, 1, 10, 16), Buffer(1, 1, 2, 10, 16),
+                                               Buffer(2, 2, 3, 10, 16)};
+  const Plan worse{.planner = "by hand", .arena_bytes = 48, .offsets = {0, 16, 32}};
+  ASSERT_TRUE(VerifyPlan(requests, worse).ok());
+  const ExactOutcome out = PlaceExactly(requests, {}, &worse);
+  ASSERT_TRUE(out.plan && out.complete);
+  EXPECT_EQ(out.plan->arena_bytes, 32);
+  for (int64_t offset : out.plan->offsets) EXPECT_EQ(offset % 16, 0);
+  EXPECT_TRUE(VerifyPlan(requests, *out.plan).ok());
+}
+
+TEST(ExactPlacer, DeclinesWhatItDoesNotModel) {
+  std::vector<BufferRequest> requests = {Buffer(0, 0, 1, 10), Buffer(1, 1, 2, 10)};
+  requests[1].may_overlap = {{0, 4}};
+  EXPECT_EQ(PlaceExactly(requests, {}).declined, "overlap allowances");
+  requests[1].may_overlap.clear();
+  requests[1].alignment = 16;
+  EXPECT_EQ(PlaceExactly(requests, {}).declined, "mixed alignments");
+}
+
+TEST(ExactPlacer, ANodeBudgetStopsTheSearchWithoutAProof) {
+  const std::vector<BufferRequest> requests = PerfectPacking(3, 200, 60, 5000);
+  // Fewer nodes than buffers: no plan can be completed.
+  const ExactOutcome out = PlaceExactly(requests, {.capacity = 5000, .max_nodes = 50});
+  EXPECT_FALSE(out.complete);
+  EXPECT_FALSE(out.plan.has_value());
+  EXPECT_LE(out.nodes, 51);
+}
+
+TEST(Portfolio, SaysWhetherThePlanIsOptimalAndHowFarFromTheBound) {
+  const std::vector<BufferRequest> packing = PerfectPacking(5, 80, 50, 4096);
+  const PortfolioResult result = PlaceWithPortfolio(packing, {});
+  EXPECT_TRUE(result.optimal);
+  EXPECT_EQ(result.plan.arena_bytes, 4096);
+  EXPECT_EQ(result.lower_bound, 4096);
+  EXPECT_TRUE(VerifyPlan(packing, result.plan).ok());
+  // With a capacity the first plan within it is enough.
+  const PortfolioResult loose = PlaceWithPortfolio(packing, {.capacity = 1 << 20});
+  EXPECT_LE(loose.plan.arena_bytes, 1 << 20);
+  EXPECT_DOUBLE_EQ(GapToLowerBound(4500, 4000), 0.125);
+  const std::vector<BufferRequest> aligned = {Buffer(0, 0, 0, 10, 16)};
+  EXPECT_TRUE(MeetsLowerBound(aligned, 16, 10));
+  EXPECT_FALSE(MeetsLowerBound(aligned, 32, 10));
+}
+
+}  // namespace
+}  // namespace memfold
