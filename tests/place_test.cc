@@ -84,8 +84,8 @@ TEST(Place, MiniMallocsChallengingInstancesFitTheirCapacity) {
   ASSERT_EQ(files.size(), 11u);
   const auto out = std::filesystem::temp_directory_path() / "memfold_place_out.csv";
   for (const std::filesystem::path& file : files) {
-    const auto run = Memfold("place " + file.string() + " --capacity 1048576 --json -o " +
-                             out.string());
+    const auto run =
+        Memfold("place " + file.string() + " --capacity 1048576 --json -o " + out.string());
     ASSERT_EQ(run.code, 0) << file << ": " << run.err;
     const nlohmann::json j = run.Json();
     EXPECT_TRUE(j["fits"].get<bool>());
@@ -121,8 +121,8 @@ TEST(Place, ReplaysTheProblemsPlanExports) {
                               " --json --export-problem " + csv.string());
     ASSERT_EQ(plan.code, 0) << plan.err;
     const nlohmann::json p = plan.Json();
-    EXPECT_EQ(p["optimal"].get<bool>(),
-              p["arena_bytes"].get<int64_t>() <= (p["lower_bound_bytes"].get<int64_t>() + 15) / 16 * 16);
+    EXPECT_EQ(p["optimal"].get<bool>(), p["arena_bytes"].get<int64_t>() <=
+                                            (p["lower_bound_bytes"].get<int64_t>() + 15) / 16 * 16);
     const std::vector<Row> exported = ReadRows(ReadFile(csv));
     EXPECT_EQ(exported.size(), p["buffers"].size());
     const auto place = Memfold("place " + csv.string() + " --json");
@@ -138,15 +138,11 @@ TEST(Place, ReplaysTheProblemsPlanExports) {
 
 TEST(Place, BadInputIsRefusedWithItsLine) {
   const auto csv = std::filesystem::temp_directory_path() / "memfold_bad_problem.csv";
-  {
-    std::ofstream(csv) << "id,lower,upper,size\na,0,1,8\nb,2,1,8\n";
-  }
+  { std::ofstream(csv) << "id,lower,upper,size\na,0,1,8\nb,2,1,8\n"; }
   const auto bad = Memfold("place " + csv.string());
   EXPECT_EQ(bad.code, 2);
   EXPECT_NE(bad.err.find("line 3: upper must be greater than lower"), std::string::npos) << bad.err;
-  {
-    std::ofstream(csv) << "id,lower,upper,size\na,0,2,8\nb,1,3,8\n";
-  }
+  { std::ofstream(csv) << "id,lower,upper,size\na,0,2,8\nb,1,3,8\n"; }
   const auto tight = Memfold("place " + csv.string() + " --capacity 15 --json");
   EXPECT_EQ(tight.code, 1);
   EXPECT_FALSE(tight.Json()["fits"].get<bool>());

@@ -35,25 +35,27 @@ int PlaceCommand(const PlaceOptions& options) {
   if (!text.ok()) return Fail(text.status().message());
   Result<PlacementProblem> problem = ReadPlacementCsv(*text, options.problem);
   if (!problem.ok()) return Fail(problem.status().message());
-  const PortfolioResult result = PlaceWithPortfolio(
-      problem->requests, {.capacity = capacity, .seconds = options.time_limit});
+  const PortfolioResult result =
+      PlaceWithPortfolio(problem->requests, {.capacity = capacity, .seconds = options.time_limit});
   if (const Status verified = VerifyPlan(problem->requests, result.plan); !verified.ok())
     return Fail("memfold bug: the placement fails VerifyPlan: " + verified.message(), kExitFailed);
   const bool fits = capacity <= 0 || result.plan.arena_bytes <= capacity;
   if (fits && options.output) {
-    if (Status written = WriteFile(*options.output, WritePlacementCsv(*problem, result.plan.offsets));
+    if (Status written =
+            WriteFile(*options.output, WritePlacementCsv(*problem, result.plan.offsets));
         !written.ok())
       return Fail(written.message());
   }
   if (options.json) {
-    nlohmann::ordered_json j = {{"problem", options.problem},
-                                {"buffers", problem->requests.size()},
-                                {"arena_bytes", result.plan.arena_bytes},
-                                {"lower_bound", result.lower_bound},
-                                {"optimal", result.optimal},
-                                {"gap_to_lower_bound", GapToLowerBound(result.plan.arena_bytes, result.lower_bound)},
-                                {"seconds", result.seconds},
-                                {"solver", result.plan.planner}};
+    nlohmann::ordered_json j = {
+        {"problem", options.problem},
+        {"buffers", problem->requests.size()},
+        {"arena_bytes", result.plan.arena_bytes},
+        {"lower_bound", result.lower_bound},
+        {"optimal", result.optimal},
+        {"gap_to_lower_bound", GapToLowerBound(result.plan.arena_bytes, result.lower_bound)},
+        {"seconds", result.seconds},
+        {"solver", result.plan.planner}};
     if (capacity > 0) {
       j["capacity"] = capacity;
       j["fits"] = fits;
@@ -61,10 +63,12 @@ int PlaceCommand(const PlaceOptions& options) {
     std::cout << JsonText(j) << "\n";
   } else {
     std::cout << options.problem << ": " << problem->requests.size() << " buffers, lower bound "
-              << GroupDigits(result.lower_bound) << " B\narena " << GroupDigits(result.plan.arena_bytes)
-              << " B (" << (result.optimal ? "optimal" : "not proven optimal") << ", "
-              << Fixed(100 * GapToLowerBound(result.plan.arena_bytes, result.lower_bound), 2) << " % above the bound) by "
-              << result.plan.planner << " in " << Fixed(result.seconds, 3) << " s\n";
+              << GroupDigits(result.lower_bound) << " B\narena "
+              << GroupDigits(result.plan.arena_bytes) << " B ("
+              << (result.optimal ? "optimal" : "not proven optimal") << ", "
+              << Fixed(100 * GapToLowerBound(result.plan.arena_bytes, result.lower_bound), 2)
+              << " % above the bound) by " << result.plan.planner << " in "
+              << Fixed(result.seconds, 3) << " s\n";
   }
   if (!fits) {
     return Fail("no placement within " + GroupDigits(capacity) + " B found (best " +

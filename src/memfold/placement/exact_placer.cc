@@ -208,7 +208,8 @@ class Search {
   // The part's state: its items' lowest offsets and its sections' floors.
   uint64_t Hash(const Part& part) const {
     uint64_t h = Key(static_cast<uint64_t>(part.lo), part.hi);
-    for (int32_t i : part.items) h ^= Key(static_cast<uint64_t>(i) * 2 + 1, min_offset_[static_cast<size_t>(i)]);
+    for (int32_t i : part.items)
+      h ^= Key(static_cast<uint64_t>(i) * 2 + 1, min_offset_[static_cast<size_t>(i)]);
     for (int32_t s = part.lo; s < part.hi; ++s)
       h ^= Key(static_cast<uint64_t>(s) * 2, floor_[static_cast<size_t>(s)]);
     return h;
@@ -328,8 +329,8 @@ class Search {
     solution_[k] = offset;  // kept if the search below succeeds
     bool split = false;
     for (int32_t s = item.lo; s + 1 < item.hi; ++s) split |= --cuts_[static_cast<size_t>(s)] == 0;
-    const Outcome outcome = split ? SolveParts(Parts(part.lo, part.hi))
-                                  : Branch(part, ranked, offset, rank);
+    const Outcome outcome =
+        split ? SolveParts(Parts(part.lo, part.hi)) : Branch(part, ranked, offset, rank);
     for (int32_t s = item.lo; s + 1 < item.hi; ++s) ++cuts_[static_cast<size_t>(s)];
     return outcome;
   }
@@ -340,11 +341,11 @@ class Search {
   std::vector<Item> items_;
   std::vector<std::vector<int32_t>> cover_;       // per section: the items covering it
   std::vector<std::vector<int32_t>> neighbours_;  // per item: the items live with it
-  std::vector<int64_t> floor_, total_;  // per section: lowest offset left, unplaced units
-  std::vector<int64_t> cuts_;           // per boundary s|s+1: unplaced items crossing it
-  std::vector<int64_t> offset_;         // per item: where it is placed, -1 if not
-  std::vector<int64_t> min_offset_;     // per item: the lowest offset the placed ones leave
-  std::vector<int64_t> solution_;       // per item: its offset in the plan found
+  std::vector<int64_t> floor_, total_;            // per section: lowest offset left, unplaced units
+  std::vector<int64_t> cuts_;                     // per boundary s|s+1: unplaced items crossing it
+  std::vector<int64_t> offset_;                   // per item: where it is placed, -1 if not
+  std::vector<int64_t> min_offset_;  // per item: the lowest offset the placed ones leave
+  std::vector<int64_t> solution_;    // per item: its offset in the plan found
   std::string_view order_;
   std::unordered_set<uint64_t> failed_;  // parts without a plan within cap_
   int64_t cap_ = std::numeric_limits<int64_t>::max();

@@ -47,8 +47,8 @@ std::vector<BufferRequest> PerfectPacking(uint32_t seed, size_t count, int32_t s
   }
   std::vector<BufferRequest> requests;
   for (const Box& b : boxes) {
-    requests.push_back(Buffer(static_cast<int32_t>(requests.size()), b.first, b.end - 1,
-                              b.top - b.bottom));
+    requests.push_back(
+        Buffer(static_cast<int32_t>(requests.size()), b.first, b.end - 1, b.top - b.bottom));
   }
   return requests;
 }

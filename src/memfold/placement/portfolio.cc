@@ -100,8 +100,7 @@ PortfolioResult PlaceWithPortfolio(std::span<const BufferRequest> requests,
     return result;
   };
   const bool fits = options.capacity > 0 && result.plan.arena_bytes <= options.capacity;
-  if (MeetsLowerBound(requests, result.plan.arena_bytes, result.lower_bound) || fits)
-    return done();
+  if (MeetsLowerBound(requests, result.plan.arena_bytes, result.lower_bound) || fits) return done();
   if (requests.size() <= kExactMaxBuffers) {
     const ExactLimits limits{.capacity = options.capacity,
                              .seconds = std::max(0.0, options.seconds - SecondsSince(start))};

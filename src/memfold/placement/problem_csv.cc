@@ -46,10 +46,9 @@ struct Columns {
 
 Result<Columns> FindColumns(const std::vector<std::string>& header, const std::string& label) {
   Columns c;
-  const std::map<std::string, int*> known = {{"id", &c.id},       {"lower", &c.lower},
-                                             {"upper", &c.upper}, {"size", &c.size},
-                                             {"alignment", &c.alignment},
-                                             {"overlaps", &c.overlaps}};
+  const std::map<std::string, int*> known = {
+      {"id", &c.id},     {"lower", &c.lower},         {"upper", &c.upper},
+      {"size", &c.size}, {"alignment", &c.alignment}, {"overlaps", &c.overlaps}};
   for (size_t k = 0; k < header.size(); ++k) {
     const auto it = known.find(header[k]);
     if (it == known.end()) continue;
@@ -116,8 +115,8 @@ Result<PlacementProblem> ReadPlacementCsv(const std::string& text, const std::st
                            std::to_string(problem.header.size()));
     if (!ids.emplace(row[static_cast<size_t>(c.id)], static_cast<int32_t>(k)).second)
       return Status::Error(where + ": id '" + row[static_cast<size_t>(c.id)] + "' repeats");
-    BufferRequest r{.id = static_cast<int32_t>(k), .bytes = 0, .alignment = 1, .first = 0,
-                    .last = 0};
+    BufferRequest r{
+        .id = static_cast<int32_t>(k), .bytes = 0, .alignment = 1, .first = 0, .last = 0};
     MF_ASSIGN_OR_RETURN(lower[k], ParseInt(row[static_cast<size_t>(c.lower)], where));
     MF_ASSIGN_OR_RETURN(upper[k], ParseInt(row[static_cast<size_t>(c.upper)], where));
     MF_ASSIGN_OR_RETURN(r.bytes, ParseInt(row[static_cast<size_t>(c.size)], where));
@@ -135,16 +134,15 @@ Result<PlacementProblem> ReadPlacementCsv(const std::string& text, const std::st
   if (c.overlaps >= 0) {
     for (size_t k = 0; k < problem.rows.size(); ++k) {
       const std::string where = label + ": line " + std::to_string(line_of[k]);
-      MF_RETURN_IF_ERROR(ReadOverlaps(problem.rows[k][static_cast<size_t>(c.overlaps)], ids,
-                                      where, &problem.requests[k]));
+      MF_RETURN_IF_ERROR(ReadOverlaps(problem.rows[k][static_cast<size_t>(c.overlaps)], ids, where,
+                                      &problem.requests[k]));
     }
   }
   // Times as they are when they fit 0 .. 2^31 - 1 (the solvers' orders weigh lifetimes);
   // otherwise their ranks, which keep every conflict and every death at a creation.
   const bool fits = std::all_of(lower.begin(), lower.end(), [](int64_t t) { return t >= 0; }) &&
-                    std::all_of(upper.begin(), upper.end(), [](int64_t t) {
-                      return t <= std::numeric_limits<int32_t>::max();
-                    });
+                    std::all_of(upper.begin(), upper.end(),
+                                [](int64_t t) { return t <= std::numeric_limits<int32_t>::max(); });
   std::vector<int64_t> times(lower);
   times.insert(times.end(), upper.begin(), upper.end());
   std::sort(times.begin(), times.end());
@@ -187,9 +185,9 @@ PlacementProblem ProblemFromRequests(const std::vector<BufferRequest>& requests)
   problem.requests = requests;
   const bool aligned = std::any_of(requests.begin(), requests.end(),
                                    [](const BufferRequest& r) { return r.alignment != 1; });
-  const bool overlapping = std::any_of(requests.begin(), requests.end(), [](const BufferRequest& r) {
-    return !r.may_overlap.empty();
-  });
+  const bool overlapping =
+      std::any_of(requests.begin(), requests.end(),
+                  [](const BufferRequest& r) { return !r.may_overlap.empty(); });
   problem.header = {"id", "lower", "upper", "size"};
   if (aligned) problem.header.push_back("alignment");
   if (overlapping) problem.header.push_back("overlaps");

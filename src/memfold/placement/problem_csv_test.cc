@@ -41,8 +41,9 @@ TEST(ProblemCsv, RoundTripsMemfoldsOwnProblems) {
       {.id = 1, .bytes = 60, .alignment = 16, .first = 1, .last = 2, .may_overlap = {{0, 40}}}};
   const PlacementProblem written = ProblemFromRequests(requests);
   const std::string text = WritePlacementCsv(written, {0, 64});
-  EXPECT_EQ(text,
-            "id,lower,upper,size,alignment,overlaps,offset\n0,0,2,100,16,,0\n1,1,3,60,16,0:40,64\n");
+  EXPECT_EQ(
+      text,
+      "id,lower,upper,size,alignment,overlaps,offset\n0,0,2,100,16,,0\n1,1,3,60,16,0:40,64\n");
   const Result<PlacementProblem> read = ReadPlacementCsv(text, "p.csv");
   ASSERT_TRUE(read.ok()) << read.status().message();
   for (size_t k = 0; k < requests.size(); ++k) {

@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""The placement benchmark of docs/placement.md: `memfold place` on MiniMalloc's 11 challenging
+instances (within their 1 MiB capacity, and minimising), on memfold's own exported problems
+(every shared model's greedy and diagonal plans) and on large synthetic training-step problems
+(scripts/placement_problems.py). Prints Markdown tables; each placement is checked here, pair
+by pair, against the problem file.
+
+usage: placement_table.py MEMFOLD_BINARY
+"""
+import bisect
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SHARED = os.path.join(HERE, "..", "..", "shared")
+CAPACITY = 1 << 20
+
+
+def rows_of(text):
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+def check(problem_text, placed_text, capacity):
+    """Every buffer within [0, capacity), no two live together sharing a byte: a sweep over
+    time keeping the live buffers sorted by offset, each new one checked against its two
+    neighbours in memory."""
+    rows = rows_of(placed_text)
+    assert len(rows) == len(rows_of(problem_text)), "row count changed"
+    spans = [(int(r["lower"]), int(r["upper"]), int(r["offset"]), int(r["offset"]) + int(r["size"]))
+             for r in rows]
+    events = sorted([(lo, 1, k) for k, (lo, _, _, _) in enumerate(spans)] +
+                    [(up, 0, k) for k, (_, up, _, _) in enumerate(spans)])
+    live = []  # (start, end, k), sorted; disjoint while the placement is valid
+    for _, kind, k in events:
+        _, _, start, end = spans[k]
+        if start == end:  # an empty buffer shares no byte
+            continue
+        if kind == 0:
+            live.pop(bisect.bisect_left(live, (start, end, k)))
+            continue
+        assert start >= 0 and (capacity is None or end <= capacity), f"row {k} outside"
+        i = bisect.bisect_left(live, (start, end, k))
+        assert i == 0 or live[i - 1][1] <= start, f"rows {live[i - 1][2]} and {k} overlap"
+        assert i == len(live) or end <= live[i][0], f"rows {live[i][2]} and {k} overlap"
+        live.insert(i, (start, end, k))
+
+
+def place(binary, path, *args):
+    with tempfile.NamedTemporaryFile(suffix=".csv") as out:
+        run = subprocess.run([binary, "place", path, "--json", "-o", out.name, *args],
+                             capture_output=True, text=True, check=False)
+        result = json.loads(run.stdout)
+        if os.path.getsize(out.name) > 0:
+            with open(path) as problem, open(out.name) as placed:
+                check(problem.read(), placed.read(), result.get("capacity"))
+        return result
+
+
+def table(header, rows):
+    print("| " + " | ".join(header) + " |")
+    print("|" + "|".join("--:" if h.startswith(">") else "---" for h in header) + "|")
+    for row in rows:
+        print("| " + " | ".join(str(c) for c in row) + " |")
+    print()
+
+
+def gap(r):
+    return f"{100 * r['gap_to_lower_bound']:.3f} %"
+
+
+def challenging(binary):
+    folder = os.path.join(SHARED, "placement")
+    rows, total_fit, total_min = [], 0.0, 0.0
+    for name in sorted(os.listdir(folder)):
+        if not name.endswith(".csv"):
+            continue
+        path = os.path.join(folder, name)
+        fit = place(binary, path, "--capacity", str(CAPACITY))
+        best = place(binary, path, "--time-limit", "10")
+        total_fit += fit["seconds"]
+        total_min += best["seconds"]
+        rows.append([name, fit["buffers"], f"{fit['lower_bound']:,}",
+                     "yes" if fit["fits"] else "**no**", f"{fit['seconds']:.2f}",
+                     f"{best['arena_bytes']:,}", "yes" if best["optimal"] else "no",
+                     f"{best['seconds']:.2f}"])
+    rows.append(["all 11", "", "", "", f"**{total_fit:.1f}**", "", "", f"{total_min:.1f}"])
+    table(["instance", ">buffers", ">lower bound B", "fits 1 MiB", ">s", ">smallest arena B",
+           "optimal", ">s"], rows)
+
+
+def exported(binary):
+    models = []
+    for folder in ("tflite-micro", "mlcommons-tiny", "tinyengine"):
+        for name in sorted(os.listdir(os.path.join(SHARED, "models", folder))):
+            if name.endswith(".tflite") and "_vela" not in name:
+                models.append(os.path.join(SHARED, "models", folder, name))
+    rows = []
+    with tempfile.NamedTemporaryFile(suffix=".csv") as problem:
+        for model in models:
+            for planner in ("greedy", "diagonal"):
+                plan = json.loads(subprocess.run(
+                    [binary, "plan", model, "--planner", planner, "--json", "--export-problem",
+                     problem.name], capture_output=True, text=True, check=True).stdout)
+                placed = place(binary, problem.name)
+                rows.append([os.path.basename(model), planner, f"{plan['arena_bytes']:,}",
+                             "yes" if plan["optimal"] else gap(plan), f"{placed['arena_bytes']:,}",
+                             "yes" if placed["optimal"] else gap(placed), placed["solver"]])
+    table(["model", "planner", ">plan B", "plan optimal", ">place B", "place optimal",
+           "solver"], rows)
+
+
+def synthetic(binary):
+    rows = []
+    with tempfile.TemporaryDirectory() as folder:
+        for n in (1000, 5000, 25000, 60000):
+            path = os.path.join(folder, f"training_{n}.csv")
+            with open(path, "w") as f:
+                subprocess.run([sys.executable, os.path.join(HERE, "placement_problems.py"),
+                                "training", str(n), "2"], stdout=f, check=True)
+            r = place(binary, path)
+            rows.append([f"training step, {n:,} buffers", f"{r['lower_bound']:,}",
+                         f"{r['arena_bytes']:,}", gap(r), r["solver"], f"{r['seconds']:.2f}"])
+    table(["problem", ">lower bound B", ">arena B", ">above the bound", "solver", ">s"], rows)
+
+
+def main():
+    binary = sys.argv[1]
+    challenging(binary)
+    exported(binary)
+    synthetic(binary)
+
+
+if __name__ == "__main__":
+    main()
