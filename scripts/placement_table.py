@@ -25,6 +25,28 @@ def rows_of(text):
     return list(csv.DictReader(io.StringIO(text)))
 
 
+def allowed(a, b, rows, spans):
+    """Whether row a's `overlaps` lets it overlap the start of row b (b dies where a is created,
+    and b starts no lower than a's end less the allowance)."""
+    for pair in (rows[a].get("overlaps") or "").split():
+        ident, size = pair.rsplit(":", 1)
+        if ident == rows[b]["id"] and spans[b][1] - 1 == spans[a][0] and \
+                spans[b][2] >= spans[a][3] - int(size):
+            return True
+    return False
+
+
+def check_pairwise(rows, spans, capacity):
+    """The check for problems with overlap allowances: every pair, O(n^2)."""
+    for k, (lower, upper, start, end) in enumerate(spans):
+        assert start >= 0 and (capacity is None or end <= capacity), f"row {k} outside"
+        for j in range(k):
+            lo, up, s, e = spans[j]
+            if lower < up and lo < upper and start < e and s < end and start != end and s != e:
+                assert allowed(k, j, rows, spans) or allowed(j, k, rows, spans), \
+                    f"rows {j} and {k} overlap"
+
+
 def check(problem_text, placed_text, capacity):
     """Every buffer within [0, capacity), no two live together sharing a byte: a sweep over
     time keeping the live buffers sorted by offset, each new one checked against its two
@@ -33,6 +55,9 @@ def check(problem_text, placed_text, capacity):
     assert len(rows) == len(rows_of(problem_text)), "row count changed"
     spans = [(int(r["lower"]), int(r["upper"]), int(r["offset"]), int(r["offset"]) + int(r["size"]))
              for r in rows]
+    if any(r.get("overlaps") for r in rows):
+        check_pairwise(rows, spans, capacity)
+        return
     events = sorted([(lo, 1, k) for k, (lo, _, _, _) in enumerate(spans)] +
                     [(up, 0, k) for k, (_, up, _, _) in enumerate(spans)])
     live = []  # (start, end, k), sorted; disjoint while the placement is valid
@@ -62,7 +87,7 @@ def place(binary, path, *args):
 
 
 def table(header, rows):
-    print("| " + " | ".join(header) + " |")
+    print("| " + " | ".join(h.lstrip(">") for h in header) + " |")
     print("|" + "|".join("--:" if h.startswith(">") else "---" for h in header) + "|")
     for row in rows:
         print("| " + " | ".join(str(c) for c in row) + " |")

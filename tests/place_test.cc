@@ -136,6 +136,29 @@ TEST(Place, ReplaysTheProblemsPlanExports) {
   std::filesystem::remove(csv);
 }
 
+// A training step's problem (Echo's plan of a tiny ResNet): placed again no larger than the
+// arena its own offsets span.
+TEST(Place, ReplaysATrainingStepsProblem) {
+  const auto csv = std::filesystem::temp_directory_path() / "memfold_training_problem.csv";
+  const auto train = Memfold(
+      "train zoo:resnet,size=tiny --strategy echo --plan-only --json "
+      "--export-problem " +
+      csv.string());
+  ASSERT_EQ(train.code, 0) << train.err;
+  const std::vector<Row> exported = ReadRows(ReadFile(csv));
+  ASSERT_GT(exported.size(), 50u);
+  int64_t planned_arena = 0;
+  for (const Row& row : exported) planned_arena = std::max(planned_arena, row.offset + row.size);
+  const auto place = Memfold("place " + csv.string() + " --json");
+  ASSERT_EQ(place.code, 0) << place.err;
+  EXPECT_LE(place.Json()["arena_bytes"].get<int64_t>(), (planned_arena + 15) / 16 * 16);
+  EXPECT_EQ(Memfold("train zoo:resnet,size=tiny --strategy all --plan-only --export-problem " +
+                    csv.string())
+                .code,
+            2);
+  std::filesystem::remove(csv);
+}
+
 TEST(Place, BadInputIsRefusedWithItsLine) {
   const auto csv = std::filesystem::temp_directory_path() / "memfold_bad_problem.csv";
   { std::ofstream(csv) << "id,lower,upper,size\na,0,1,8\nb,2,1,8\n"; }

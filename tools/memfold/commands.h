@@ -60,6 +60,7 @@ struct TrainOptions {
   double learning_rate = 0.01;
   std::string planner = "mxnet";
   std::optional<std::string> svg;  // live memory of all three strategies (io/training_svg.h)
+  std::optional<std::string> export_problem;  // the chosen plan's placement problem
 };
 
 struct CompileOptions {

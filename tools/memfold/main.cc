@@ -157,6 +157,9 @@ int main(int argc, char** argv) {
   CLI::App* train = app.add_subcommand(
       "train", "plan (and with --steps run) a training step: footprint, breakdown, loss");
   AddModelArgs(train, &train_options.common);
+  train->add_option("--export-problem", train_options.export_problem,
+                    "write the training step's placement problem (the chosen strategy's plan) as "
+                    "CSV for `memfold place`");
   train
       ->add_option(
           "--strategy", train_options.strategy,

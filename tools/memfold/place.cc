@@ -35,8 +35,9 @@ int PlaceCommand(const PlaceOptions& options) {
   if (!text.ok()) return Fail(text.status().message());
   Result<PlacementProblem> problem = ReadPlacementCsv(*text, options.problem);
   if (!problem.ok()) return Fail(problem.status().message());
-  const PortfolioResult result =
-      PlaceWithPortfolio(problem->requests, {.capacity = capacity, .seconds = options.time_limit});
+  const PortfolioResult result = PlaceWithPortfolio(
+      problem->requests,
+      {.capacity = capacity, .seconds = options.time_limit, .start = problem->offsets});
   if (const Status verified = VerifyPlan(problem->requests, result.plan); !verified.ok())
     return Fail("memfold bug: the placement fails VerifyPlan: " + verified.message(), kExitFailed);
   const bool fits = capacity <= 0 || result.plan.arena_bytes <= capacity;

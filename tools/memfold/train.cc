@@ -19,6 +19,7 @@
 #include "memfold/io/training_svg.h"
 #include "memfold/ops/registry.h"
 #include "memfold/passes/training_plan.h"
+#include "memfold/placement/problem_csv.h"
 #include "memfold/plan/profile.h"
 #include "progress.h"
 
@@ -294,6 +295,9 @@ std::string StrategiesSvg(const std::string& model, const std::vector<PlannedTra
 
 int TrainCommand(const TrainOptions& o) {
   const bool all = o.strategy == "all";
+  if (all && o.export_problem)
+    return Fail(
+        "--export-problem writes one plan's problem; choose --strategy none, mirror or echo");
   Phase load("load " + o.common.model);
   Result<TrainingSource> loaded = LoadTrainingSource(o.common.model);
   if (!loaded.ok()) return Fail(loaded.status().message());
@@ -330,6 +334,12 @@ int TrainCommand(const TrainOptions& o) {
     planned.push_back(std::move(one).value());
   }
   const PlannedTraining& p = planned.front();
+  if (o.export_problem) {
+    Phase phase("write " + *o.export_problem);
+    const PlacementProblem problem = ProblemFromRequests(p.plan.liveness.requests);
+    Status written = WriteFile(*o.export_problem, WritePlacementCsv(problem, p.plan.plan.offsets));
+    if (!written.ok()) return Fail(written.message());
+  }
   Json out = PlanJson(o.common.model, p);
   if (!o.common.json) PrintHuman(o, p);
   if (!o.plan_only && o.steps > 0) {

@@ -15,8 +15,9 @@ namespace memfold {
 
 namespace {
 
-// At most this many failed states are remembered (8 bytes each, plus the table's overhead).
-constexpr size_t kMaxFailedStates = size_t{1} << 22;
+// At most this many failed states are remembered (8 bytes each, plus the table's overhead:
+// about 40 MB at most).
+constexpr size_t kMaxFailedStates = size_t{1} << 20;
 constexpr int64_t kClockEvery = 4096;  // nodes between looks at the wall clock
 
 // A buffer in section units: it covers sections [lo, hi) and takes `units` alignment units.
@@ -68,26 +69,32 @@ class Search {
     return total_.empty() ? 0 : *std::max_element(total_.begin(), total_.end());
   }
 
-  // Looks for a plan of at most `cap` units, taking turns with the static orders under a node
-  // limit that doubles each round. Returns the plan, or nothing: then aborted() says whether
-  // the budget ran out or no plan exists.
-  std::optional<Plan> Decide(int64_t cap) {
+  // Looks for a plan of at most `cap` units within `seconds` more, taking turns with the
+  // static orders under a node limit that doubles each round. Returns the plan, or nothing:
+  // then stopped() says whether time or budget ran out first, or no plan exists.
+  std::optional<Plan> Decide(int64_t cap, double seconds) {
     if (cap > cap_) failed_.clear();  // failures within a smaller capacity prove nothing here
     cap_ = cap;
-    for (int64_t limit = 2 * static_cast<int64_t>(items_.size()) + 64; !aborted_; limit *= 2) {
+    stopped_ = exhausted_;
+    stop_after_ = std::min(limits_.seconds, Elapsed() + seconds);
+    for (int64_t limit = 2 * static_cast<int64_t>(items_.size()) + 64; !stopped_; limit *= 2) {
       for (std::string_view order : kOrders) {
         order_ = order;
         nodes_left_ = limit;
         const Outcome outcome = SolveParts(Parts(0, static_cast<int32_t>(floor_.size())));
         if (outcome == Outcome::kFound) return Current();
-        if (outcome == Outcome::kNone) return std::nullopt;
-        if (aborted_) return std::nullopt;
+        if (outcome == Outcome::kNone || stopped_) return std::nullopt;
       }
     }
     return std::nullopt;
   }
 
-  bool aborted() const { return aborted_; }
+  // The last decision ran out of time or nodes; exhausted(): the whole budget is spent.
+  bool stopped() const { return stopped_; }
+  bool exhausted() const { return exhausted_; }
+  double Elapsed() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_time_).count();
+  }
   int64_t nodes() const { return nodes_; }
 
  private:
@@ -148,14 +155,15 @@ class Search {
   }
 
   bool OutOfBudget() {
-    if (aborted_ || nodes_left_ <= 0) return true;
+    if (stopped_ || nodes_left_ <= 0) return true;
     --nodes_left_;
-    if (++nodes_ > limits_.max_nodes) aborted_ = true;
-    if (nodes_ % kClockEvery == 0) {
-      const std::chrono::duration<double> spent = std::chrono::steady_clock::now() - start_time_;
-      if (spent.count() > limits_.seconds) aborted_ = true;
+    if (++nodes_ > limits_.max_nodes) exhausted_ = true;
+    if (nodes_ % kClockEvery == 0 && Elapsed() > stop_after_) {
+      stopped_ = true;
+      exhausted_ |= Elapsed() > limits_.seconds;
     }
-    return aborted_;
+    stopped_ |= exhausted_;
+    return stopped_;
   }
 
   void Set(int64_t* where, int64_t value, std::vector<Change>* changes) {
@@ -350,7 +358,8 @@ class Search {
   std::unordered_set<uint64_t> failed_;  // parts without a plan within cap_
   int64_t cap_ = std::numeric_limits<int64_t>::max();
   int64_t nodes_left_ = 0;
-  bool aborted_ = false;
+  bool stopped_ = false, exhausted_ = false;
+  double stop_after_ = 0;  // seconds from start_time_ the current decision may run to
   int64_t nodes_ = 0;
   std::chrono::steady_clock::time_point start_time_;
 };
@@ -374,21 +383,26 @@ ExactOutcome PlaceExactly(std::span<const BufferRequest> requests, const ExactLi
     if (limits.capacity > 0 && units <= high) return outcome;
     high = std::min(high, units - 1);
   }
-  // Minimising tries the bound first (the usual optimum of real problems), then halves.
-  bool first = true;
-  while (low <= high && !search.aborted()) {
+  // Minimising tries the bound first (the usual optimum of real problems), then halves; each
+  // decision may take a third of the time left, and one that runs out moves the search up
+  // without a proof.
+  bool first = true, proven = true;
+  while (low <= high && !search.exhausted()) {
     const int64_t cap = limits.capacity > 0 ? high : first ? low : low + (high - low) / 2;
     first = false;
-    std::optional<Plan> plan = search.Decide(cap);
+    const double left = limits.seconds - search.Elapsed();
+    std::optional<Plan> plan = search.Decide(cap, limits.capacity > 0 ? left : left / 3);
     if (plan) {
       outcome.plan = std::move(plan);
       if (limits.capacity > 0) break;
       high = outcome.plan->arena_bytes / alignment - 1;
-    } else if (!search.aborted()) {
-      low = cap + 1;
+      continue;
     }
+    proven &= !search.stopped();
+    if (limits.capacity > 0) break;
+    low = cap + 1;
   }
-  outcome.complete = !search.aborted();
+  outcome.complete = proven && !search.exhausted();
   outcome.nodes = search.nodes();
   return outcome;
 }

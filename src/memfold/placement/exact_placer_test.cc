@@ -153,6 +153,11 @@ TEST(Portfolio, SaysWhetherThePlanIsOptimalAndHowFarFromTheBound) {
   // With a capacity the first plan within it is enough.
   const PortfolioResult loose = PlaceWithPortfolio(packing, {.capacity = 1 << 20});
   EXPECT_LE(loose.plan.arena_bytes, 1 << 20);
+  // A valid placement to start from is kept when nothing beats it; an invalid one is ignored.
+  const std::vector<BufferRequest> pair = {Buffer(0, 0, 1, 10), Buffer(1, 1, 2, 10)};
+  const std::vector<int64_t> apart = {0, 10}, clash = {0, 5};
+  EXPECT_EQ(PlaceWithPortfolio(pair, {.start = apart}).plan.arena_bytes, 20);
+  EXPECT_TRUE(VerifyPlan(pair, PlaceWithPortfolio(pair, {.start = clash}).plan).ok());
   EXPECT_DOUBLE_EQ(GapToLowerBound(4500, 4000), 0.125);
   const std::vector<BufferRequest> aligned = {Buffer(0, 0, 0, 10, 16)};
   EXPECT_TRUE(MeetsLowerBound(aligned, 16, 10));

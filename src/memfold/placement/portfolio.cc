@@ -11,6 +11,7 @@
 #include "memfold/placement/exact_placer.h"
 #include "memfold/placement/greedy_planner.h"
 #include "memfold/placement/lower_bound.h"
+#include "memfold/placement/verify_plan.h"
 
 namespace memfold {
 
@@ -93,6 +94,17 @@ PortfolioResult PlaceWithPortfolio(std::span<const BufferRequest> requests,
   const bool overlapping = HasAllowances(requests);
   result.lower_bound = overlapping ? LowerBoundWithOverlaps(requests) : LowerBound(requests);
   result.plan = BestHeuristic(requests, result.lower_bound);
+  if (options.start.size() == requests.size() && !requests.empty()) {
+    Plan given{.planner = "given",
+               .arena_bytes = 0,
+               .offsets = {options.start.begin(), options.start.end()}};
+    for (const BufferRequest& r : requests) {
+      given.arena_bytes = std::max(given.arena_bytes, given.offsets[static_cast<size_t>(r.id)] +
+                                                          AlignUp(r.bytes, r.alignment));
+    }
+    if (given.arena_bytes < result.plan.arena_bytes && VerifyPlan(requests, given).ok())
+      result.plan = std::move(given);
+  }
   auto done = [&] {
     result.optimal =
         result.optimal || MeetsLowerBound(requests, result.plan.arena_bytes, result.lower_bound);

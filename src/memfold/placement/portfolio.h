@@ -24,6 +24,9 @@ inline constexpr size_t kExactMaxBuffers = 4096;
 struct PortfolioOptions {
   int64_t capacity = 0;  // > 0: stop at the first plan within it
   double seconds = 10;   // the exact solver's share ends by then
+  // A placement to start from (one offset per request, e.g. a replayed plan's), taken when it
+  // is valid: the result is never larger.
+  std::span<const int64_t> start;
 };
 
 struct PortfolioResult {

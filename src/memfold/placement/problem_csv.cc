@@ -10,8 +10,10 @@ namespace memfold {
 
 namespace {
 
-// At most this many rows: the solvers' memory grows with them, and no real problem is near.
-constexpr size_t kMaxRows = 10'000'000;
+// At most this many rows of at most kMaxSize bytes each: their sum stays within int64 (2^62),
+// and no real problem is near.
+constexpr size_t kMaxRows = size_t{1} << 22;
+constexpr int64_t kMaxSize = int64_t{1} << 40;
 
 std::string Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -63,7 +65,8 @@ Result<Columns> FindColumns(const std::vector<std::string>& header, const std::s
   return c;
 }
 
-// The `overlaps` field: space-separated ID:BYTES pairs.
+// The `overlaps` field: space-separated ID:BYTES pairs. An allowance beyond the buffer's own
+// size means no more than its size (it may then lie over all of a smaller input).
 Status ReadOverlaps(const std::string& field, const std::map<std::string, int32_t>& ids,
                     const std::string& where, BufferRequest* request) {
   std::istringstream pairs(field);
@@ -78,9 +81,24 @@ Status ReadOverlaps(const std::string& field, const std::map<std::string, int32_
     MF_ASSIGN_OR_RETURN(int64_t bytes, ParseInt(pair.substr(colon + 1), where));
     if (bytes < 0 || input->second == request->id)
       return Status::Error(where + ": overlap '" + pair + "' is invalid");
+    bytes = std::min(bytes, request->bytes);
     request->may_overlap.push_back({input->second, bytes});
   }
   return Status::Ok();
+}
+
+// The `offset` column, if the file has one with a non-negative integer in every row.
+void ReadOffsets(const std::vector<std::string>& header, PlacementProblem* problem) {
+  const auto column = std::find(header.begin(), header.end(), "offset");
+  if (column == header.end()) return;
+  const auto index = static_cast<size_t>(column - header.begin());
+  std::vector<int64_t> offsets;
+  for (const std::vector<std::string>& row : problem->rows) {
+    const Result<int64_t> offset = ParseInt(row[index], "");
+    if (!offset.ok() || *offset < 0) return;
+    offsets.push_back(*offset);
+  }
+  problem->offsets = std::move(offsets);
 }
 
 }  // namespace
@@ -125,8 +143,7 @@ Result<PlacementProblem> ReadPlacementCsv(const std::string& text, const std::st
     }
     if (upper[k] <= lower[k])
       return Status::Error(where + ": upper must be greater than lower (a half-open lifetime)");
-    if (r.bytes < 0 || r.bytes > (int64_t{1} << 50))
-      return Status::Error(where + ": size must be 0 .. 2^50");
+    if (r.bytes < 0 || r.bytes > kMaxSize) return Status::Error(where + ": size must be 0 .. 2^40");
     if (r.alignment <= 0 || r.alignment > (int64_t{1} << 30))
       return Status::Error(where + ": alignment must be 1 .. 2^30");
     problem.requests.push_back(std::move(r));
@@ -138,6 +155,7 @@ Result<PlacementProblem> ReadPlacementCsv(const std::string& text, const std::st
                                       &problem.requests[k]));
     }
   }
+  ReadOffsets(problem.header, &problem);
   // Times as they are when they fit 0 .. 2^31 - 1 (the solvers' orders weigh lifetimes);
   // otherwise their ranks, which keep every conflict and every death at a creation.
   const bool fits = std::all_of(lower.begin(), lower.end(), [](int64_t t) { return t >= 0; }) &&

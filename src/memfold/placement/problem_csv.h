@@ -2,7 +2,8 @@
 // on the half-open interval [lower, upper), so two buffers conflict iff l1 < u2 and l2 < u1),
 // with optional columns memfold adds: `alignment` (bytes, default 1), `overlaps` (the diagonal
 // overlap allowances of a buffer over inputs that die where it is created, as space-separated
-// `ID:BYTES` pairs naming other rows' ids) and `offset` (written by solvers, ignored on input).
+// `ID:BYTES` pairs naming other rows' ids) and `offset` (written by solvers; read back as a
+// placement to start from when every row has one).
 //
 // ReadPlacementCsv turns the rows into BufferRequests (request k is row k; times compressed to
 // the ranks of the interval ends, which keeps every conflict and every `input dies where the
@@ -24,6 +25,7 @@ struct PlacementProblem {
   std::vector<BufferRequest> requests;
   std::vector<std::string> header;             // the file's columns, in its order
   std::vector<std::vector<std::string>> rows;  // each row's fields, as read
+  std::vector<int64_t> offsets;  // the `offset` column, when every row has an integer there
 };
 
 // `label` names the source in error messages.
