@@ -69,14 +69,14 @@ class Search {
     return total_.empty() ? 0 : *std::max_element(total_.begin(), total_.end());
   }
 
-  // Looks for a plan of at most `cap` units within `seconds` more, taking turns with the
+  // Looks for a plan of at most `cap` units within `nodes` more nodes, taking turns with the
   // static orders under a node limit that doubles each round. Returns the plan, or nothing:
-  // then stopped() says whether time or budget ran out first, or no plan exists.
-  std::optional<Plan> Decide(int64_t cap, double seconds) {
+  // then stopped() says whether nodes or time ran out first, or no plan exists.
+  std::optional<Plan> Decide(int64_t cap, int64_t nodes) {
     if (cap > cap_) failed_.clear();  // failures within a smaller capacity prove nothing here
     cap_ = cap;
     stopped_ = exhausted_;
-    stop_after_ = std::min(limits_.seconds, Elapsed() + seconds);
+    stop_at_node_ = nodes_ + nodes;
     for (int64_t limit = 2 * static_cast<int64_t>(items_.size()) + 64; !stopped_; limit *= 2) {
       for (std::string_view order : kOrders) {
         order_ = order;
@@ -92,6 +92,7 @@ class Search {
   // The last decision ran out of time or nodes; exhausted(): the whole budget is spent.
   bool stopped() const { return stopped_; }
   bool exhausted() const { return exhausted_; }
+  int64_t nodes_left() const { return limits_.max_nodes - nodes_; }
   double Elapsed() const {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_time_).count();
   }
@@ -158,11 +159,8 @@ class Search {
     if (stopped_ || nodes_left_ <= 0) return true;
     --nodes_left_;
     if (++nodes_ > limits_.max_nodes) exhausted_ = true;
-    if (nodes_ % kClockEvery == 0 && Elapsed() > stop_after_) {
-      stopped_ = true;
-      exhausted_ |= Elapsed() > limits_.seconds;
-    }
-    stopped_ |= exhausted_;
+    if (nodes_ % kClockEvery == 0 && Elapsed() > limits_.seconds) exhausted_ = true;
+    stopped_ = exhausted_ || nodes_ > stop_at_node_;
     return stopped_;
   }
 
@@ -359,7 +357,7 @@ class Search {
   int64_t cap_ = std::numeric_limits<int64_t>::max();
   int64_t nodes_left_ = 0;
   bool stopped_ = false, exhausted_ = false;
-  double stop_after_ = 0;  // seconds from start_time_ the current decision may run to
+  int64_t stop_at_node_ = 0;  // the node count at which the current decision stops
   int64_t nodes_ = 0;
   std::chrono::steady_clock::time_point start_time_;
 };
@@ -383,15 +381,16 @@ ExactOutcome PlaceExactly(std::span<const BufferRequest> requests, const ExactLi
     if (limits.capacity > 0 && units <= high) return outcome;
     high = std::min(high, units - 1);
   }
-  // Minimising tries the bound first (the usual optimum of real problems), then halves; each
-  // decision may take a third of the time left, and one that runs out moves the search up
-  // without a proof.
+  // Minimising tries the bound first (the usual optimum of real problems) with half the nodes,
+  // then halves; each later decision may take a third of the nodes left, and one that runs out
+  // moves the search up without a proof.
   bool first = true, proven = true;
   while (low <= high && !search.exhausted()) {
     const int64_t cap = limits.capacity > 0 ? high : first ? low : low + (high - low) / 2;
+    const int64_t left = search.nodes_left();
+    const int64_t share = limits.capacity > 0 ? left : first ? left / 2 : left / 3;
     first = false;
-    const double left = limits.seconds - search.Elapsed();
-    std::optional<Plan> plan = search.Decide(cap, limits.capacity > 0 ? left : left / 3);
+    std::optional<Plan> plan = search.Decide(cap, share);
     if (plan) {
       outcome.plan = std::move(plan);
       if (limits.capacity > 0) break;

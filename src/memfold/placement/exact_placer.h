@@ -20,8 +20,9 @@
 // bound (the most bytes live at one time).
 //
 // Complexity: exponential in the worst case; a node costs O(S + k) for S sections and k
-// buffers covering the section worked on. Bounded by a node budget (deterministic) and a wall
-// clock (a safety net whose cut depends on the machine). Memory O(n S) for the cover lists
+// buffers covering the section worked on. Bounded by a node budget (deterministic: minimising,
+// each decision gets a third of the nodes left) and a wall clock (a safety net whose cut
+// depends on the machine). Memory O(n S) for the cover lists
 // plus the failed-state table (bounded).
 // Preconditions: see buffer.h. Handles requests without overlap allowances or fixed offsets,
 // all of one alignment; anything else is declined (ExactOutcome::declined says why) and left
@@ -38,9 +39,9 @@
 namespace memfold {
 
 struct ExactLimits {
-  int64_t capacity = 0;  // > 0: any plan within it will do; 0: the smallest arena
-  int64_t max_nodes = 20'000'000;
-  double seconds = 30;
+  int64_t capacity = 0;            // > 0: any plan within it will do; 0: the smallest arena
+  int64_t max_nodes = 20'000'000;  // the budget that decides where the search stops
+  double seconds = 30;             // a safety net: where the machine is too slow for the nodes
 };
 
 struct ExactOutcome {

@@ -114,8 +114,10 @@ PortfolioResult PlaceWithPortfolio(std::span<const BufferRequest> requests,
   const bool fits = options.capacity > 0 && result.plan.arena_bytes <= options.capacity;
   if (MeetsLowerBound(requests, result.plan.arena_bytes, result.lower_bound) || fits) return done();
   if (requests.size() <= kExactMaxBuffers) {
-    const ExactLimits limits{.capacity = options.capacity,
-                             .seconds = std::max(0.0, options.seconds - SecondsSince(start))};
+    const ExactLimits limits{
+        .capacity = options.capacity,
+        .max_nodes = static_cast<int64_t>(options.seconds * kExactNodesPerSecond),
+        .seconds = std::max(0.0, 2 * options.seconds - SecondsSince(start))};
     ExactOutcome exact = PlaceExactly(requests, limits, &result.plan);
     if (exact.declined.empty()) {
       if (exact.plan && exact.plan->arena_bytes < result.plan.arena_bytes)
