@@ -17,8 +17,10 @@ namespace memfold {
 
 namespace {
 
-// Above this many overlapping pairs the diagonal orders are skipped (see BestHeuristic).
-constexpr int64_t kDiagonalMaxPairs = int64_t{1} << 25;
+// Above this many overlapping pairs the diagonal orders are skipped (see BestHeuristic): past
+// it the diagonal planner keeps no neighbour lists (2^25 entries, two per pair) and scans every
+// placed buffer for each placement, O(n^2).
+constexpr int64_t kDiagonalMaxPairs = int64_t{1} << 24;
 
 // The order search's budget for problems the exact solver does not take.
 constexpr SearchBudget kLargeSearch{.moves = 2000, .neighbour_checks = 200'000'000};
@@ -50,14 +52,15 @@ int64_t OverlappingPairs(std::span<const BufferRequest> requests) {
 }
 
 // The smallest plan of the heuristics, cheapest first; the first that meets `lower_bound`
-// ends the run. The diagonal orders are left out of problems without allowances whose
-// overlapping pairs pass kDiagonalMaxPairs (seconds each on tens of thousands of long-lived
-// buffers, where greedy takes a tenth of one).
+// ends the run. The diagonal orders are left out of problems whose overlapping pairs pass
+// kDiagonalMaxPairs (seconds each on tens of thousands of long-lived buffers, hours on a few
+// hundred thousand, where greedy takes a second); greedy's plans ignore the allowances and
+// stay valid.
 Plan BestHeuristic(std::span<const BufferRequest> requests, int64_t lower_bound) {
   std::vector<std::unique_ptr<Planner>> planners;
   planners.push_back(std::make_unique<GreedyPlanner>(GreedyPlanner::TieOrder::kReverseRequest));
   planners.push_back(std::make_unique<GreedyPlanner>(GreedyPlanner::TieOrder::kRequest));
-  if (HasAllowances(requests) || OverlappingPairs(requests) <= kDiagonalMaxPairs) {
+  if (OverlappingPairs(requests) <= kDiagonalMaxPairs) {
     for (DiagonalPlanner::Order order :
          {DiagonalPlanner::Order::kPeakFirst, DiagonalPlanner::Order::kLargestFirst,
           DiagonalPlanner::Order::kReverseExecution}) {

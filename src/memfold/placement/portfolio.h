@@ -1,6 +1,7 @@
 // One placement engine for any problem: the heuristics first, cheapest first, until one meets
 // the lower bound (TFLM's greedy in both tie orders, then the diagonal planner's three orders,
-// which honour overlap allowances), then, for problems of
+// which honour overlap allowances, when the problem has at most 2^24 overlapping pairs), then,
+// for problems of
 // at most kExactMaxBuffers buffers, the exact solver (exact_placer.h) from the best of them
 // within the time left; larger problems get the placement-order search (diagonal_planner.h)
 // within a move budget. Every result says whether it is optimal (proven by the exhausted
