@@ -2,20 +2,18 @@
 
 #include <algorithm>
 #include <chrono>
-#include <functional>
 #include <limits>
 #include <string_view>
 #include <unordered_set>
 #include <vector>
 
 #include "memfold/base/splitmix.h"
-#include "memfold/placement/lower_bound.h"
 
 namespace memfold {
 
 namespace {
 
-// At most this many failed states are remembered (8 bytes each, plus the table's overhead:
+// At most this many failed parts are remembered (8 bytes each, plus the table's overhead:
 // about 40 MB at most).
 constexpr size_t kMaxFailedStates = size_t{1} << 20;
 constexpr int64_t kClockEvery = 4096;  // nodes between looks at the wall clock

@@ -1,29 +1,33 @@
 // An exact solver for the placement problem (dynamic storage allocation: buffers of fixed
 // lifetimes and sizes, one offset each, live buffers apart, the smallest arena).
 //
-// Branch and bound over canonical placements, memfold's own design from the published idea of
-// searching only solutions where every buffer rests on another one or on offset 0 (any plan
-// can be pushed down into one). Time is cut into sections at every lifetime boundary; the
-// search keeps each section's floor (the end of the highest buffer placed in it) and always
-// works at the leftmost section of lowest floor, f. Either some buffer starts at f there —
-// one whose sections all have floor f; each such buffer is a branch — or none does, and the
-// section's floor rises to the lowest level a buffer could rest on there (a placed buffer's
-// end or an unplaced one's smallest end in a section a buffer of this one may share): that
-// raise is waste. Each canonical placement is reached by exactly one path. Pruned by:
-//   * the capacity: in every section, floor + bytes of its unplaced buffers <= capacity (only a
-//     raise can break it, and it is the bound the search closes on);
-//   * identical buffers (same sections, same size) tried once per node;
-//   * a table of failed states (unplaced buffers and the floors of the open sections, hashed),
-//     which catches the same stacks reached in different orders.
-// Minimising, each plan found lowers the capacity to one unit below it and the search goes on;
-// it ends when the tree is exhausted (the last plan is optimal) or the plan meets the lower
-// bound (the most bytes live at one time).
+// Branch and bound over canonical placements, memfold's own code from the ideas MiniMalloc
+// published (Moffitt, ASPLOS 2023): any plan can be pushed down until every buffer rests on
+// another one or on offset 0, so only such plans are searched, building them in order of
+// offset. Time is cut into sections at every lifetime boundary. At a node each unplaced buffer
+// has a lowest offset (the highest end of the placed buffers it lives with); the buffers are
+// tried in order of that offset, then of a static rank, and
+//   * a placement never comes before the previous one in that order (each plan is built once);
+//   * no buffer is placed at or above the lowest end an unplaced buffer could reach (that one
+//     would fit below it: the plan is dominated);
+//   * a node is cut when, in some section, its floor (no unplaced buffer there starts below the
+//     lowest of their offsets, nor below the current offset) plus its unplaced bytes passes the
+//     capacity;
+//   * after a placement with no unplaced buffer living with it, no other choice is tried there;
+//   * when no unplaced buffer crosses a section boundary any more, the sides are solved as
+//     independent parts, and a part without a plan is remembered (its floors and its buffers'
+//     offsets, hashed), so the same part is not searched again, even by a later run.
+// Three static ranks (by lifetime, area and the busiest section's bytes, in three priorities)
+// take turns under a node limit that doubles each round. A decision asks for a plan within a
+// capacity; minimising tries the lower bound (the most bytes live at one time) first, then
+// halves the interval up to the best plan known.
 //
-// Complexity: exponential in the worst case; a node costs O(S + k) for S sections and k
-// buffers covering the section worked on. Bounded by a node budget (deterministic: minimising,
-// each decision gets a third of the nodes left) and a wall clock (a safety net whose cut
-// depends on the machine). Memory O(n S) for the cover lists
-// plus the failed-state table (bounded).
+// Complexity: exponential in the worst case; a node costs O(m log m + S + k) for m unplaced
+// buffers of the part, S sections and k sections whose floors may rise. Bounded by a node
+// budget (deterministic: minimising, the bound's decision gets half the nodes, later ones a
+// third of those left) and a wall clock (a safety net whose cut depends on the machine).
+// Memory O(n^2) for the lists of buffers living together, plus the failed-part table (at most
+// 2^20 entries).
 // Preconditions: see buffer.h. Handles requests without overlap allowances or fixed offsets,
 // all of one alignment; anything else is declined (ExactOutcome::declined says why) and left
 // to the heuristics.
