@@ -1,11 +1,10 @@
 // `memfold place`: a placement problem from a CSV file (placement/problem_csv.h) placed by the
 // portfolio (placement/portfolio.h), checked by VerifyPlan, written back with offsets.
-#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "commands.h"
+#include "memfold/io/file.h"
 #include "memfold/io/text.h"
 #include "memfold/placement/portfolio.h"
 #include "memfold/placement/problem_csv.h"
@@ -13,25 +12,13 @@
 
 namespace memfold::cli {
 
-namespace {
-
-Result<std::string> ReadText(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::Error(path + ": cannot read the file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-}  // namespace
-
 int PlaceCommand(const PlaceOptions& options) {
   int64_t capacity = 0;
   if (options.capacity && !ParseByteSize(*options.capacity, &capacity))
     return Fail("--capacity " + *options.capacity + " is not a size; use bytes or K/M/G/T");
   if (!(options.time_limit >= 0 && options.time_limit <= 86400))
     return Fail("--time-limit must be 0 .. 86400 seconds");
-  Result<std::string> text = ReadText(options.problem);
+  Result<std::string> text = ReadWholeFile(options.problem, "the problem file");
   if (!text.ok()) return Fail(text.status().message());
   Result<PlacementProblem> problem = ReadPlacementCsv(*text, options.problem);
   if (!problem.ok()) return Fail(problem.status().message());
