@@ -32,7 +32,7 @@ TEST_P(Best, StepsNeverGrowAndTheRewrittenGraphRunsBitIdentically) {
   ASSERT_TRUE(model.ok()) << model.status().message();
   const Result<BestPlan> best = PlanBest(*model);
   ASSERT_TRUE(best.ok()) << best.status().message();
-  ASSERT_EQ(best->steps.size(), 5u);
+  ASSERT_EQ(best->steps.size(), 6u);
   for (size_t k = 2; k < best->steps.size(); ++k) {
     EXPECT_LE(best->steps[k].arena_bytes, best->steps[k - 1].arena_bytes) << best->steps[k].name;
   }

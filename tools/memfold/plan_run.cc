@@ -273,16 +273,15 @@ int PlanCommand(const PlanOptions& options) {
   }
   const bool fits = !options.budget || gp.plan.arena_bytes <= budget;
   if (options.common.json) {
-    Json out = {
-        {"model", options.common.model},
-        {"planner", options.planner},
-        {"chosen_planner", gp.plan.planner},
-        {"arena_bytes", gp.plan.arena_bytes},
-        {"lower_bound_bytes", gp.lower_bound},
-        {"verified", true},
-        {"optimal", MeetsLowerBound(gp.liveness.requests, gp.plan.arena_bytes, gp.lower_bound)},
-        {"gap_to_lower_bound", GapToLowerBound(gp.plan.arena_bytes, gp.lower_bound)},
-        {"buffers", BuffersJson(g, gp)}};
+    Json out = {{"model", options.common.model},
+                {"planner", options.planner},
+                {"chosen_planner", gp.plan.planner},
+                {"arena_bytes", gp.plan.arena_bytes},
+                {"lower_bound_bytes", gp.lower_bound},
+                {"verified", true},
+                {"optimal", gp.optimal},
+                {"gap_to_lower_bound", GapToLowerBound(gp.plan.arena_bytes, gp.lower_bound)},
+                {"buffers", BuffersJson(g, gp)}};
     if (!planned->steps().empty()) {
       out["steps"] = StepsJson(planned->steps());
       out["rewritten"] = planned->rewritten();
@@ -310,7 +309,8 @@ int PlanCommand(const PlanOptions& options) {
                       ? ": the arena is optimal"
                       : ", the arena " +
                             Fixed(100 * GapToLowerBound(gp.plan.arena_bytes, gp.lower_bound), 2) +
-                            " % above it")
+                            " % above it" +
+                            (gp.optimal ? ", and proven optimal for this schedule" : ""))
               << "\n"
               << "peak at      " << PeakOpName(g, gp.peak_time) << "\n"
               << "verified     yes (no two live buffers overlap)\n";

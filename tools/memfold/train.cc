@@ -19,6 +19,7 @@
 #include "memfold/io/training_svg.h"
 #include "memfold/ops/registry.h"
 #include "memfold/passes/training_plan.h"
+#include "memfold/placement/portfolio.h"
 #include "memfold/placement/problem_csv.h"
 #include "memfold/plan/profile.h"
 #include "progress.h"
@@ -53,6 +54,9 @@ Json PlanJson(const std::string& model, const PlannedTraining& p) {
               {"strategy", p.strategy()},
               {"total_bytes", p.profile.breakdown.total()},
               {"arena_bytes", p.plan.plan.arena_bytes},
+              {"lower_bound_bytes", p.plan.lower_bound},
+              {"optimal", p.plan.optimal},
+              {"gap_to_lower_bound", GapToLowerBound(p.plan.plan.arena_bytes, p.plan.lower_bound)},
               {"breakdown", BreakdownJson(p.profile.breakdown)},
               {"by_layer_type", p.profile.by_layer_type},
               {"nodes", p.graph.schedule.size()},

@@ -11,6 +11,9 @@
 //              output, in rows along an inner axis (plan/liveness.h says which qualify)
 //   split      operation splitting (passes/split): regions up to whole stages in row bands
 //              (halos recomputed or cached) or 2-D tiles, within a recompute budget
+//   place      the chosen graph's placement settled by the portfolio's exact solver
+//              (plan_graph.h ProvePlan): a smaller placement of the same buffers, or a proof
+//              that none exists (PlanBestCurve's points skip it)
 //
 // The result's graph is the input graph, possibly re-ordered, with view concats, and split: same
 // inputs and outputs (value ids and order), outputs bit-identical by construction (the tests
@@ -50,7 +53,7 @@ struct BestOptions {
 };
 
 struct BestStep {
-  std::string name;     // greedy, diagonal, reorder, concat, split
+  std::string name;     // greedy, diagonal, reorder, concat, split, place
   int64_t arena_bytes;  // after this step (never above the step before, greedy aside)
   double ms;            // time the step took
   std::string detail;   // what it did, for people

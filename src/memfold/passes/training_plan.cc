@@ -11,9 +11,10 @@
 namespace memfold {
 namespace {
 
-// Plans with the strategy named `planner` (every recomputation strategy uses the same one).
+// Plans with the strategy named `planner` (every recomputation strategy uses the same one),
+// settled by the placement portfolio when the strategy is one of memfold's own (ProvePlan).
 Result<PlannedTraining> Finish(PlannedTraining p, const std::string& planner) {
-  MF_ASSIGN_OR_RETURN(p.plan, PlanGraph(p.graph, planner));
+  MF_ASSIGN_OR_RETURN(p.plan, PlanGraph(p.graph, planner, {.prove_seconds = kProveSeconds}));
   p.profile = ProfileMemory(p.graph, p.training.forward_nodes, p.plan);
   return p;
 }

@@ -44,7 +44,8 @@ Result<PlannedProgram> PlanProgram(Graph source, const PlanRequest& request) {
   } else {
     program.graph_ = source;
     if (request.best.stream_input) StreamInputs(&program.graph_);
-    MF_ASSIGN_OR_RETURN(program.plan_, PlanGraph(program.graph_, row->name, {.refine = true}));
+    MF_ASSIGN_OR_RETURN(program.plan_, PlanGraph(program.graph_, row->name,
+                                                 {.refine = true, .prove_seconds = kProveSeconds}));
   }
   program.source_ = std::move(source);
   return program;

@@ -16,7 +16,7 @@ namespace {
 // At most this many failed parts are remembered (8 bytes each, plus the table's overhead:
 // about 40 MB at most).
 constexpr size_t kMaxFailedStates = size_t{1} << 20;
-constexpr int64_t kClockEvery = 4096;  // nodes between looks at the wall clock
+constexpr int64_t kClockEvery = 1 << 16;  // units of work between looks at the wall clock
 
 // A buffer in section units: it covers sections [lo, hi) and takes `units` alignment units.
 // `width` (time steps), `area` (units x steps) and `total` (the most units live in one of its
@@ -32,11 +32,40 @@ struct Item {
 // the busiest section's total (T), largest first.
 constexpr std::string_view kOrders[] = {"WAT", "TAW", "TWA"};
 
+// An allowance of `out` the solver uses: it names another buffer of bytes, dying where `out`
+// is made.
+bool UsableAllowance(std::span<const BufferRequest> requests, const BufferRequest& out,
+                     const OverlapAllowance& allowance) {
+  if (allowance.input < 0 || static_cast<size_t>(allowance.input) >= requests.size()) return false;
+  const BufferRequest& in = requests[static_cast<size_t>(allowance.input)];
+  return in.id != out.id && in.bytes > 0 && out.bytes > 0 && in.last == out.first;
+}
+
+// Whether a buffer made and dying at one step both overlaps an input and is overlapped by an
+// output there. Such allowances can form a cycle of buffers sharing one offset, which no
+// placement in order of offset builds (every buffer of the cycle would have to come first).
+// Operators never make one (an output is not an input of its own operator); a CSV file can.
+bool AllowancesFormACycle(std::span<const BufferRequest> requests) {
+  std::vector<char> overlaps(requests.size(), 0), overlapped(requests.size(), 0);
+  for (const BufferRequest& r : requests) {
+    for (const OverlapAllowance& allowance : r.may_overlap) {
+      if (!UsableAllowance(requests, r, allowance)) continue;
+      overlaps[static_cast<size_t>(r.id)] = 1;
+      overlapped[static_cast<size_t>(allowance.input)] = 1;
+    }
+  }
+  for (const BufferRequest& r : requests) {
+    const auto k = static_cast<size_t>(r.id);
+    if (r.first == r.last && overlaps[k] && overlapped[k]) return true;
+  }
+  return false;
+}
+
 // Why the problem is outside the solver (empty: inside), and its one alignment.
 std::string DeclineReason(std::span<const BufferRequest> requests, int64_t* alignment) {
   *alignment = 0;
+  if (AllowancesFormACycle(requests)) return "allowances between buffers of one step";
   for (const BufferRequest& r : requests) {
-    if (!r.may_overlap.empty()) return "overlap allowances";
     if (r.fixed_offset != BufferRequest::kNotFixed) return "fixed offsets";
     if (r.bytes == 0) continue;
     if (*alignment != 0 && *alignment != r.alignment) return "mixed alignments";
@@ -54,6 +83,14 @@ struct Part {
   std::vector<int32_t> items;
 };
 
+// An output and a dying input it may overlap (BufferRequest::may_overlap), in items: the input
+// may start `lift` units above the output's offset instead of above its end. `reach` (the
+// output's units less the lift) is how far into the output the input may reach down.
+struct Lift {
+  int32_t out, in;
+  int64_t lift, reach;
+};
+
 class Search {
  public:
   Search(std::span<const BufferRequest> requests, int64_t alignment, const ExactLimits& limits)
@@ -64,17 +101,20 @@ class Search {
 
   // Units live at the busiest section: no plan is lower.
   int64_t LowerUnits() const {
-    return total_.empty() ? 0 : *std::max_element(total_.begin(), total_.end());
+    int64_t lower = 0;
+    for (size_t s = 0; s < total_.size(); ++s)
+      lower = std::max(lower, total_[s] - Credit(static_cast<int32_t>(s)));
+    return lower;
   }
 
-  // Looks for a plan of at most `cap` units within `nodes` more nodes, taking turns with the
-  // static orders under a node limit that doubles each round. Returns the plan, or nothing:
-  // then stopped() says whether nodes or time ran out first, or no plan exists.
-  std::optional<Plan> Decide(int64_t cap, int64_t nodes) {
+  // Looks for a plan of at most `cap` units within `work` more units of work, taking turns
+  // with the static orders under a node limit that doubles each round. Returns the plan, or
+  // nothing: then stopped() says whether work or time ran out first, or no plan exists.
+  std::optional<Plan> Decide(int64_t cap, int64_t work) {
     if (cap > cap_) failed_.clear();  // failures within a smaller capacity prove nothing here
     cap_ = cap;
     stopped_ = exhausted_;
-    stop_at_node_ = nodes_ + nodes;
+    stop_at_work_ = work_ + work;
     for (int64_t limit = 2 * static_cast<int64_t>(items_.size()) + 64; !stopped_; limit *= 2) {
       for (std::string_view order : kOrders) {
         order_ = order;
@@ -87,14 +127,15 @@ class Search {
     return std::nullopt;
   }
 
-  // The last decision ran out of time or nodes; exhausted(): the whole budget is spent.
+  // The last decision ran out of time or work; exhausted(): the whole budget is spent.
   bool stopped() const { return stopped_; }
   bool exhausted() const { return exhausted_; }
-  int64_t nodes_left() const { return limits_.max_nodes - nodes_; }
+  int64_t work_left() const { return limits_.max_work - work_; }
   double Elapsed() const {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_time_).count();
   }
   int64_t nodes() const { return nodes_; }
+  int64_t work() const { return work_; }
 
  private:
   // A value and where it was, to be put back.
@@ -121,8 +162,10 @@ class Search {
     total_.assign(sections, 0);
     cover_.assign(sections, {});
     cuts_.assign(sections, 0);
+    item_of_.assign(requests_.size(), -1);
     for (const BufferRequest& r : requests_) {
       if (r.bytes == 0) continue;
+      item_of_[static_cast<size_t>(r.id)] = static_cast<int32_t>(items_.size());
       Item item{r.id, index(r.first), index(int64_t{r.last} + 1),
                 AlignUp(r.bytes, alignment_) / alignment_};
       item.width = int64_t{r.last} - r.first + 1;
@@ -147,18 +190,114 @@ class Search {
     offset_.assign(items_.size(), -1);
     solution_.assign(items_.size(), 0);
     min_offset_.assign(items_.size(), 0);
+    BuildLifts();
   }
+
+  // The allowances between items live together (the input dies where the output is made, in
+  // the output's first section), each input once per output with the largest allowance, and
+  // only those that let the input start below the output's end.
+  void BuildLifts() {
+    lifts_.assign(items_.size(), {});
+    section_lifts_.assign(floor_.size(), {});
+    for (size_t k = 0; k < items_.size(); ++k) {
+      const BufferRequest& out = requests_[static_cast<size_t>(items_[k].request)];
+      for (const OverlapAllowance& allowance : out.may_overlap) {
+        if (!UsableAllowance(requests_, out, allowance)) continue;
+        const int32_t in = item_of_[static_cast<size_t>(allowance.input)];
+        // The input may begin at the output's offset + bytes - allowance, an aligned offset.
+        const int64_t gap = out.bytes - std::clamp<int64_t>(allowance.max_bytes, 0, out.bytes);
+        const int64_t lift = (gap + alignment_ - 1) / alignment_;
+        if (lift >= items_[k].units) continue;
+        AddLift({static_cast<int32_t>(k), in, lift, items_[k].units - lift});
+      }
+    }
+    for (const std::vector<Lift>& lifts : lifts_) {
+      for (const Lift& lift : lifts)
+        section_lifts_[static_cast<size_t>(items_[static_cast<size_t>(lift.out)].lo)].push_back(
+            lift);
+    }
+  }
+
+  void AddLift(const Lift& lift) {
+    for (Lift& known : lifts_[static_cast<size_t>(lift.out)]) {
+      if (known.in != lift.in) continue;
+      if (lift.lift < known.lift) known = lift;
+      return;
+    }
+    lifts_[static_cast<size_t>(lift.out)].push_back(lift);
+  }
+
+  // The lift of item `in` over item `out` (out's units when there is none).
+  int64_t LiftOf(size_t out, int32_t in) const {
+    for (const Lift& lift : lifts_[out]) {
+      if (lift.in == in) return lift.lift;
+    }
+    return items_[out].units;
+  }
+
+  // Units the unplaced items of section s may share through their allowances, at most. No
+  // item there is both an output and an input (AllowancesFormACycle), so outputs are disjoint
+  // and so are inputs: each output shares at most its largest reach and the sum of its
+  // inputs' shares, each input at most its units and its outputs' largest reach. O(p^2) for p
+  // allowances in the section (a few per operator).
+  int64_t Credit(int32_t s) const {
+    const std::vector<Lift>& lifts = section_lifts_[static_cast<size_t>(s)];
+    if (lifts.empty()) return 0;
+    int64_t by_outputs = 0, by_inputs = 0;
+    for (size_t p = 0; p < lifts.size(); ++p) {
+      const Lift& lift = lifts[p];
+      if (!Unplaced(lift.out) || !Unplaced(lift.in)) continue;
+      int64_t out_reach = 0, out_sum = 0, in_reach = 0;
+      bool first_of_out = true, first_of_in = true;
+      for (size_t q = 0; q < lifts.size(); ++q) {
+        const Lift& other = lifts[q];
+        if (!Unplaced(other.out) || !Unplaced(other.in)) continue;
+        if (other.out == lift.out) {
+          first_of_out &= q >= p;
+          out_reach = std::max(out_reach, other.reach);
+          out_sum += std::min(other.reach, items_[static_cast<size_t>(other.in)].units);
+        }
+        if (other.in == lift.in) {
+          first_of_in &= q >= p;
+          in_reach = std::max(in_reach, other.reach);
+        }
+      }
+      if (first_of_out) by_outputs += std::min(out_reach, out_sum);
+      if (first_of_in) by_inputs += std::min(in_reach, items_[static_cast<size_t>(lift.in)].units);
+    }
+    return std::min(by_outputs, by_inputs);
+  }
+
+  // Item `in` may start at item `out`'s offset (an allowance of the whole output).
+  bool RestsOn(int32_t in, int32_t out) const {
+    return out >= 0 && LiftOf(static_cast<size_t>(out), in) == 0;
+  }
+
+  bool Unplaced(int32_t item) const { return offset_[static_cast<size_t>(item)] < 0; }
 
   static uint64_t Key(uint64_t a, int64_t b) {
     return SplitMix64(SplitMix64(a) ^ static_cast<uint64_t>(b));
   }
 
-  bool OutOfBudget() {
+  // A node: the round's node limit, then `work` more units of work.
+  bool OutOfBudget(int64_t work) {
     if (stopped_ || nodes_left_ <= 0) return true;
     --nodes_left_;
-    if (++nodes_ > limits_.max_nodes) exhausted_ = true;
-    if (nodes_ % kClockEvery == 0 && Elapsed() > limits_.seconds) exhausted_ = true;
-    stopped_ = exhausted_ || nodes_ > stop_at_node_;
+    ++nodes_;
+    return Charge(work);
+  }
+
+  // Spends `work` more units (an item looked at, a section checked, a neighbour updated; the
+  // searching code counts its own as it goes) and says whether the budget is spent: it follows
+  // the time a search takes on any problem, large parts included.
+  bool Charge(int64_t work) {
+    work_ += work;
+    if (work_ > limits_.max_work) exhausted_ = true;
+    if (work_ >= next_clock_) {
+      next_clock_ = work_ + kClockEvery;
+      if (Elapsed() > limits_.seconds) exhausted_ = true;
+    }
+    stopped_ = exhausted_ || work_ > stop_at_work_;
     return stopped_;
   }
 
@@ -240,17 +379,18 @@ class Search {
     }
     std::vector<int32_t> ranked = part.items;
     std::sort(ranked.begin(), ranked.end(), [&](int32_t a, int32_t b) { return Before(a, b); });
-    const Outcome outcome = Branch(part, ranked, 0, 0);
+    const Outcome outcome = Branch(part, ranked, 0, 0, -1);
     if (outcome == Outcome::kNone && failed_.size() < kMaxFailedStates) failed_.insert(hash);
     return outcome;
   }
 
   // Every section of the part holds its unplaced units above its floor and above `offset`
   // (later items are placed no lower) within the capacity.
-  bool Fits(const Part& part, int64_t offset) const {
+  bool Fits(const Part& part, int64_t offset) {
     for (int32_t s = part.lo; s < part.hi; ++s) {
       const auto u = static_cast<size_t>(s);
-      if (std::max(offset, floor_[u]) + total_[u] > cap_) return false;
+      ++work_;
+      if (std::max(offset, floor_[u]) + total_[u] - Credit(s) > cap_) return false;
     }
     return true;
   }
@@ -263,18 +403,22 @@ class Search {
     const int64_t end = offset + item.units;
     bool covered = false;
     int32_t affected_lo = std::numeric_limits<int32_t>::max(), affected_hi = 0;
+    int64_t lowest_lifted = end;  // an input of item k may start below its end
+    work_ += static_cast<int64_t>(neighbours_[k].size()) + item.hi - item.lo;
     for (int32_t j : neighbours_[k]) {
       const auto n = static_cast<size_t>(j);
       if (offset_[n] >= 0) continue;
       covered = true;
-      if (min_offset_[n] >= end) continue;
-      Set(&min_offset_[n], end, changes);
+      const int64_t above = offset + LiftOf(k, j);
+      lowest_lifted = std::min(lowest_lifted, above);
+      if (min_offset_[n] >= above) continue;
+      Set(&min_offset_[n], above, changes);
       affected_lo = std::min(affected_lo, items_[n].lo);
       affected_hi = std::max(affected_hi, items_[n].hi);
     }
     for (int32_t s = item.lo; s < item.hi; ++s) {
       const auto u = static_cast<size_t>(s);
-      Set(&floor_[u], end, changes);
+      Set(&floor_[u], s == item.lo ? lowest_lifted : end, changes);
       Set(&total_[u], total_[u] - item.units, changes);
     }
     // No unplaced item of a section starts below the lowest of their offsets.
@@ -283,6 +427,7 @@ class Search {
       const auto u = static_cast<size_t>(s);
       int64_t lowest = std::numeric_limits<int64_t>::max();
       for (int32_t i : cover_[u]) {
+        ++work_;
         if (offset_[static_cast<size_t>(i)] < 0)
           lowest = std::min(lowest, min_offset_[static_cast<size_t>(i)]);
         if (lowest <= floor_[u]) break;  // the floor stands
@@ -297,8 +442,8 @@ class Search {
   // placement is no earlier in that order than the one before (so each plan is reached once),
   // and none leaves room below it for a whole unplaced item (a plan that does is dominated).
   Outcome Branch(const Part& part, const std::vector<int32_t>& ranked, int64_t last_offset,
-                 size_t last_rank) {
-    if (OutOfBudget()) return Outcome::kAborted;
+                 size_t last_rank, int32_t last_item) {
+    if (OutOfBudget(1 + static_cast<int64_t>(ranked.size()))) return Outcome::kAborted;
     std::vector<std::pair<int64_t, size_t>> order;  // (lowest offset, rank)
     int64_t lowest_end = std::numeric_limits<int64_t>::max();
     for (size_t r = 0; r < ranked.size(); ++r) {
@@ -311,9 +456,13 @@ class Search {
     std::sort(order.begin(), order.end());
     std::vector<Change> changes;
     for (const auto& [offset, rank] : order) {
-      if (offset < last_offset || (offset == last_offset && rank < last_rank)) continue;
-      if (offset >= lowest_end) break;
+      if (offset < last_offset) continue;
       const auto k = static_cast<size_t>(ranked[rank]);
+      // At the same offset in rank order, except an input resting on its output just placed.
+      if (offset == last_offset && rank < last_rank && !RestsOn(ranked[rank], last_item)) continue;
+      if (offset >= lowest_end) break;
+      if (offset + items_[k].units > cap_) continue;  // floors lifted by allowances miss this
+      if (Charge(1)) return Outcome::kAborted;
       changes.clear();
       const bool covered = Place(k, offset, &changes);
       Outcome outcome = Outcome::kNone;
@@ -333,8 +482,8 @@ class Search {
     solution_[k] = offset;  // kept if the search below succeeds
     bool split = false;
     for (int32_t s = item.lo; s + 1 < item.hi; ++s) split |= --cuts_[static_cast<size_t>(s)] == 0;
-    const Outcome outcome =
-        split ? SolveParts(Parts(part.lo, part.hi)) : Branch(part, ranked, offset, rank);
+    const Outcome outcome = split ? SolveParts(Parts(part.lo, part.hi))
+                                  : Branch(part, ranked, offset, rank, static_cast<int32_t>(k));
     for (int32_t s = item.lo; s + 1 < item.hi; ++s) ++cuts_[static_cast<size_t>(s)];
     return outcome;
   }
@@ -343,6 +492,9 @@ class Search {
   int64_t alignment_;
   ExactLimits limits_;
   std::vector<Item> items_;
+  std::vector<int32_t> item_of_;                  // per request: its item, -1 for none (0 bytes)
+  std::vector<std::vector<Lift>> lifts_;          // per item: the inputs it may overlap
+  std::vector<std::vector<Lift>> section_lifts_;  // per section: the allowances made there
   std::vector<std::vector<int32_t>> cover_;       // per section: the items covering it
   std::vector<std::vector<int32_t>> neighbours_;  // per item: the items live with it
   std::vector<int64_t> floor_, total_;            // per section: lowest offset left, unplaced units
@@ -355,7 +507,9 @@ class Search {
   int64_t cap_ = std::numeric_limits<int64_t>::max();
   int64_t nodes_left_ = 0;
   bool stopped_ = false, exhausted_ = false;
-  int64_t stop_at_node_ = 0;  // the node count at which the current decision stops
+  int64_t stop_at_work_ = 0;  // the work at which the current decision stops
+  int64_t work_ = 0;
+  int64_t next_clock_ = kClockEvery;  // the work at which to look at the clock again
   int64_t nodes_ = 0;
   std::chrono::steady_clock::time_point start_time_;
 };
@@ -379,13 +533,13 @@ ExactOutcome PlaceExactly(std::span<const BufferRequest> requests, const ExactLi
     if (limits.capacity > 0 && units <= high) return outcome;
     high = std::min(high, units - 1);
   }
-  // Minimising tries the bound first (the usual optimum of real problems) with half the nodes,
-  // then halves; each later decision may take a third of the nodes left, and one that runs out
+  // Minimising tries the bound first (the usual optimum of real problems) with half the work,
+  // then halves; each later decision may take a third of the work left, and one that runs out
   // moves the search up without a proof.
   bool first = true, proven = true;
   while (low <= high && !search.exhausted()) {
     const int64_t cap = limits.capacity > 0 ? high : first ? low : low + (high - low) / 2;
-    const int64_t left = search.nodes_left();
+    const int64_t left = search.work_left();
     const int64_t share = limits.capacity > 0 ? left : first ? left / 2 : left / 3;
     first = false;
     std::optional<Plan> plan = search.Decide(cap, share);
@@ -401,6 +555,7 @@ ExactOutcome PlaceExactly(std::span<const BufferRequest> requests, const ExactLi
   }
   outcome.complete = proven && !search.exhausted();
   outcome.nodes = search.nodes();
+  outcome.work = search.work();
   return outcome;
 }
 

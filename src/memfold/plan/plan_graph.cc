@@ -5,6 +5,7 @@
 
 #include "memfold/placement/diagonal_planner.h"
 #include "memfold/placement/lower_bound.h"
+#include "memfold/placement/portfolio.h"
 #include "memfold/placement/verify_plan.h"
 
 namespace memfold {
@@ -113,6 +114,25 @@ Status Refine(const Liveness& overlapping, GraphPlan* gp) {
 
 }  // namespace
 
+Status ProvePlan(GraphPlan* gp, double seconds) {
+  const std::vector<BufferRequest>& requests = gp->liveness.requests;
+  gp->optimal = MeetsLowerBound(requests, gp->plan.arena_bytes, gp->lower_bound);
+  if (gp->optimal || gp->plan.offsets.size() != requests.size()) return Status::Ok();
+  PortfolioResult settled =
+      PlaceWithPortfolio(requests, {.seconds = seconds, .start = gp->plan.offsets});
+  gp->optimal = settled.optimal;
+  if (settled.plan.arena_bytes >= gp->plan.arena_bytes) return Status::Ok();
+  if (Status verified = VerifyPlan(requests, settled.plan); !verified.ok()) {
+    return Status::Error(
+        "the placement portfolio produced an invalid plan (a memfold bug, "
+        "please report): " +
+        verified.message());
+  }
+  gp->plan = std::move(settled.plan);
+  gp->peak_time = PeakTime(gp->liveness, gp->plan);
+  return Status::Ok();
+}
+
 Status RefinePlan(const Graph& graph, GraphPlan* gp) {
   if (!SearchMayStartFrom(gp->plan.planner)) return Status::Ok();
   return Refine(PlanningInput(graph, OverlapSource::kAlgorithmic).overlapping(), gp);
@@ -136,6 +156,10 @@ Result<GraphPlan> PlanGraph(const Graph& graph, std::string_view name, const Pla
       MF_RETURN_IF_ERROR(RefinePlan(graph, &result));
     }
   }
+  result.optimal =
+      MeetsLowerBound(result.liveness.requests, result.plan.arena_bytes, result.lower_bound);
+  if (options.prove_seconds > 0 && strategy->refinable)
+    MF_RETURN_IF_ERROR(ProvePlan(&result, options.prove_seconds));
   return result;
 }
 

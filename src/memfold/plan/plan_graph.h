@@ -19,6 +19,9 @@ struct GraphPlan {
   Liveness liveness;
   Plan plan;
   int64_t lower_bound = 0;  // with the plan's overlap allowances, if it uses any
+  // No plan of these requests is smaller: the arena meets the lower bound, or the exact solver
+  // proved it (ProvePlan).
+  bool optimal = false;
   // The time step whose live buffers set the arena size: among steps where the highest live
   // byte reaches the arena's top, the one with the most live bytes (0 = graph inputs, t > 0 =
   // the node at schedule position t - 1).
@@ -30,7 +33,14 @@ struct PlanOptions {
   // Finish refinable strategies (diagonal, smallest) with RefinePlan's search: what the
   // commands show. Searches that plan many candidates rank them without it.
   bool refine = false;
+  // > 0: finish refinable strategies with ProvePlan and this many seconds' worth of nodes.
+  double prove_seconds = 0;
 };
+
+// The exact solver's share for the plans the commands show (ProvePlan): 10,000 nodes, which
+// prove or improve every shared model's diagonal plan; a plan still above its bound after
+// them costs about 0.1-0.3 s more here.
+inline constexpr double kProveSeconds = 0.25;
 
 // Errors: an unknown strategy name (the message lists them); no offline plan; a plan that fails
 // verification (for memfold's own planners an internal bug, reported rather than used).
@@ -44,6 +54,14 @@ Result<GraphPlan> PlanGraph(const Graph& graph, std::string_view strategy,
 // only when it verifies and is smaller; its planner is "diagonal_search". Deterministic.
 // Errors: a searched plan that fails verification (an internal bug).
 Status RefinePlan(const Graph& graph, GraphPlan* plan);
+
+// Settles a plan above its lower bound with the placement portfolio (placement/portfolio.h),
+// starting from the plan's own offsets within `seconds` of exact-solver nodes: the plan is
+// replaced only by a smaller one that verifies (its planner then names the solver), and
+// `optimal` says whether the result is proven optimal for these requests (the schedule and
+// allowances stay as planned). Deterministic. Errors: a placement that fails verification (an
+// internal bug).
+Status ProvePlan(GraphPlan* plan, double seconds);
 
 // How many bytes of buffer `id` (an output) the plan actually lets an input overlap.
 int64_t OverlapBytes(const GraphPlan& plan, int32_t id);

@@ -137,7 +137,9 @@ Result<Placement> Mxnet(const PlanningInput& in) {
     request.may_overlap.push_back({input, request.bytes});
   }
   MF_ASSIGN_OR_RETURN(plan, Verified(std::move(plan), live.requests));
-  return Placement{std::move(plan), std::move(live), false};
+  // In-place updates share bytes: the bound of a plan that uses them is the one with overlaps.
+  const bool in_place = !storage.in_place.empty();
+  return Placement{std::move(plan), std::move(live), in_place};
 }
 
 Result<Placement> Smallest(const PlanningInput& in) {
