@@ -120,9 +120,9 @@ PortfolioResult PlaceWithPortfolio(std::span<const BufferRequest> requests,
     const ExactLimits limits{
         .capacity = options.capacity,
         .max_work = static_cast<int64_t>(options.seconds * kExactWorkPerSecond),
-        // The clock is a safety net only: the work budget should end the search first, even
-        // on a machine several times slower (a sanitizer build).
-        .seconds = std::max(0.0, 4 * options.seconds + 1 - SecondsSince(start))};
+        .seconds = std::max(
+            0.0, (options.wall_seconds > 0 ? options.wall_seconds : 2 * options.seconds + 1) -
+                     SecondsSince(start))};
     ExactOutcome exact = PlaceExactly(requests, limits, &result.plan);
     if (exact.declined.empty()) {
       if (exact.plan && exact.plan->arena_bytes < result.plan.arena_bytes)

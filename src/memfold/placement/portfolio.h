@@ -26,11 +26,14 @@ inline constexpr size_t kExactMaxBuffers = 4096;
 // (ExactLimits::max_work): this machine does 260-860 million a second (MiniMalloc's instances,
 // a streamed patch plan of 843 buffers), so the work, not the clock, ends the search and the
 // result is the same on every run.
-inline constexpr int64_t kExactWorkPerSecond = 200'000'000;
+inline constexpr int64_t kExactWorkPerSecond = 500'000'000;
 
 struct PortfolioOptions {
   int64_t capacity = 0;  // > 0: stop at the first plan within it
   double seconds = 10;   // the exact solver's budget: kExactWorkPerSecond units of work a second
+  // The wall clock's cut, a safety net for a problem whose work is slow or a slow machine (its
+  // result then depends on the machine); 0: twice `seconds` plus one.
+  double wall_seconds = 0;
   // A placement to start from (one offset per request, e.g. a replayed plan's), taken when it
   // is valid: the result is never larger.
   std::span<const int64_t> start;

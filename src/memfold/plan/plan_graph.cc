@@ -118,8 +118,8 @@ Status ProvePlan(GraphPlan* gp, double seconds) {
   const std::vector<BufferRequest>& requests = gp->liveness.requests;
   gp->optimal = MeetsLowerBound(requests, gp->plan.arena_bytes, gp->lower_bound);
   if (gp->optimal || gp->plan.offsets.size() != requests.size()) return Status::Ok();
-  PortfolioResult settled =
-      PlaceWithPortfolio(requests, {.seconds = seconds, .start = gp->plan.offsets});
+  PortfolioResult settled = PlaceWithPortfolio(
+      requests, {.seconds = seconds, .wall_seconds = kProveWallSeconds, .start = gp->plan.offsets});
   gp->optimal = settled.optimal;
   if (settled.plan.arena_bytes >= gp->plan.arena_bytes) return Status::Ok();
   if (Status verified = VerifyPlan(requests, settled.plan); !verified.ok()) {
