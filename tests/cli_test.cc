@@ -195,6 +195,17 @@ TEST(Cli, TrainPlanOnlyJsonKeys) {
   EXPECT_EQ(j["strategy"], "none");
   EXPECT_EQ(j["chosen_strategy"], "none");
   EXPECT_FALSE(j.contains("loss"));
+  // The arena against its lower bound (MXNet's in-place updates counted as overlaps, so the
+  // bound is one for this plan), and with --planner diagonal the plan settled by the
+  // portfolio: optimal, at the bound or proven.
+  const int64_t arena = j["arena_bytes"], bound = j["lower_bound_bytes"];
+  EXPECT_GE(arena, bound);
+  EXPECT_DOUBLE_EQ(j["gap_to_lower_bound"].get<double>(),
+                   static_cast<double>(arena - bound) / static_cast<double>(bound));
+  const auto diagonal =
+      Memfold("train zoo:resnet,size=tiny --planner diagonal --plan-only --json").Json();
+  EXPECT_EQ(diagonal["optimal"], true);
+  EXPECT_LE(diagonal["arena_bytes"].get<int64_t>(), arena);
   // Echo's own graph of DeepSpeech2 tiny over 4 frames is above the baseline's, which is kept,
   // and said so.
   const auto echo =
