@@ -244,8 +244,9 @@ int main(int argc, char** argv) {
   place->add_option("--capacity", place_options.capacity,
                     "stop at the first placement within this many bytes (e.g. 1048576 or 1M)");
   place->add_option("--time-limit", place_options.time_limit,
-                    "the exact solver's budget (default 10): 40,000 nodes per second, so the "
-                    "answer does not depend on the machine, and at most twice that in wall time");
+                    "the exact solver's budget (default 10): 500 million units of work per "
+                    "second, so the answer does not depend on the machine, and at most twice "
+                    "that, plus a second, in wall time");
   place->add_option("-o,--output", place_options.output,
                     "write the rows with an offset column to this CSV file");
   place->add_flag("--json", place_options.json, "print one JSON object");

@@ -8,9 +8,9 @@
 // search, or equal to the lower bound) and how far it may be above the bound.
 //
 // With a capacity, the first plan within it is enough (MiniMalloc's question); without one the
-// smallest arena is sought. Deterministic: the exact solver stops on a node budget; the wall
-// clock only cuts searches on a machine too slow for it. Preconditions: see
-// buffer.h. Cost: the heuristics' O(n k log k), then the exact solver's bounded search.
+// smallest arena is sought. Deterministic: the exact solver stops on a budget of work; the
+// wall clock only cuts searches on a machine too slow for it. Preconditions: see buffer.h.
+// Cost: the heuristics' O(n k log k), then the exact solver's bounded search.
 #pragma once
 
 #include <span>
