@@ -136,6 +136,9 @@ class Search {
   }
   int64_t nodes() const { return nodes_; }
   int64_t work() const { return work_; }
+  // Some allowance lets an input start below its output: the search covers fewer plans than
+  // VerifyPlan accepts, so it proves nothing.
+  bool narrowed() const { return narrowed_; }
 
  private:
   // A value and where it was, to be put back.
@@ -194,21 +197,27 @@ class Search {
   }
 
   // The allowances between items live together (the input dies where the output is made, in
-  // the output's first section), each input once per output with the largest allowance, and
-  // only those that let the input start below the output's end.
+  // the output's first section): for each input the first allowance naming it, as VerifyPlan
+  // reads them, and only if it lets the input start below the output's end. An allowance
+  // beyond the output's bytes would let the input start below the output, which this search
+  // never tries: it narrows the search (no proof then), never the plans' validity.
   void BuildLifts() {
     lifts_.assign(items_.size(), {});
     section_lifts_.assign(floor_.size(), {});
     for (size_t k = 0; k < items_.size(); ++k) {
       const BufferRequest& out = requests_[static_cast<size_t>(items_[k].request)];
+      std::vector<int32_t> named;
       for (const OverlapAllowance& allowance : out.may_overlap) {
         if (!UsableAllowance(requests_, out, allowance)) continue;
+        if (std::find(named.begin(), named.end(), allowance.input) != named.end()) continue;
+        named.push_back(allowance.input);
+        narrowed_ |= allowance.max_bytes > out.bytes;
         const int32_t in = item_of_[static_cast<size_t>(allowance.input)];
         // The input may begin at the output's offset + bytes - allowance, an aligned offset.
         const int64_t gap = out.bytes - std::clamp<int64_t>(allowance.max_bytes, 0, out.bytes);
         const int64_t lift = (gap + alignment_ - 1) / alignment_;
         if (lift >= items_[k].units) continue;
-        AddLift({static_cast<int32_t>(k), in, lift, items_[k].units - lift});
+        lifts_[k].push_back({static_cast<int32_t>(k), in, lift, items_[k].units - lift});
       }
     }
     for (const std::vector<Lift>& lifts : lifts_) {
@@ -216,15 +225,6 @@ class Search {
         section_lifts_[static_cast<size_t>(items_[static_cast<size_t>(lift.out)].lo)].push_back(
             lift);
     }
-  }
-
-  void AddLift(const Lift& lift) {
-    for (Lift& known : lifts_[static_cast<size_t>(lift.out)]) {
-      if (known.in != lift.in) continue;
-      if (lift.lift < known.lift) known = lift;
-      return;
-    }
-    lifts_[static_cast<size_t>(lift.out)].push_back(lift);
   }
 
   // The lift of item `in` over item `out` (out's units when there is none).
@@ -509,6 +509,7 @@ class Search {
   bool stopped_ = false, exhausted_ = false;
   int64_t stop_at_work_ = 0;  // the work at which the current decision stops
   int64_t work_ = 0;
+  bool narrowed_ = false;
   int64_t next_clock_ = kClockEvery;  // the work at which to look at the clock again
   int64_t nodes_ = 0;
   std::chrono::steady_clock::time_point start_time_;
@@ -553,7 +554,7 @@ ExactOutcome PlaceExactly(std::span<const BufferRequest> requests, const ExactLi
     if (limits.capacity > 0) break;
     low = cap + 1;
   }
-  outcome.complete = proven && !search.exhausted();
+  outcome.complete = proven && !search.exhausted() && !search.narrowed();
   outcome.nodes = search.nodes();
   outcome.work = search.work();
   return outcome;

@@ -186,6 +186,25 @@ TEST(ExactPlacer, StartsFromTheIncumbentAndKeepsTheAlignment) {
   EXPECT_TRUE(VerifyPlan(requests, *out.plan).ok());
 }
 
+// Found by review: an output naming its input twice is read as VerifyPlan reads it (the first
+// allowance), and an allowance beyond the output's bytes (the input may start below the
+// output, which the search never tries) gives a valid plan but no proof.
+TEST(ExactPlacer, ReadsAllowancesAsTheVerifierDoes) {
+  std::vector<BufferRequest> twice = {Buffer(0, 0, 1, 16, 16), Buffer(1, 1, 2, 16, 16)};
+  twice[1].may_overlap = {{0, 0}, {0, 16}};
+  const ExactOutcome first = PlaceExactly(twice, {});
+  ASSERT_TRUE(first.plan && first.complete);
+  EXPECT_EQ(first.plan->arena_bytes, 32);
+  EXPECT_TRUE(VerifyPlan(twice, *first.plan).ok());
+  std::vector<BufferRequest> beyond = {Buffer(0, 0, 1, 48, 16), Buffer(1, 1, 2, 16, 16)};
+  beyond[1].may_overlap = {{0, 48}};
+  const ExactOutcome inside = PlaceExactly(beyond, {});
+  ASSERT_TRUE(inside.plan.has_value());
+  EXPECT_EQ(inside.plan->arena_bytes, 48);
+  EXPECT_TRUE(VerifyPlan(beyond, *inside.plan).ok());
+  EXPECT_FALSE(inside.complete);
+}
+
 TEST(ExactPlacer, DeclinesWhatItDoesNotModel) {
   std::vector<BufferRequest> requests = {Buffer(0, 0, 1, 10), Buffer(1, 1, 2, 10)};
   requests[1].fixed_offset = 0;
