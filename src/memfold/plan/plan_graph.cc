@@ -81,6 +81,20 @@ bool SearchMayStartFrom(std::string_view name) {
   return row.ok() && (*row)->ordered;
 }
 
+// Replaces gp's plan by `plan` of the requests `live` (a smaller one a search found) once it
+// verifies; `source` names the search for the error, which would be a memfold bug.
+Status Adopt(std::string_view source, const Liveness& live, Plan plan, GraphPlan* gp) {
+  if (Status verified = VerifyPlan(live.requests, plan); !verified.ok()) {
+    return Status::Error(
+        "the " + std::string(source) +
+        " produced an invalid plan (a memfold bug, please report): " + verified.message());
+  }
+  gp->plan = std::move(plan);
+  if (&gp->liveness != &live) gp->liveness = live;
+  gp->peak_time = PeakTime(gp->liveness, gp->plan);
+  return Status::Ok();
+}
+
 // RefinePlan on the liveness with algorithmic overlap allowances `live` of the planned graph.
 Status Refine(const Liveness& overlapping, GraphPlan* gp) {
   // Enough moves to reach the bound on every zoo model's split graph; about 1 s of neighbour
@@ -98,17 +112,8 @@ Status Refine(const Liveness& overlapping, GraphPlan* gp) {
   std::optional<Plan> found = SearchPlacementOrder(live.requests, std::move(order), floor, kBudget,
                                                    std::string(kSearchPlanner));
   if (!found || found->arena_bytes >= gp->plan.arena_bytes) return Status::Ok();
-  Plan searched = std::move(found).value();
-  if (Status verified = VerifyPlan(live.requests, searched); !verified.ok()) {
-    return Status::Error(
-        "the placement-order search produced an invalid plan (a memfold bug, "
-        "please report): " +
-        verified.message());
-  }
-  gp->plan = std::move(searched);
+  MF_RETURN_IF_ERROR(Adopt("placement-order search", live, std::move(found).value(), gp));
   gp->lower_bound = LowerBoundWithOverlaps(live.requests);
-  gp->liveness = live;
-  gp->peak_time = PeakTime(gp->liveness, gp->plan);
   return Status::Ok();
 }
 
@@ -122,15 +127,7 @@ Status ProvePlan(GraphPlan* gp, double seconds) {
       requests, {.seconds = seconds, .wall_seconds = kProveWallSeconds, .start = gp->plan.offsets});
   gp->optimal = settled.optimal;
   if (settled.plan.arena_bytes >= gp->plan.arena_bytes) return Status::Ok();
-  if (Status verified = VerifyPlan(requests, settled.plan); !verified.ok()) {
-    return Status::Error(
-        "the placement portfolio produced an invalid plan (a memfold bug, "
-        "please report): " +
-        verified.message());
-  }
-  gp->plan = std::move(settled.plan);
-  gp->peak_time = PeakTime(gp->liveness, gp->plan);
-  return Status::Ok();
+  return Adopt("placement portfolio", gp->liveness, std::move(settled.plan), gp);
 }
 
 Status RefinePlan(const Graph& graph, GraphPlan* gp) {
