@@ -15,6 +15,8 @@ packages=(
   libflatbuffers-dev
   libopenblas-dev
   libssl-dev
+  libonnx-dev         # ONNX's protobuf message classes (the ONNX reader)
+  libprotobuf-dev     # protobuf, which parses them
   clang               # the libFuzzer build (make fuzz)
   libclang-rt-14-dev  # libFuzzer, ASan and UBSan runtimes for clang
   chromium            # renders the HTML report in a test (headless screenshot)

@@ -1,10 +1,12 @@
 #include "memfold/pipeline/model_loader.h"
 
+#include <cstring>
 #include <filesystem>
 #include <new>
 
 #include "memfold/io/tflite_reader.h"
 #include "memfold/ir/verify.h"
+#include "memfold/onnx/onnx_reader.h"
 #include "memfold/ops/registry.h"
 #include "memfold/zoo/zoo.h"
 
@@ -35,6 +37,11 @@ Result<Graph> BuildZoo(const std::string& model, std::string_view spec) {
 }  // namespace
 
 Result<Graph> LoadTflite(Bytes file, const std::string& label) {
+  const bool tflite_identifier = file.size() >= 8 && std::memcmp(file.data() + 4, "TFL3", 4) == 0;
+  if (!tflite_identifier && LooksLikeOnnx(file)) {
+    MF_ASSIGN_OR_RETURN(Graph graph, ParseOnnx(file, label));
+    return Checked(std::move(graph), label);
+  }
   MF_ASSIGN_OR_RETURN(TfliteModel tflite, ParseTflite(std::move(file), label));
   return Checked(std::move(tflite.graph), label);
 }
@@ -46,8 +53,8 @@ Result<Graph> LoadModel(const std::string& model) {
   std::error_code error;
   const std::filesystem::file_status status = std::filesystem::status(model, error);
   if (!std::filesystem::exists(status)) {
-    return Status::Error(model +
-                         ": no such file; give a .tflite path or zoo:NAME (see `memfold zoo`)");
+    return Status::Error(
+        model + ": no such file; give a .tflite or .onnx path, or zoo:NAME (see `memfold zoo`)");
   }
   if (std::filesystem::is_directory(status)) {
     return Status::Error(model + ": is a directory; give a .tflite file in it, or zoo:NAME");
@@ -56,6 +63,10 @@ Result<Graph> LoadModel(const std::string& model) {
     return Status::Error(model +
                          ": is not a regular file (a device, pipe or socket); give a "
                          ".tflite file, or zoo:NAME");
+  }
+  if (IsOnnxPath(model)) {
+    MF_ASSIGN_OR_RETURN(Graph graph, ReadOnnxFile(model));
+    return Checked(std::move(graph), model);
   }
   MF_ASSIGN_OR_RETURN(TfliteModel tflite, ReadTfliteFile(model));
   return Checked(std::move(tflite.graph), model);

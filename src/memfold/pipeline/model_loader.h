@@ -1,6 +1,6 @@
 // Loads a model named the way the CLI names it: "zoo:NAME[,key=value...]" builds a reference
-// model, anything else is read as a .tflite file. The result is verified (structure and,
-// for every op memfold knows, shapes). O(model size).
+// model, a path ending in .onnx is read as an ONNX model, anything else as a .tflite file. The
+// result is verified (structure and, for every op memfold knows, shapes). O(model size).
 //
 // Every error is one line that starts with the model's name or path. A model whose weights do
 // not fit in this machine's memory is an error too ("needs more memory than ..."), not a crash.
@@ -15,8 +15,9 @@ namespace memfold {
 
 Result<Graph> LoadModel(const std::string& model);
 
-// The .tflite part of LoadModel for bytes already in memory (`label` names them in messages):
-// parse, then the same shape and structure checks.
+// The file part of LoadModel for bytes already in memory (`label` names them in messages):
+// ONNX when the bytes start as ONNX files do and carry no TFL3 identifier, else TFLite; then
+// the same shape and structure checks.
 Result<Graph> LoadTflite(Bytes file, const std::string& label);
 
 }  // namespace memfold

@@ -1,0 +1,77 @@
+"""ONNX models exported from PyTorch run in memfold's planned arena and in ONNX Runtime from the
+same input, and agree; the planned run equals memfold's unplanned run read by read.
+
+Tolerance: float32 results differ from ONNX Runtime's only by summation order (its MLAS
+kernels block and vectorise the dot products; memfold's follow TFLite's loops) and by batch
+norm folded into a scale and shift at import, so each output is compared within a few float32
+roundings of its magnitude: |memfold - ort| <= 1e-5 * max(1, max |ort|)."""
+import json
+import os
+import subprocess
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+
+import memfold
+import onnx_models
+
+MEMFOLD = os.environ.get("MEMFOLD_BINARY", "memfold")
+
+
+def _cli(*args):
+    done = subprocess.run([MEMFOLD, *map(str, args)], capture_output=True, text=True, timeout=120)
+    return done.returncode, done.stdout, done.stderr
+
+
+def _ort_outputs(path, x):
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    return session.run(None, {session.get_inputs()[0].name: x})
+
+
+def _memfold_outputs(result, reference):
+    return [np.frombuffer(o["data"], dtype=r.dtype).reshape(r.shape)
+            for o, r in zip(result["outputs"], reference)]
+
+
+def _check_against_ort(path, x, planner):
+    reference = _ort_outputs(path, x)
+    result = memfold.run(str(path), planner=planner, inputs=[x.tobytes()])
+    assert result["identical_to_unplanned"], result["first_difference"]
+    assert result["values_checked"] > 0
+    outputs = _memfold_outputs(result, reference)
+    assert [list(o.shape) for o in outputs] == [list(o["shape"]) for o in result["outputs"]]
+    for got, want in zip(outputs, reference):
+        scale = max(1.0, float(np.abs(want).max()))
+        assert np.abs(got - want).max() <= 1e-5 * scale
+    return result
+
+
+@pytest.mark.parametrize("name", sorted(onnx_models.MODELS))
+def test_exported_model_matches_onnx_runtime(name, tmp_path):
+    path = tmp_path / f"{name}.onnx"
+    x = onnx_models.export(name, path).numpy()
+    result = _check_against_ort(path, x, "best")
+    naive = memfold.plan(str(path), planner="naive").arena_bytes
+    assert result["arena_bytes"] < naive
+
+
+@pytest.mark.parametrize("name", ["resnet", "transformer"])
+def test_torchscript_exporter_output_matches_onnx_runtime(name, tmp_path):
+    # The TorchScript exporter leaves shape arithmetic (Shape, Gather, Concat, Mod) in the graph;
+    # memfold folds it at import.
+    path = tmp_path / f"{name}.onnx"
+    x = onnx_models.export(name, path, dynamo=False, opset=14).numpy()
+    _check_against_ort(path, x, "diagonal")
+
+
+def test_window_layout_costs_no_transpose_inside_the_network(tmp_path):
+    # Convolutions, pools, batch norm, residual adds and the global pool all stay channels-last:
+    # the only transpose is the one of the NCHW input.
+    path = tmp_path / "resnet.onnx"
+    onnx_models.export("resnet", path)
+    code, out, err = _cli("inspect", path, "--json")
+    assert code == 0, err
+    histogram = json.loads(out)["op_histogram"]
+    assert histogram.get("transpose") == 1
+    assert histogram["conv2d"] == 9 and "relu" not in histogram  # fused into the convolutions and adds

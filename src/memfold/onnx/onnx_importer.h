@@ -1,0 +1,147 @@
+// The state of one ONNX import and the operations every operator's converter is written in
+// (onnx_ops.cc holds the converters, onnx_reader.cc drives them).
+//
+// Layout. ONNX images are NCHW; memfold's window kernels (TFLite's) are NHWC. Each ONNX tensor
+// is bound to a memfold value that holds it either as it is ("plain") or channels-last: rank
+// >= 3 with axis 1 moved to the end. Window operators produce channels-last values, elementwise
+// operators, pools, reductions, concatenations and softmax over channels keep them, and only an
+// operator that needs ONNX's order (a reshape, a matmul, a graph output) gets a transpose, made
+// once per value. A channels-last value whose spatial dimensions are all 1 needs no transpose:
+// its bytes are already in ONNX order, and a reshape views them.
+//
+// Constants. Every operator whose inputs are all constants is evaluated at import (the file's
+// shapes are static, so shape computations such as Shape -> Gather -> Concat -> Reshape fold
+// away): by memfold's own kernel when it has one for the type, else, for elementwise
+// arithmetic, in double precision (exact for the integers of shape arithmetic).
+//
+// Complexity: O(file size) plus the folded operators' work.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "memfold/base/status.h"
+#include "memfold/ir/graph.h"
+#include "onnx/onnx_pb.h"
+
+namespace memfold::onnx_import {
+
+// An ONNX tensor as memfold holds it.
+struct Tensor {
+  ValueId id = kNoValue;
+  bool channels_last = false;
+};
+
+class Importer {
+ public:
+  Importer(Graph* graph, std::string label, int64_t opset);
+
+  // --- the node being converted
+  void Begin(const onnx::NodeProto& node, int index);
+  const onnx::NodeProto& node() const { return *node_; }
+  int64_t opset() const { return opset_; }
+  // A message naming the file and the node: "m.onnx: node 12 (Conv \"conv1\"): WHAT".
+  Status Error(const std::string& what) const;
+
+  // --- inputs
+  int num_inputs() const { return node_->input_size(); }
+  bool HasInput(int k) const;
+  Result<Tensor> Input(int k) const;
+  const Value& ValueOf(Tensor t) const { return graph_->value(t.id); }
+  // The tensor's shape in ONNX's axis order.
+  Shape OnnxShape(Tensor t) const;
+  int Rank(Tensor t) const { return static_cast<int>(ValueOf(t).shape.size()); }
+  bool IsConstant(Tensor t) const { return ValueOf(t).is_constant(); }
+  // A constant's elements as integers (any integer or float type) or as doubles; an error
+  // naming `what` when the tensor is computed.
+  Result<std::vector<int64_t>> ConstInts(Tensor t, const std::string& what) const;
+  Result<std::vector<double>> ConstDoubles(Tensor t, const std::string& what) const;
+
+  // --- attributes
+  const onnx::AttributeProto* Attr(std::string_view name) const;
+  int64_t Int(std::string_view name, int64_t fallback) const;
+  double Float(std::string_view name, double fallback) const;
+  std::string Str(std::string_view name, std::string fallback) const;
+  std::vector<int64_t> Ints(std::string_view name, std::vector<int64_t> fallback = {}) const;
+
+  // --- layout
+  // The tensor in ONNX's order: a transpose (or a reshape, for 1x1 spatial) when it is held
+  // channels-last; made once per value.
+  Result<ValueId> Plain(Tensor t);
+  // The tensor channels-last, after reshaping it to `rank` (leading 1s) when it has fewer
+  // axes; `rank` 0 keeps its own. Precondition: the (padded) rank is >= 3.
+  Result<ValueId> ChannelsLast(Tensor t, int rank = 0);
+  // Where ONNX axis `axis` (may be negative) of a tensor of rank `rank` lies in its memfold
+  // value; an error when it is out of range.
+  Result<int64_t> Axis(int64_t axis, int rank, bool channels_last) const;
+
+  // --- emitting
+  // Adds a memfold node (folded to a constant when its inputs are all constants) and returns
+  // its outputs.
+  Result<std::vector<ValueId>> EmitAll(std::string_view op, std::vector<ValueId> inputs,
+                                       Attrs attrs = {});
+  Result<ValueId> Emit(std::string_view op, std::vector<ValueId> inputs, Attrs attrs = {});
+  ValueId Constant(DType dtype, Shape shape, Bytes bytes, const std::string& name = "");
+  ValueId FloatConstant(Shape shape, const std::vector<float>& values);
+  // Binds output `k` of the node to a value; checks its shape against any the file states.
+  Status Output(int k, ValueId v, bool channels_last = false);
+  // The node's unknown operator as an opaque node of the file's output shapes.
+  Status Opaque(const std::string& why);
+  // Fuses `activation` ("relu", "relu6") into the node that computes the node's input 0 (a
+  // convolution, fully-connected layer or elementwise add, sub or mul without one), as TFLite's
+  // converter does, when nothing else reads that value; false when it cannot.
+  bool FuseActivation(Tensor x, const std::string& activation);
+
+  // --- the reader's side
+  Status BindName(const std::string& name, Tensor t);
+  std::optional<Tensor> Find(const std::string& name) const;
+  // Shapes and types the file states for values (graph outputs and value_info), fully static.
+  void StateType(const std::string& name, DType dtype, Shape shape);
+  // How many node inputs and graph outputs read each name.
+  void CountUses(std::map<std::string, int, std::less<>> uses) { uses_ = std::move(uses); }
+  int Uses(const std::string& name) const;
+  Graph& graph() { return *graph_; }
+
+ private:
+  Result<std::vector<ValueId>> Fold(std::string_view op, const std::vector<ValueId>& inputs,
+                                    const Attrs& attrs);
+  std::string NodeLabel() const;
+  std::string NodeName() const;  // the ONNX node's name, or "TYPE_INDEX" when it has none
+
+  Graph* graph_;
+  std::string label_;
+  int64_t opset_;
+  const onnx::NodeProto* node_ = nullptr;
+  int index_ = 0;
+  ValueId first_new_value_ = 0;  // values and nodes made while converting the node
+  NodeId first_new_node_ = 0;
+  std::map<std::string, int, std::less<>> uses_;
+  std::map<ValueId, int> bindings_;  // how many names each value is bound to
+  std::map<std::string, Tensor, std::less<>> names_;
+  std::map<std::string, std::pair<DType, Shape>, std::less<>> stated_;
+  std::map<ValueId, ValueId> plain_of_;          // channels-last value -> its plain copy
+  std::map<ValueId, ValueId> channels_last_of_;  // plain value -> its channels-last copy
+};
+
+// An initializer's or a Constant's tensor: its value (name, type, shape) and its data in memfold's
+// little-endian layout; an error naming `where` for types memfold does not store, external or
+// segmented data, or data that does not match the dimensions. External data is read from
+// `directory` (empty: an error).
+Result<std::pair<Value, Bytes>> TensorOfProto(const onnx::TensorProto& t, const std::string& where,
+                                              const std::string& directory = "");
+
+// ONNX's element type code -> memfold's, or nullopt for a type memfold has no storage for.
+std::optional<DType> DTypeOfOnnx(int32_t onnx_type);
+
+// The node's converter: reads its inputs and attributes through the importer and binds its
+// outputs.
+using Converter = Status (*)(Importer& im);
+// The converter of an ONNX operator of the default domain, or null when memfold has none.
+Converter FindConverter(std::string_view op_type);
+// Every operator type memfold converts, sorted.
+std::vector<std::string_view> ConvertedOperators();
+
+}  // namespace memfold::onnx_import
