@@ -77,7 +77,8 @@ SANITIZE_FIGURES := ^PlannerGolden|^SplitGolden\.|^PatchBest\.|^Cli\.StreamInput
 # architecture and kernels as vww_96_int8's row, which stays (50 s each there).
 SANITIZE_SKIP := $(SANITIZE_FIGURES)|^PlanMutation\.CheckedExecutionCatches|inception_v3|^EveryModel/Best\..*/(person_detect|vww_96_float|vww)$$
 
-# The TFLite fuzzer (fuzz/tflite_reader_fuzz.cc), built in the sanitizer tree, for FUZZ_SECONDS,
+# The model-file fuzzer (fuzz/tflite_reader_fuzz.cc; TFLite and ONNX seeds, the loader tells them
+# apart by their bytes), built in the sanitizer tree, for FUZZ_SECONDS,
 # starting from the checked-in corpus; new inputs go to $(FUZZ_BUILD)/corpus, a crash to
 # $(FUZZ_BUILD)/crash-* and fails. Only the fuzzer is built (the seed writer,
 # tflite_fuzz_seeds, when asked for).
@@ -88,7 +89,7 @@ fuzz: fuzz-build
 	mkdir -p $(FUZZ_BUILD)/corpus
 	$(FUZZ_BUILD)/tflite_reader_fuzz -max_total_time=$(FUZZ_SECONDS) -timeout=20 -rss_limit_mb=4096 \
 	  -max_len=65536 -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD)/ \
-	  $(FUZZ_BUILD)/corpus $(FUZZ_CORPUS)
+	  $(FUZZ_BUILD)/corpus $(FUZZ_CORPUS) tests/fuzz_corpus/onnx
 
 # Folds what the fuzzer found into the checked-in corpus, minimised (-merge=1 keeps only inputs
 # that add coverage).

@@ -1,6 +1,7 @@
-// The one entry the TFLite fuzzer (tflite_reader_fuzz.cc) and the corpus replay test
+// The one entry the model-file fuzzer (tflite_reader_fuzz.cc) and the corpus replay test
 // (tests/fuzz_replay_test.cc) share: a byte string goes through what `memfold plan` and
-// `memfold run` do with a .tflite file, and every invariant memfold promises is checked.
+// `memfold run` do with a model file (LoadTflite reads bytes that start as ONNX files do with the
+// ONNX reader, others with the TFLite reader), and every invariant memfold promises is checked.
 //
 // 1. Load (LoadTflite: parse, shape checks, structure checks). A rejection is fine, provided
 //    its message has the contract's form: one line starting with the file's label.

@@ -1,8 +1,8 @@
 // The fuzz corpus (tests/fuzz_corpus/tflite: the seeds of fuzz/seed_graphs.h merged with what
-// tflite_reader_fuzz found) replayed through the fuzzer's own entry, compiled with GCC: every
-// file must load and be rejected with a well-formed message, or plan (and, when small, run)
-// with every invariant holding. A file that once crashed memfold stays here as a regression
-// test.
+// tflite_reader_fuzz found; tests/fuzz_corpus/onnx: scripts/onnx_fuzz_seeds.py's models) replayed
+// through the fuzzer's own entry, compiled with GCC: every file must load and be rejected with a
+// well-formed message, or plan (and, when small, run) with every invariant holding. A file that
+// once crashed memfold stays here as a regression test.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -32,11 +32,17 @@ std::vector<uint8_t> ReadBytes(const fs::path& path) {
 }
 
 TEST(FuzzReplay, EveryCorpusFileRunsCleanly) {
-  const fs::path corpus = fs::path(MEMFOLD_FUZZ_CORPUS) / "tflite";
-  ASSERT_TRUE(fs::is_directory(corpus)) << corpus;
   std::map<Stage, int> reached;
   int64_t total_bytes = 0;
-  for (const fs::directory_entry& entry : fs::directory_iterator(corpus)) {
+  std::vector<fs::path> files;
+  for (const char* format : {"tflite", "onnx"}) {
+    const fs::path corpus = fs::path(MEMFOLD_FUZZ_CORPUS) / format;
+    ASSERT_TRUE(fs::is_directory(corpus)) << corpus;
+    for (const fs::directory_entry& entry : fs::directory_iterator(corpus))
+      files.push_back(entry.path());
+  }
+  for (const fs::path& file : files) {
+    const fs::directory_entry entry(file);
     const std::vector<uint8_t> bytes = ReadBytes(entry.path());
     total_bytes += static_cast<int64_t>(bytes.size());
     const Result<Stage> stage = RunTfliteInput(bytes);

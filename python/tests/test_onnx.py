@@ -75,3 +75,41 @@ def test_window_layout_costs_no_transpose_inside_the_network(tmp_path):
     histogram = json.loads(out)["op_histogram"]
     assert histogram.get("transpose") == 1
     assert histogram["conv2d"] == 9 and "relu" not in histogram  # fused into the convolutions and adds
+
+
+CORPUS = os.path.join(os.path.dirname(__file__), "..", "..", "tests", "fuzz_corpus", "onnx")
+
+
+@pytest.mark.parametrize("seed", sorted(f for f in os.listdir(CORPUS) if f != "opaque.onnx"))
+def test_written_model_matches_onnx_runtime(seed):
+    # Models written with onnx.helper (scripts/onnx_fuzz_seeds.py): ConvTranspose, Resize, GRU,
+    # depthwise Conv, Clip, BatchNormalization and shape arithmetic as exporters rarely write them.
+    path = os.path.join(CORPUS, seed)
+    session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    shape = session.get_inputs()[0].shape
+    x = np.random.default_rng(1).standard_normal(shape).astype(np.float32)
+    _check_against_ort(path, x, "best")
+
+
+def test_unknown_operator_is_named_and_planned(tmp_path):
+    path = os.path.join(CORPUS, "opaque.onnx")
+    code, out, err = _cli("inspect", path, "--json")
+    assert code == 0, err
+    assert json.loads(out)["op_histogram"]["onnx:Mystery"] == 1
+    code, out, err = _cli("plan", path, "--planner", "diagonal", "--json")
+    assert code == 0, err
+    assert json.loads(out)["verified"]
+    code, _, err = _cli("run", path)
+    assert code == 2 and "onnx:Mystery" in err and "\n" not in err.strip()
+
+
+def test_exported_model_runs_on_the_emulated_cortex_m4(tmp_path):
+    path = tmp_path / "mobilenet_v2.onnx"
+    x = onnx_models.export("mobilenet_v2", path).numpy()
+    result = memfold.compile(str(path), str(tmp_path / "device"), planner="diagonal",
+                             name="mbv2", run=True, inputs=[x.tobytes()])
+    assert result["identical_to_host"]
+    assert result["ram_bytes"] >= result["arena_bytes"]
+    reference = _ort_outputs(path, x)
+    got = _memfold_outputs(result, reference)[0]
+    assert np.abs(got - reference[0]).max() <= 1e-5 * max(1.0, float(np.abs(reference[0]).max()))
