@@ -4,6 +4,7 @@ second and keeps the shapes of its architecture: MobileNet v2 (inverted residual
 convolutions, ReLU6), ResNet (basic blocks, batch norm, max pool), a transformer encoder
 (PyTorch's own nn.TransformerEncoder), a GRU and a U-Net (skip concatenations, transposed
 convolutions and bilinear upsampling)."""
+import numpy as np
 import torch
 from torch import nn
 
@@ -155,3 +156,24 @@ def export(name, path, dynamo=True, opset=None):
         kwargs["opset_version"] = opset
     torch.onnx.export(model, (x,), str(path), **kwargs)
     return x
+
+
+def quantize(float_path, path, x, fmt="QDQ"):
+    """Statically quantises an exported model with ONNX Runtime's quantiser, as users do
+    (int8 activations and per-channel int8 weights, calibrated on noisy copies of `x`), in QDQ
+    form (QuantizeLinear/DequantizeLinear pairs) or the QOperator form (QLinearConv, ...)."""
+    from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantType,
+                                          quantize_static)
+
+    class Calibration(CalibrationDataReader):
+        def __init__(self):
+            rng = np.random.default_rng(0)
+            noisy = [x + 0.1 * rng.standard_normal(x.shape) for _ in range(4)]
+            self.data = [{"x": n.astype(np.float32)} for n in noisy]
+
+        def get_next(self):
+            return self.data.pop() if self.data else None
+
+    quantize_static(str(float_path), str(path), Calibration(),
+                    quant_format=getattr(QuantFormat, fmt), activation_type=QuantType.QInt8,
+                    weight_type=QuantType.QInt8, per_channel=True)

@@ -103,13 +103,51 @@ def test_unknown_operator_is_named_and_planned(tmp_path):
     assert code == 2 and "onnx:Mystery" in err and "\n" not in err.strip()
 
 
-def test_exported_model_runs_on_the_emulated_cortex_m4(tmp_path):
-    path = tmp_path / "mobilenet_v2.onnx"
-    x = onnx_models.export("mobilenet_v2", path).numpy()
-    result = memfold.compile(str(path), str(tmp_path / "device"), planner="diagonal",
-                             name="mbv2", run=True, inputs=[x.tobytes()])
+def test_quantized_export_runs_on_the_emulated_cortex_m4(tmp_path):
+    # PyTorch -> ONNX -> ONNX Runtime's static quantiser -> memfold compile: int8 kernels on the
+    # board, outputs equal to the host's, and to ONNX Runtime's for this model.
+    float_path, path = tmp_path / "mobilenet_v2.onnx", tmp_path / "mobilenet_v2_int8.onnx"
+    x = onnx_models.export("mobilenet_v2", float_path).numpy()
+    onnx_models.quantize(float_path, path, x)
+    result = memfold.compile(str(path), str(tmp_path / "device"), planner="best", name="mbv2",
+                             run=True, inputs=[x.tobytes()])
     assert result["identical_to_host"]
-    assert result["ram_bytes"] >= result["arena_bytes"]
+    assert result["arena_bytes"] <= result["ram_bytes"] <= result["arena_bytes"] + 16384
     reference = _ort_outputs(path, x)
     got = _memfold_outputs(result, reference)[0]
-    assert np.abs(got - reference[0]).max() <= 1e-5 * max(1.0, float(np.abs(reference[0]).max()))
+    assert np.abs(got - reference[0]).max() <= _output_scale(path) * (1 + 1e-5)
+
+
+def _output_scale(path):
+    """The scale of the DequantizeLinear that makes the graph's first output, or None."""
+    import onnx
+    from onnx import numpy_helper
+    model = onnx.load(str(path))
+    constants = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
+    out = model.graph.output[0].name
+    producer = next(n for n in model.graph.node if out in n.output)
+    if producer.op_type != "DequantizeLinear":
+        return None
+    return float(constants[producer.input[1]])
+
+
+@pytest.mark.parametrize("name", sorted(onnx_models.MODELS))
+def test_statically_quantized_model_matches_onnx_runtime(name, tmp_path):
+    # QDQ form from ONNX Runtime's quantiser: memfold folds each DequantizeLinear -> op ->
+    # QuantizeLinear into the op's int8 kernel (TFLite's arithmetic: fixed-point
+    # requantisation, where ONNX Runtime multiplies in float), and runs what stays float
+    # between a dequantize and a quantize. Measured: MobileNet v2 and the GRU equal ONNX
+    # Runtime's outputs exactly, the ResNet within 1 step of the output's scale, the U-Net 2,
+    # the transformer 3 (its attention runs float in memfold, int8 in ONNX Runtime).
+    float_path, path = tmp_path / f"{name}.onnx", tmp_path / f"{name}_int8.onnx"
+    x = onnx_models.export(name, float_path).numpy()
+    onnx_models.quantize(float_path, path, x)
+    reference = _ort_outputs(path, x)
+    result = memfold.run(str(path), planner="best", inputs=[x.tobytes()])
+    assert result["identical_to_unplanned"], result["first_difference"]
+    got = _memfold_outputs(result, reference)[0]
+    step = _output_scale(path)
+    assert step is not None
+    assert np.abs(got - reference[0]).max() <= 4 * step * (1 + 1e-5)
+    if name in ("mobilenet_v2", "resnet", "unet"):  # int8 feature maps: a smaller arena
+        assert result["arena_bytes"] < memfold.plan(str(float_path), planner="best").arena_bytes

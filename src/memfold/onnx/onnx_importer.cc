@@ -93,6 +93,24 @@ std::optional<double> Elementwise(std::string_view op, const std::vector<double>
   return std::nullopt;
 }
 
+// Data movement keeps a quantised tensor's parameters (a transpose moves a per-channel axis).
+void CarryQuantization(std::string_view op, const Attrs& attrs, const Value& in, Value* out) {
+  static constexpr std::string_view kMoves[] = {
+      "transpose", "reshape", "slice", "strided_slice", "split", "gather_axis", "broadcast_to"};
+  if (!in.quant || out->quant || out->dtype != in.dtype ||
+      std::find(std::begin(kMoves), std::end(kMoves), op) == std::end(kMoves))
+    return;
+  Quantization q = *in.quant;
+  if (q.per_channel()) {
+    if (op != "transpose") return;
+    const AttrValue* perm = attrs.Find("perm");
+    if (perm == nullptr) return;
+    const auto& p = std::get<std::vector<int64_t>>(*perm);
+    q.axis = static_cast<int32_t>(std::find(p.begin(), p.end(), q.axis) - p.begin());
+  }
+  out->quant = std::move(q);
+}
+
 }  // namespace
 
 std::optional<DType> DTypeOfOnnx(int32_t onnx_type) {
@@ -144,7 +162,7 @@ Status Importer::Error(const std::string& what) const {
 
 bool Importer::HasInput(int k) const { return k < node_->input_size() && !node_->input(k).empty(); }
 
-Result<Tensor> Importer::Input(int k) const {
+Result<Tensor> Importer::RawInput(int k) const {
   if (!HasInput(k)) return Error("needs input " + std::to_string(k));
   std::optional<Tensor> t = Find(node_->input(k));
   if (!t) {
@@ -153,6 +171,46 @@ Result<Tensor> Importer::Input(int k) const {
                  "topological order)");
   }
   return *t;
+}
+
+Result<Tensor> Importer::Input(int k) {
+  MF_ASSIGN_OR_RETURN(Tensor t, RawInput(k));
+  if (!t.quantized) return t;
+  MF_ASSIGN_OR_RETURN(ValueId real, Dequantized(t));
+  return Tensor{real, t.channels_last, false};
+}
+
+std::optional<Tensor> Importer::QuantizedInput(int k) const {
+  if (!HasInput(k)) return std::nullopt;
+  std::optional<Tensor> t = Find(node_->input(k));
+  if (!t || !t->quantized) return std::nullopt;
+  return t;
+}
+
+Result<ValueId> Importer::Dequantized(Tensor t) {
+  if (auto it = real_of_.find(t.id); it != real_of_.end()) return it->second;
+  const Value& v = ValueOf(t);
+  if (!v.quant) return Error("memfold bug: a quantized tensor without quantisation");
+  ValueId real;
+  if (v.is_constant()) {  // as ONNX's DequantizeLinear: float(q - zero_point) * scale
+    const Quantization q = *v.quant;
+    int64_t inner = 1;
+    for (size_t d = static_cast<size_t>(q.axis) + 1; d < v.shape.size(); ++d) inner *= v.shape[d];
+    std::vector<float> values(static_cast<size_t>(v.elements()));
+    for (int64_t k = 0; k < v.elements(); ++k) {
+      const size_t c = q.per_channel()
+                           ? static_cast<size_t>((k / inner) % v.shape[static_cast<size_t>(q.axis)])
+                           : 0;
+      const double element = ReadElement(v.dtype, *v.data, k);
+      values[static_cast<size_t>(k)] =
+          static_cast<float>(element - static_cast<double>(q.zero_point[c])) * q.scale[c];
+    }
+    real = FloatConstant(v.shape, values);
+  } else {
+    MF_ASSIGN_OR_RETURN(real, Emit("dequantize", {t.id}));
+  }
+  real_of_[t.id] = real;
+  return real;
 }
 
 Shape Importer::OnnxShape(Tensor t) const {
@@ -286,9 +344,15 @@ Result<std::vector<ValueId>> Importer::EmitAll(std::string_view op, std::vector<
   if (all_constant) return Fold(op, inputs, attrs);
   // Helpers are named "NODE/op_k"; Output gives the node computing the result the ONNX name.
   std::string name = NodeName() + "/" + std::string(op) + "_" + std::to_string(graph_->num_nodes());
+  const ValueId first = inputs.empty() ? kNoValue : inputs.front();
+  const Attrs kept = attrs;
   Result<std::vector<ValueId>> outs =
       AddOp(graph_, op, std::move(inputs), std::move(attrs), std::move(name));
   if (!outs.ok()) return Error(outs.status().message());
+  if (first != kNoValue) {
+    for (ValueId out : *outs)
+      CarryQuantization(op, kept, graph_->value(first), &graph_->value(out));
+  }
   return outs;
 }
 
@@ -374,8 +438,11 @@ Result<std::vector<ValueId>> Importer::Fold(std::string_view op, const std::vect
     results.push_back(std::move(bytes));
   }
   std::vector<ValueId> constants;
-  for (size_t k = 0; k < types.size(); ++k)
+  for (size_t k = 0; k < types.size(); ++k) {
     constants.push_back(Constant(types[k].dtype, types[k].shape, std::move(results[k])));
+    if (inputs.front() != kNoValue)
+      CarryQuantization(op, attrs, graph_->value(inputs.front()), &graph_->value(constants.back()));
+  }
   return constants;
 }
 
@@ -412,6 +479,80 @@ Status Importer::Output(int k, ValueId v, bool channels_last) {
   const NodeId producer = graph_->value(v).producer;
   if (producer != kNoNode && producer >= first_new_node_) graph_->node(producer).name = NodeName();
   return BindName(name, t);
+}
+
+Status Importer::OutputQuantized(int k, ValueId v, bool channels_last) {
+  if (k >= node_->output_size() || node_->output(k).empty()) return Status::Ok();
+  return BindName(node_->output(k), {v, channels_last, true});
+}
+
+const onnx::NodeProto* Importer::SoleReader(const std::string& name) const {
+  auto it = readers_.find(name);
+  if (Uses(name) != 1 || it == readers_.end() || it->second.size() != 1) return nullptr;
+  const onnx::NodeProto* reader = it->second.front();
+  const bool default_domain = reader->domain().empty() || reader->domain() == "ai.onnx";
+  return default_domain ? reader : nullptr;
+}
+
+std::optional<QuantizedOutput> Importer::QuantizedConsumer(int k) const {
+  if (k >= node_->output_size() || node_->output(k).empty()) return std::nullopt;
+  QuantizedOutput out;
+  std::string name = node_->output(k);
+  out.real_names.push_back(name);
+  const onnx::NodeProto* reader = SoleReader(name);
+  if (reader == nullptr) return std::nullopt;
+  auto constant = [&](int input) -> std::optional<std::vector<double>> {
+    if (input >= reader->input_size() || reader->input(input).empty()) return std::nullopt;
+    std::optional<Tensor> t = Find(reader->input(input));
+    if (!t || !IsConstant(*t) || t->quantized) return std::nullopt;
+    Result<std::vector<double>> v = ConstDoubles(*t, "a parameter");
+    if (!v.ok()) return std::nullopt;
+    return *v;
+  };
+  if (reader->op_type() == "Relu" || reader->op_type() == "Clip") {
+    const std::optional<std::vector<double>> lo = constant(1), hi = constant(2);
+    if (reader->op_type() == "Relu" || (lo == std::vector<double>{0} && !hi)) {
+      out.activation = "relu";
+    } else if (lo == std::vector<double>{0} && hi == std::vector<double>{6}) {
+      out.activation = "relu6";
+    } else {
+      return std::nullopt;
+    }
+    name = reader->output(0);
+    out.real_names.push_back(name);
+    reader = SoleReader(name);
+    if (reader == nullptr) return std::nullopt;
+  }
+  if (reader->op_type() != "QuantizeLinear" || reader->input_size() < 3) return std::nullopt;
+  const std::optional<std::vector<double>> scale = constant(1), zero = constant(2);
+  std::optional<Tensor> zero_tensor = Find(reader->input(2));
+  if (!scale || !zero || scale->size() != 1 || zero->size() != 1 || !(scale->front() > 0) ||
+      ValueOf(*zero_tensor).dtype != DType::kI8)
+    return std::nullopt;
+  out.quant.scale = {static_cast<float>(scale->front())};
+  out.quant.zero_point = {static_cast<int64_t>(zero->front())};
+  out.quantized_name = reader->output(0);
+  return out;
+}
+
+Status Importer::QuantizedResult(ValueId v, const QuantizedOutput& q, bool channels_last) {
+  Value& value = graph_->value(v);
+  value.quant = q.quant;
+  value.name = q.quantized_name;
+  if (value.producer != kNoNode && value.producer >= first_new_node_)
+    graph_->node(value.producer).name = NodeName();
+  for (const std::string& name : q.real_names) {
+    claimed_.insert(name);
+    MF_RETURN_IF_ERROR(BindName(name, {v, channels_last, true}));
+  }
+  claimed_.insert(q.quantized_name);
+  return BindName(q.quantized_name, {v, channels_last, false});
+}
+
+bool Importer::Claimed(const onnx::NodeProto& node) const {
+  return node.output_size() > 0 &&
+         std::all_of(node.output().begin(), node.output().end(),
+                     [&](const std::string& o) { return claimed_.count(o) > 0; });
 }
 
 Status Importer::Opaque(const std::string& why) {

@@ -19,6 +19,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,10 +30,24 @@
 
 namespace memfold::onnx_import {
 
-// An ONNX tensor as memfold holds it.
+// An ONNX tensor as memfold holds it. `quantized`: ONNX sees real numbers (a DequantizeLinear's
+// output) and memfold holds their integer form, the value's `quant` saying how; Input() hands
+// such a tensor to a converter as floats (a dequantize, made once), QuantizedInput() as it is.
 struct Tensor {
   ValueId id = kNoValue;
   bool channels_last = false;
+  bool quantized = false;
+};
+
+// Where a node's result is quantised next (QDQ form): the QuantizeLinear that reads it (after
+// an optional Relu or Clip(0, 6), fused as `activation`), its parameters, and the names a
+// quantised result binds.
+struct QuantizedOutput {
+  Quantization quant;
+  DType dtype = DType::kI8;
+  std::string activation = "none";
+  std::vector<std::string> real_names;  // the node's own output, and the Relu's
+  std::string quantized_name;           // the QuantizeLinear's output
 };
 
 class Importer {
@@ -49,7 +64,13 @@ class Importer {
   // --- inputs
   int num_inputs() const { return node_->input_size(); }
   bool HasInput(int k) const;
-  Result<Tensor> Input(int k) const;
+  // Input k as real numbers (a quantized tensor is dequantized first, once).
+  Result<Tensor> Input(int k);
+  // Input k in integer form when it is a quantized tensor (the output of a DequantizeLinear),
+  // else nullopt.
+  std::optional<Tensor> QuantizedInput(int k) const;
+  // The tensor bound to input k as it is (for QuantizeLinear and DequantizeLinear themselves).
+  Result<Tensor> RawInput(int k) const;
   const Value& ValueOf(Tensor t) const { return graph_->value(t.id); }
   // The tensor's shape in ONNX's axis order.
   Shape OnnxShape(Tensor t) const;
@@ -88,6 +109,19 @@ class Importer {
   ValueId FloatConstant(Shape shape, const std::vector<float>& values);
   // Binds output `k` of the node to a value; checks its shape against any the file states.
   Status Output(int k, ValueId v, bool channels_last = false);
+  // Binds output `k` to a quantized tensor: ONNX sees its real numbers, memfold holds `v`.
+  Status OutputQuantized(int k, ValueId v, bool channels_last);
+  // QDQ: where output `k` is quantised next, when its only reader is a QuantizeLinear of
+  // constant parameters (through at most one Relu or Clip(0, 6)); nullopt otherwise.
+  std::optional<QuantizedOutput> QuantizedConsumer(int k) const;
+  // Binds an integer result computed for `q`: the QuantizeLinear's output to it, and the real
+  // outputs it stands for to it as quantized tensors; the value takes q's quantisation.
+  Status QuantizedResult(ValueId v, const QuantizedOutput& q, bool channels_last);
+  // The real values of a quantized tensor: a dequantize node, or for a constant its real data.
+  Result<ValueId> Dequantized(Tensor t);
+  // Whether every output of `node` was bound by an earlier node's quantized result (a Relu or
+  // QuantizeLinear folded into it), so the reader skips it.
+  bool Claimed(const onnx::NodeProto& node) const;
   // The node's unknown operator as an opaque node of the file's output shapes.
   Status Opaque(const std::string& why);
   // Fuses `activation` ("relu", "relu6") into the node that computes the node's input 0 (a
@@ -100,8 +134,12 @@ class Importer {
   std::optional<Tensor> Find(const std::string& name) const;
   // Shapes and types the file states for values (graph outputs and value_info), fully static.
   void StateType(const std::string& name, DType dtype, Shape shape);
-  // How many node inputs and graph outputs read each name.
-  void CountUses(std::map<std::string, int, std::less<>> uses) { uses_ = std::move(uses); }
+  // How many node inputs and graph outputs read each name, and which nodes read it.
+  void CountUses(std::map<std::string, int, std::less<>> uses,
+                 std::map<std::string, std::vector<const onnx::NodeProto*>, std::less<>> readers) {
+    uses_ = std::move(uses);
+    readers_ = std::move(readers);
+  }
   int Uses(const std::string& name) const;
   Graph& graph() { return *graph_; }
 
@@ -110,6 +148,8 @@ class Importer {
                                     const Attrs& attrs);
   std::string NodeLabel() const;
   std::string NodeName() const;  // the ONNX node's name, or "TYPE_INDEX" when it has none
+  // The one node that reads `name` (nothing else, not a graph output), of the default domain.
+  const onnx::NodeProto* SoleReader(const std::string& name) const;
 
   Graph* graph_;
   std::string label_;
@@ -119,6 +159,9 @@ class Importer {
   ValueId first_new_value_ = 0;  // values and nodes made while converting the node
   NodeId first_new_node_ = 0;
   std::map<std::string, int, std::less<>> uses_;
+  std::map<std::string, std::vector<const onnx::NodeProto*>, std::less<>> readers_;
+  std::map<ValueId, ValueId> real_of_;  // quantized value -> its dequantized copy
+  std::set<std::string, std::less<>> claimed_;
   std::map<ValueId, int> bindings_;  // how many names each value is bound to
   std::map<std::string, Tensor, std::less<>> names_;
   std::map<std::string, std::pair<DType, Shape>, std::less<>> stated_;

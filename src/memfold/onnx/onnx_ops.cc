@@ -38,6 +38,25 @@ Status PassThrough(Importer& im) {
 
 bool IsScalar(const Importer& im, Tensor t) { return im.ValueOf(t).elements() == 1; }
 
+bool SameQuantization(const Quantization& a, const Quantization& b) {
+  return a.scale == b.scale && a.zero_point == b.zero_point &&
+         (!a.per_channel() || a.axis == b.axis);
+}
+
+// An int8 activation held quantized (a DequantizeLinear's output), or nullopt.
+std::optional<Tensor> Int8Activation(const Importer& im, int k) {
+  std::optional<Tensor> t = im.QuantizedInput(k);
+  if (!t || im.IsConstant(*t) || im.ValueOf(*t).dtype != DType::kI8) return std::nullopt;
+  return t;
+}
+
+// Binds output 0 to a data movement's result: quantized when its input was (moving bytes
+// commutes with dequantizing them).
+Status MovedOutput(Importer& im, ValueId y, bool channels_last, bool quantized) {
+  if (quantized) return im.OutputQuantized(0, y, channels_last);
+  return im.Output(0, y, channels_last);
+}
+
 // Both operands in one layout: channels-last when either is and the result has rank >= 3
 // (one-element operands broadcast as they are), else ONNX's.
 Result<std::vector<ValueId>> Operands(Importer& im, const std::vector<Tensor>& ts,
@@ -61,7 +80,23 @@ Result<std::vector<ValueId>> Operands(Importer& im, const std::vector<Tensor>& t
   return ids;
 }
 
+// QDQ Add of two int8 activations into a QuantizeLinear: the integer add.
+Result<bool> QuantizedAdd(Importer& im) {
+  const std::optional<QuantizedOutput> out = im.QuantizedConsumer(0);
+  const std::optional<Tensor> a = Int8Activation(im, 0), b = Int8Activation(im, 1);
+  if (!out || !a || !b || im.num_inputs() != 2) return false;
+  bool last = false;
+  MF_ASSIGN_OR_RETURN(std::vector<ValueId> ids, Operands(im, {*a, *b}, &last));
+  MF_ASSIGN_OR_RETURN(ValueId y, im.Emit("add", ids, {{"activation", out->activation}}));
+  MF_RETURN_IF_ERROR(im.QuantizedResult(y, *out, last));
+  return true;
+}
+
 Status NaryOp(Importer& im, std::string_view op) {
+  if (op == "add") {
+    MF_ASSIGN_OR_RETURN(bool quantized, QuantizedAdd(im));
+    if (quantized) return Status::Ok();
+  }
   std::vector<Tensor> ts;
   for (int k = 0; k < im.num_inputs(); ++k) {
     MF_ASSIGN_OR_RETURN(Tensor t, im.Input(k));
@@ -232,9 +267,34 @@ Attrs WindowAttrs(const Window& w) {
           {"pads", w.pads}};
 }
 
+// The integer operands of a QDQ layer: an int8 activation, int8 weights with zero points 0
+// (per tensor or per channel along `weight_axis` of the ONNX weights) and an int32 bias or none.
+// nullopt when the node's inputs are not all of that form.
+struct Int8Operands {
+  Tensor x, w;
+  std::optional<Tensor> bias;
+};
+std::optional<Int8Operands> Int8Inputs(const Importer& im, int weight_axis) {
+  const std::optional<Tensor> x = im.QuantizedInput(0), w = im.QuantizedInput(1);
+  if (!x || !w || im.ValueOf(*x).dtype != DType::kI8 || im.IsConstant(*x) || !im.IsConstant(*w) ||
+      im.ValueOf(*w).dtype != DType::kI8)
+    return std::nullopt;
+  const Quantization& wq = *im.ValueOf(*w).quant;
+  if (std::any_of(wq.zero_point.begin(), wq.zero_point.end(), [](int64_t z) { return z != 0; }) ||
+      (wq.per_channel() && wq.axis != weight_axis))
+    return std::nullopt;
+  Int8Operands ops{*x, *w, std::nullopt};
+  if (im.HasInput(2)) {
+    ops.bias = im.QuantizedInput(2);
+    if (!ops.bias || !im.IsConstant(*ops.bias) || im.ValueOf(*ops.bias).dtype != DType::kI32)
+      return std::nullopt;
+  }
+  return ops;
+}
+
 Status Conv(Importer& im) {
-  MF_ASSIGN_OR_RETURN(Tensor x, im.Input(0));
-  MF_ASSIGN_OR_RETURN(Tensor w, im.Input(1));
+  MF_ASSIGN_OR_RETURN(Tensor x, im.RawInput(0));
+  MF_ASSIGN_OR_RETURN(Tensor w, im.RawInput(1));
   if (im.Rank(x) != 4) return im.Opaque("memfold converts 2-D convolutions (NCHW inputs)");
   if (!im.IsConstant(w)) return im.Opaque("its weights are computed at run time");
   const Shape in = im.OnnxShape(x), ws = im.OnnxShape(w);
@@ -247,16 +307,28 @@ Status Conv(Importer& im) {
                     " input channels in " + std::to_string(group) + " groups");
   // ONNX [O, I/g, kh, kw] -> memfold [O, kh, kw, I/g], or depthwise [1, kh, kw, O].
   const Ints perm = depthwise ? Ints{1, 2, 3, 0} : Ints{0, 2, 3, 1};
+  Attrs attrs = WindowAttrs(win);
+  if (depthwise) attrs.Set("multiplier", ws[0] / in[1]);
+  const std::string_view op = depthwise ? "depthwise_conv2d" : "conv2d";
+  const std::optional<QuantizedOutput> out = im.QuantizedConsumer(0);
+  const std::optional<Int8Operands> q = out ? Int8Inputs(im, 0) : std::nullopt;
+  if (q) {  // QDQ: the integer convolution, requantised into the QuantizeLinear's parameters
+    x = q->x;
+    w = q->w;
+    attrs.Set("activation", out->activation);
+  } else {
+    MF_ASSIGN_OR_RETURN(x, im.Input(0));
+    MF_ASSIGN_OR_RETURN(w, im.Input(1));
+  }
   MF_ASSIGN_OR_RETURN(ValueId filter, im.Emit("transpose", {w.id}, {{"perm", perm}}));
   MF_ASSIGN_OR_RETURN(ValueId input, im.ChannelsLast(x));
   std::vector<ValueId> inputs{input, filter};
   if (im.HasInput(2)) {
-    MF_ASSIGN_OR_RETURN(Tensor b, im.Input(2));
+    MF_ASSIGN_OR_RETURN(Tensor b, q ? Result<Tensor>(*q->bias) : im.Input(2));
     inputs.push_back(b.id);
   }
-  Attrs attrs = WindowAttrs(win);
-  if (depthwise) attrs.Set("multiplier", ws[0] / in[1]);
-  MF_ASSIGN_OR_RETURN(ValueId y, im.Emit(depthwise ? "depthwise_conv2d" : "conv2d", inputs, attrs));
+  MF_ASSIGN_OR_RETURN(ValueId y, im.Emit(op, inputs, attrs));
+  if (q) return im.QuantizedResult(y, *out, true);
   return im.Output(0, y, true);
 }
 
@@ -289,7 +361,7 @@ Status ConvTranspose(Importer& im) {
 }
 
 Status Pool(Importer& im, std::string_view op) {
-  MF_ASSIGN_OR_RETURN(Tensor x, im.Input(0));
+  MF_ASSIGN_OR_RETURN(Tensor x, im.RawInput(0));
   if (im.Rank(x) != 4) return im.Opaque("memfold converts 2-D pooling (NCHW inputs)");
   if (im.node().output_size() > 1 && !im.node().output(1).empty())
     return im.Opaque("memfold does not compute MaxPool's indices");
@@ -308,10 +380,21 @@ Status Pool(Importer& im, std::string_view op) {
       win.pads[2 * d + 1] += extra;
     }
   }
-  MF_ASSIGN_OR_RETURN(ValueId input, im.ChannelsLast(x));
   const bool padded = std::any_of(win.pads.begin(), win.pads.end(), [](int64_t p) { return p; });
-  if (average && padded && im.Int("count_include_pad", 0) != 0) {
-    // Zeros counted in the average: pad explicitly, then pool without padding.
+  const bool count_pads = average && padded && im.Int("count_include_pad", 0) != 0;
+  // int8: a max pool of quantized values is exact; an average pool needs its output quantized
+  // as its input (TFLite's int8 kernel).
+  std::optional<QuantizedOutput> out;
+  bool int8 = Int8Activation(im, 0).has_value() && !count_pads;
+  if (int8 && average) {
+    out = im.QuantizedConsumer(0);
+    int8 = out && SameQuantization(out->quant, *im.ValueOf(x).quant);
+  }
+  if (!int8) {
+    MF_ASSIGN_OR_RETURN(x, im.Input(0));
+  }
+  MF_ASSIGN_OR_RETURN(ValueId input, im.ChannelsLast(x));
+  if (count_pads) {  // zeros counted in the average: pad explicitly, then pool without padding
     const Ints paddings{0, 0, win.pads[0], win.pads[1], win.pads[2], win.pads[3], 0, 0};
     MF_ASSIGN_OR_RETURN(input, im.Emit("pad", {input}, {{"paddings", paddings}}));
     win.pads = {0, 0, 0, 0};
@@ -323,16 +406,25 @@ Status Pool(Importer& im, std::string_view op) {
     if (name != "dilation") pool.Set(name, value);
   }
   MF_ASSIGN_OR_RETURN(ValueId y, im.Emit(op, {input}, pool));
-  return im.Output(0, y, true);
+  if (out && int8) return im.QuantizedResult(y, *out, true);
+  if (int8) im.graph().value(y).quant = im.ValueOf(x).quant;
+  return MovedOutput(im, y, true, int8);
 }
 
 Status GlobalPool(Importer& im, std::string_view op) {
-  MF_ASSIGN_OR_RETURN(Tensor x, im.Input(0));
+  MF_ASSIGN_OR_RETURN(Tensor x, im.RawInput(0));
   if (im.Rank(x) < 3) return im.Error("needs an input of rank >= 3");
+  // int8 mean (TFLite's kernel requantises into the output's parameters)
+  const std::optional<QuantizedOutput> out = op == "mean" ? im.QuantizedConsumer(0) : std::nullopt;
+  const bool int8 = out && Int8Activation(im, 0);
+  if (!int8) {
+    MF_ASSIGN_OR_RETURN(x, im.Input(0));
+  }
   MF_ASSIGN_OR_RETURN(ValueId input, im.ChannelsLast(x));
   Ints axes;
   for (int d = 1; d + 1 < im.Rank(x); ++d) axes.push_back(d);
   MF_ASSIGN_OR_RETURN(ValueId y, im.Emit(op, {input}, {{"axes", axes}, {"keepdims", int64_t{1}}}));
+  if (int8) return im.QuantizedResult(y, *out, true);
   return im.Output(0, y, true);
 }
 
@@ -409,14 +501,15 @@ Status Resize(Importer& im) {
 
 // --- shapes and data movement
 
+// `x` as read by RawInput: a quantized tensor is reshaped in its integer form.
 Status ReshapeTo(Importer& im, Tensor x, const Shape& shape) {
   MF_ASSIGN_OR_RETURN(ValueId input, im.Plain(x));
   MF_ASSIGN_OR_RETURN(ValueId y, im.Emit("reshape", {input}, {{"shape", shape}}));
-  return im.Output(0, y, false);
+  return MovedOutput(im, y, false, x.quantized);
 }
 
 Status Reshape(Importer& im) {
-  MF_ASSIGN_OR_RETURN(Tensor x, im.Input(0));
+  MF_ASSIGN_OR_RETURN(Tensor x, im.RawInput(0));
   MF_ASSIGN_OR_RETURN(Tensor s, im.Input(1));
   MF_ASSIGN_OR_RETURN(Ints shape, im.ConstInts(s, "the shape"));
   const Shape in = im.OnnxShape(x);
@@ -444,7 +537,7 @@ Status Reshape(Importer& im) {
 }
 
 Status Flatten(Importer& im) {
-  MF_ASSIGN_OR_RETURN(Tensor x, im.Input(0));
+  MF_ASSIGN_OR_RETURN(Tensor x, im.RawInput(0));
   const Shape in = im.OnnxShape(x);
   const auto rank = static_cast<int64_t>(in.size());
   int64_t axis = im.Int("axis", 1);
@@ -462,7 +555,7 @@ Result<Ints> AxesOf(Importer& im, int input, int64_t since_opset, const char* wh
 }
 
 Status Squeeze(Importer& im) {
-  MF_ASSIGN_OR_RETURN(Tensor x, im.Input(0));
+  MF_ASSIGN_OR_RETURN(Tensor x, im.RawInput(0));
   MF_ASSIGN_OR_RETURN(Ints axes, AxesOf(im, 1, 13, "the axes"));
   const Shape in = im.OnnxShape(x);
   std::vector<bool> drop(in.size(), axes.empty());
@@ -479,7 +572,7 @@ Status Squeeze(Importer& im) {
 }
 
 Status Unsqueeze(Importer& im) {
-  MF_ASSIGN_OR_RETURN(Tensor x, im.Input(0));
+  MF_ASSIGN_OR_RETURN(Tensor x, im.RawInput(0));
   MF_ASSIGN_OR_RETURN(Ints axes, AxesOf(im, 1, 13, "the axes"));
   const Shape in = im.OnnxShape(x);
   const int rank = static_cast<int>(in.size() + axes.size());
@@ -496,7 +589,7 @@ Status Unsqueeze(Importer& im) {
 }
 
 Status Transpose(Importer& im) {
-  MF_ASSIGN_OR_RETURN(Tensor x, im.Input(0));
+  MF_ASSIGN_OR_RETURN(Tensor x, im.RawInput(0));
   const int rank = im.Rank(x);
   Ints perm = im.Ints("perm");
   if (perm.empty()) {
@@ -510,9 +603,9 @@ Status Transpose(Importer& im) {
   }
   Ints identity(static_cast<size_t>(rank));
   std::iota(identity.begin(), identity.end(), 0);
-  if (memfold_perm == identity) return im.Output(0, x.id, false);
+  if (memfold_perm == identity) return MovedOutput(im, x.id, false, x.quantized);
   MF_ASSIGN_OR_RETURN(ValueId y, im.Emit("transpose", {x.id}, {{"perm", memfold_perm}}));
-  return im.Output(0, y, false);
+  return MovedOutput(im, y, false, x.quantized);
 }
 
 // Inputs of equal rank >= 3 stay channels-last when any is.
@@ -530,19 +623,27 @@ Result<std::vector<ValueId>> SameLayout(Importer& im, const std::vector<Tensor>&
 }
 
 Status Concat(Importer& im) {
+  // Quantized inputs of one quantisation concatenate in their integer form.
+  bool int8 = true;
+  for (int k = 0; k < im.num_inputs() && int8; ++k) {
+    const std::optional<Tensor> t = im.HasInput(k) ? Int8Activation(im, k) : std::nullopt;
+    const std::optional<Tensor> first = Int8Activation(im, 0);
+    int8 = t && first && SameQuantization(*im.ValueOf(*t).quant, *im.ValueOf(*first).quant);
+  }
   std::vector<Tensor> ts;
   for (int k = 0; k < im.num_inputs(); ++k) {
     if (!im.HasInput(k)) continue;
-    MF_ASSIGN_OR_RETURN(Tensor t, im.Input(k));
+    MF_ASSIGN_OR_RETURN(Tensor t, int8 ? im.RawInput(k) : im.Input(k));
     if (im.ValueOf(t).elements() > 0 || im.Rank(t) > 1) ts.push_back(t);
   }
   if (ts.empty()) return im.Error("has no inputs");
   bool last = false;
   MF_ASSIGN_OR_RETURN(std::vector<ValueId> ids, SameLayout(im, ts, &last));
   MF_ASSIGN_OR_RETURN(int64_t axis, im.Axis(im.Int("axis", 0), im.Rank(ts.front()), last));
-  if (ids.size() == 1) return im.Output(0, ids.front(), last);
+  if (ids.size() == 1) return MovedOutput(im, ids.front(), last, int8);
   MF_ASSIGN_OR_RETURN(ValueId y, im.Emit("concat", ids, {{"axis", axis}}));
-  return im.Output(0, y, last);
+  if (int8) im.graph().value(y).quant = im.ValueOf(ts.front()).quant;
+  return MovedOutput(im, y, last, int8);
 }
 
 Status Split(Importer& im) {
@@ -906,7 +1007,30 @@ Result<ValueId> Dense(Importer& im, ValueId x, Tensor w, bool transposed, double
   return im.Emit("fully_connected", inputs, {{"keep_num_dims", int64_t{1}}});
 }
 
+// QDQ Gemm/MatMul of constant int8 weights: the integer fully-connected layer. `transposed`:
+// the ONNX weights are [N, K] (Gemm's transB), else [K, N].
+Result<bool> QuantizedDense(Importer& im, bool transposed) {
+  const std::optional<QuantizedOutput> out = im.QuantizedConsumer(0);
+  if (!out) return false;
+  const std::optional<Int8Operands> q = Int8Inputs(im, transposed ? 0 : 1);
+  if (!q || im.Rank(q->w) != 2 || im.Rank(q->x) < 2) return false;
+  MF_ASSIGN_OR_RETURN(ValueId x, im.Plain(q->x));
+  ValueId w = q->w.id;
+  if (!transposed) {
+    MF_ASSIGN_OR_RETURN(w, im.Emit("transpose", {w}, {{"perm", Ints{1, 0}}}));
+  }
+  std::vector<ValueId> inputs{x, w};
+  if (q->bias) inputs.push_back(q->bias->id);
+  MF_ASSIGN_OR_RETURN(ValueId y,
+                      im.Emit("fully_connected", inputs,
+                              {{"keep_num_dims", int64_t{1}}, {"activation", out->activation}}));
+  MF_RETURN_IF_ERROR(im.QuantizedResult(y, *out, false));
+  return true;
+}
+
 Status MatMul(Importer& im) {
+  MF_ASSIGN_OR_RETURN(bool quantized, QuantizedDense(im, false));
+  if (quantized) return Status::Ok();
   MF_ASSIGN_OR_RETURN(Tensor a, im.Input(0));
   MF_ASSIGN_OR_RETURN(Tensor b, im.Input(1));
   if (im.Rank(a) < 2 || im.Rank(b) < 2)
@@ -923,6 +1047,10 @@ Status MatMul(Importer& im) {
 }
 
 Status Gemm(Importer& im) {
+  if (im.Int("transA", 0) == 0 && im.Float("alpha", 1.0) == 1.0 && im.Float("beta", 1.0) == 1.0) {
+    MF_ASSIGN_OR_RETURN(bool quantized, QuantizedDense(im, im.Int("transB", 0) != 0));
+    if (quantized) return Status::Ok();
+  }
   MF_ASSIGN_OR_RETURN(Tensor a, im.Input(0));
   MF_ASSIGN_OR_RETURN(Tensor b, im.Input(1));
   MF_ASSIGN_OR_RETURN(ValueId lhs, im.Plain(a));
@@ -1054,6 +1182,105 @@ Status Gru(Importer& im) {
   return Status::Ok();
 }
 
+// --- quantisation (QDQ form)
+
+// DequantizeLinear's and QuantizeLinear's parameters (inputs 1 and 2, attribute axis) for a
+// tensor of rank `rank`, and the integer type the zero point gives (uint8 without one).
+Result<std::pair<Quantization, DType>> QuantParams(Importer& im, int rank) {
+  MF_ASSIGN_OR_RETURN(Tensor s, im.RawInput(1));
+  MF_ASSIGN_OR_RETURN(std::vector<double> scale, im.ConstDoubles(s, "the scale"));
+  Quantization q;
+  for (double v : scale) {
+    if (!(v > 0) || !std::isfinite(v)) return im.Error("has a scale that is not positive");
+    q.scale.push_back(static_cast<float>(v));
+  }
+  DType dtype = DType::kU8;
+  q.zero_point.assign(scale.size(), 0);
+  if (im.HasInput(2)) {
+    MF_ASSIGN_OR_RETURN(Tensor z, im.RawInput(2));
+    MF_ASSIGN_OR_RETURN(q.zero_point, im.ConstInts(z, "the zero point"));
+    dtype = im.ValueOf(z).dtype;
+  } else if (im.Attr("output_dtype") != nullptr) {
+    const std::optional<DType> t = DTypeOfOnnx(static_cast<int32_t>(im.Int("output_dtype", 0)));
+    if (!t) return im.Error("quantizes to a type memfold does not store");
+    dtype = *t;
+  }
+  if (q.zero_point.size() != q.scale.size() || q.scale.empty())
+    return im.Error("needs as many zero points as scales");
+  if (im.Int("block_size", 0) != 0) return im.Error("uses blocked quantisation");
+  if (q.per_channel()) {
+    MF_ASSIGN_OR_RETURN(int64_t axis, im.Axis(im.Int("axis", 1), rank, false));
+    q.axis = static_cast<int32_t>(axis);
+  }
+  return std::pair{q, dtype};
+}
+
+Status DequantizeLinear(Importer& im) {
+  MF_ASSIGN_OR_RETURN(Tensor x, im.RawInput(0));
+  if (x.quantized) return im.Error("dequantizes a tensor of real numbers");
+  MF_ASSIGN_OR_RETURN(auto params, QuantParams(im, im.Rank(x)));
+  const auto& [q, dtype] = params;
+  const Value& v = im.ValueOf(x);
+  if (v.dtype != dtype) return im.Error("has a zero point of another type than its input");
+  if (v.dtype != DType::kI8 && v.dtype != DType::kU8 && v.dtype != DType::kI16 &&
+      v.dtype != DType::kI32)
+    return im.Opaque("memfold dequantizes int8, uint8, int16 and int32 tensors");
+  if (q.per_channel() &&
+      im.OnnxShape(x)[static_cast<size_t>(q.axis)] != static_cast<int64_t>(q.scale.size()))
+    return im.Error("has " + std::to_string(q.scale.size()) + " scales for its axis");
+  if (v.is_constant()) {
+    const ValueId c = im.Constant(v.dtype, v.shape, *v.data, v.name);
+    im.graph().value(c).quant = q;
+    return im.OutputQuantized(0, c, false);
+  }
+  if (q.per_channel()) return im.Opaque("memfold dequantizes activations per tensor");
+  Value& held = im.graph().value(x.id);
+  if (!held.quant) held.quant = q;
+  if (!SameQuantization(*held.quant, q))
+    return im.Opaque("its parameters differ from those its input was quantized with");
+  return im.OutputQuantized(0, x.id, x.channels_last);
+}
+
+// ONNX's QuantizeLinear of constants: saturate(round_half_even(x / scale) + zero_point).
+Status QuantizeConstant(Importer& im, Tensor x, const Quantization& q, DType dtype) {
+  MF_ASSIGN_OR_RETURN(Tensor real, im.Input(0));
+  MF_ASSIGN_OR_RETURN(std::vector<double> values, im.ConstDoubles(real, "the input"));
+  const auto n = static_cast<int64_t>(values.size());
+  Bytes bytes(static_cast<size_t>(StorageBytes(dtype, n)));
+  for (int64_t k = 0; k < n; ++k) {
+    VisitElementType(dtype, [&](auto zero) {
+      using T = decltype(zero);
+      const float scaled = static_cast<float>(values[static_cast<size_t>(k)]) / q.scale[0];
+      const double v = std::nearbyint(scaled) + static_cast<double>(q.zero_point[0]);
+      const T element =
+          static_cast<T>(std::clamp(v, static_cast<double>(std::numeric_limits<T>::lowest()),
+                                    static_cast<double>(std::numeric_limits<T>::max())));
+      std::memcpy(bytes.data() + k * static_cast<int64_t>(sizeof(T)), &element, sizeof(T));
+    });
+  }
+  const ValueId c = im.Constant(dtype, im.ValueOf(real).shape, std::move(bytes));
+  im.graph().value(c).quant = q;
+  return im.Output(0, c, x.channels_last);
+}
+
+Status QuantizeLinear(Importer& im) {
+  MF_ASSIGN_OR_RETURN(Tensor x, im.RawInput(0));
+  MF_ASSIGN_OR_RETURN(auto params, QuantParams(im, im.Rank(x)));
+  const auto& [q, dtype] = params;
+  if (q.per_channel()) return im.Opaque("memfold quantizes per tensor");
+  if (dtype != DType::kI8 && dtype != DType::kU8 && dtype != DType::kI16)
+    return im.Opaque("memfold quantizes to int8, uint8 and int16");
+  if (im.IsConstant(x)) return QuantizeConstant(im, x, q, dtype);
+  const Value& v = im.ValueOf(x);
+  if (x.quantized && v.dtype == dtype && SameQuantization(*v.quant, q))
+    return im.Output(0, x.id, x.channels_last);  // DequantizeLinear -> QuantizeLinear: the same
+  if (!x.quantized && v.dtype != DType::kF32) return im.Opaque("memfold quantizes float32 tensors");
+  MF_ASSIGN_OR_RETURN(ValueId y,
+                      im.Emit("quantize", {x.id}, {{"dtype", std::string(DTypeName(dtype))}}));
+  im.graph().value(y).quant = q;
+  return im.Output(0, y, x.channels_last);
+}
+
 struct Entry {
   std::string_view op_type;
   Converter convert;
@@ -1071,6 +1298,7 @@ const std::vector<Entry>& Table() {
         {"AveragePool", [](Importer& im) { return Pool(im, "avg_pool2d"); }},
         {"BatchNormalization", BatchNormalization},
         {"Cast", Cast},
+        {"DequantizeLinear", DequantizeLinear},
         {"Ceil", MF_UNARY("ceil")},
         {"Clip", Clip},
         {"Concat", Concat},
@@ -1118,6 +1346,7 @@ const std::vector<Entry>& Table() {
         {"Pad", Pad},
         {"Pow", Pow},
         {"PRelu", MF_NARY("prelu")},
+        {"QuantizeLinear", QuantizeLinear},
         {"Range", Range},
         {"Reciprocal", Reciprocal},
         {"ReduceMax", [](Importer& im) { return Reduce(im, "reduce_max"); }},

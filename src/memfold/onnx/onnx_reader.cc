@@ -223,6 +223,7 @@ Status AddInputs(const onnx::GraphProto& g, const std::string& label, Importer* 
 Status ConvertNodes(const onnx::GraphProto& g, Importer* im) {
   for (int i = 0; i < g.node_size(); ++i) {
     const onnx::NodeProto& node = g.node(i);
+    if (im->Claimed(node)) continue;  // folded into an earlier node's quantized result
     im->Begin(node, i);
     const bool default_domain = node.domain().empty() || node.domain() == "ai.onnx";
     const onnx_import::Converter convert =
@@ -247,7 +248,13 @@ Status AddOutputs(const onnx::GraphProto& g, const std::string& label, Importer*
   for (const onnx::ValueInfoProto& info : g.output()) {
     std::optional<Tensor> t = im->Find(info.name());
     if (!t) return Status::Error(label + ": output '" + info.name() + "' is never computed");
-    Result<ValueId> plain = im->Plain(*t);
+    Tensor real = *t;
+    if (t->quantized) {
+      Result<ValueId> dequantized = im->Dequantized(*t);
+      if (!dequantized.ok()) return dequantized.status();
+      real = {*dequantized, t->channels_last, false};
+    }
+    Result<ValueId> plain = im->Plain(real);
     if (!plain.ok()) return plain.status();
     Value& v = graph.value(*plain);
     if (v.is_constant()) {
@@ -328,11 +335,15 @@ Result<Graph> ParseOnnx(std::span<const std::byte> file, const std::string& labe
     }
   }
   std::map<std::string, int, std::less<>> uses;
+  std::map<std::string, std::vector<const onnx::NodeProto*>, std::less<>> readers;
   for (const onnx::NodeProto& node : g.node()) {
-    for (const std::string& name : node.input()) ++uses[name];
+    for (const std::string& name : node.input()) {
+      ++uses[name];
+      readers[name].push_back(&node);
+    }
   }
   for (const onnx::ValueInfoProto& info : g.output()) ++uses[info.name()];
-  im.CountUses(std::move(uses));
+  im.CountUses(std::move(uses), std::move(readers));
   MF_RETURN_IF_ERROR(AddInitializers(g, label, directory, &im));
   MF_RETURN_IF_ERROR(AddInputs(g, label, &im));
   MF_RETURN_IF_ERROR(ConvertNodes(g, &im));
