@@ -131,17 +131,19 @@ def _output_scale(path):
     return float(constants[producer.input[1]])
 
 
+@pytest.mark.parametrize("fmt", ["QDQ", "QOperator"])
 @pytest.mark.parametrize("name", sorted(onnx_models.MODELS))
-def test_statically_quantized_model_matches_onnx_runtime(name, tmp_path):
-    # QDQ form from ONNX Runtime's quantiser: memfold folds each DequantizeLinear -> op ->
-    # QuantizeLinear into the op's int8 kernel (TFLite's arithmetic: fixed-point
-    # requantisation, where ONNX Runtime multiplies in float), and runs what stays float
-    # between a dequantize and a quantize. Measured: MobileNet v2 and the GRU equal ONNX
-    # Runtime's outputs exactly, the ResNet within 1 step of the output's scale, the U-Net 2,
-    # the transformer 3 (its attention runs float in memfold, int8 in ONNX Runtime).
-    float_path, path = tmp_path / f"{name}.onnx", tmp_path / f"{name}_int8.onnx"
+def test_statically_quantized_model_matches_onnx_runtime(name, fmt, tmp_path):
+    # ONNX Runtime's quantiser, both forms. QDQ: memfold folds each DequantizeLinear -> op ->
+    # QuantizeLinear into the op's int8 kernel; QOperator: QLinearConv, QLinearMatMul and
+    # com.microsoft's QGemm, QLinearAdd, QLinearConcat, ... map to the same kernels. The
+    # arithmetic is TFLite's (fixed-point requantisation, where ONNX Runtime multiplies in
+    # float), and what has no int8 kernel runs float between a dequantize and a quantize.
+    # Measured: MobileNet v2 and the GRU equal ONNX Runtime's outputs exactly, the ResNet within
+    # 1 step of the output's scale, the U-Net 2-3, the transformer 1-3.
+    float_path, path = tmp_path / f"{name}.onnx", tmp_path / f"{name}_{fmt}.onnx"
     x = onnx_models.export(name, float_path).numpy()
-    onnx_models.quantize(float_path, path, x)
+    onnx_models.quantize(float_path, path, x, fmt)
     reference = _ort_outputs(path, x)
     result = memfold.run(str(path), planner="best", inputs=[x.tobytes()])
     assert result["identical_to_unplanned"], result["first_difference"]

@@ -95,8 +95,9 @@ std::optional<double> Elementwise(std::string_view op, const std::vector<double>
 
 // Data movement keeps a quantised tensor's parameters (a transpose moves a per-channel axis).
 void CarryQuantization(std::string_view op, const Attrs& attrs, const Value& in, Value* out) {
-  static constexpr std::string_view kMoves[] = {
-      "transpose", "reshape", "slice", "strided_slice", "split", "gather_axis", "broadcast_to"};
+  static constexpr std::string_view kMoves[] = {"transpose",     "reshape",   "slice",
+                                                "strided_slice", "split",     "gather_axis",
+                                                "broadcast_to",  "max_pool2d"};
   if (!in.quant || out->quant || out->dtype != in.dtype ||
       std::find(std::begin(kMoves), std::end(kMoves), op) == std::end(kMoves))
     return;
@@ -144,6 +145,8 @@ void Importer::Begin(const onnx::NodeProto& node, int index) {
   index_ = index;
   first_new_value_ = graph_->num_values();
   first_new_node_ = graph_->num_nodes();
+  stand_inputs_.reset();
+  stand_output_.reset();
 }
 
 std::string Importer::NodeLabel() const {
@@ -160,10 +163,36 @@ Status Importer::Error(const std::string& what) const {
   return Status::Error(label_ + ": " + NodeLabel() + ": " + what);
 }
 
-bool Importer::HasInput(int k) const { return k < node_->input_size() && !node_->input(k).empty(); }
+bool Importer::HasInput(int k) const {
+  if (stand_inputs_)
+    return k < num_inputs() && (*stand_inputs_)[static_cast<size_t>(k)].has_value();
+  return k < node_->input_size() && !node_->input(k).empty();
+}
+
+void Importer::StandFor(std::vector<std::optional<Tensor>> inputs, QuantizedOutput output) {
+  stand_inputs_ = std::move(inputs);
+  output.quantized_name = node_->output_size() > 0 ? node_->output(0) : "";
+  output.real_names.clear();
+  stand_output_ = std::move(output);
+}
+
+Status Importer::StandOutput(ValueId v, bool channels_last) {
+  const QuantizedOutput& q = *stand_output_;
+  const Value& value = graph_->value(v);
+  ValueId out = v;
+  const bool same = value.dtype == q.dtype && value.quant && value.quant->scale == q.quant.scale &&
+                    value.quant->zero_point == q.quant.zero_point;
+  if (!same) {
+    MF_ASSIGN_OR_RETURN(out, Emit("quantize", {v}, {{"dtype", std::string(DTypeName(q.dtype))}}));
+    graph_->value(out).quant = q.quant;
+  }
+  if (out >= first_new_value_) graph_->value(out).name = q.quantized_name;
+  return BindName(q.quantized_name, {out, channels_last, false});
+}
 
 Result<Tensor> Importer::RawInput(int k) const {
   if (!HasInput(k)) return Error("needs input " + std::to_string(k));
+  if (stand_inputs_) return *(*stand_inputs_)[static_cast<size_t>(k)];
   std::optional<Tensor> t = Find(node_->input(k));
   if (!t) {
     return Error("reads '" + node_->input(k) +
@@ -182,7 +211,8 @@ Result<Tensor> Importer::Input(int k) {
 
 std::optional<Tensor> Importer::QuantizedInput(int k) const {
   if (!HasInput(k)) return std::nullopt;
-  std::optional<Tensor> t = Find(node_->input(k));
+  std::optional<Tensor> t =
+      stand_inputs_ ? (*stand_inputs_)[static_cast<size_t>(k)] : Find(node_->input(k));
   if (!t || !t->quantized) return std::nullopt;
   return t;
 }
@@ -464,6 +494,7 @@ ValueId Importer::FloatConstant(Shape shape, const std::vector<float>& values) {
 
 Status Importer::Output(int k, ValueId v, bool channels_last) {
   if (k >= node_->output_size() || node_->output(k).empty()) return Status::Ok();
+  if (stand_output_ && k == 0) return StandOutput(v, channels_last);
   const std::string& name = node_->output(k);
   const Tensor t{v, channels_last};
   if (auto it = stated_.find(name); it != stated_.end()) {
@@ -483,6 +514,7 @@ Status Importer::Output(int k, ValueId v, bool channels_last) {
 
 Status Importer::OutputQuantized(int k, ValueId v, bool channels_last) {
   if (k >= node_->output_size() || node_->output(k).empty()) return Status::Ok();
+  if (stand_output_ && k == 0) return StandOutput(v, channels_last);
   return BindName(node_->output(k), {v, channels_last, true});
 }
 
@@ -495,6 +527,10 @@ const onnx::NodeProto* Importer::SoleReader(const std::string& name) const {
 }
 
 std::optional<QuantizedOutput> Importer::QuantizedConsumer(int k) const {
+  if (stand_output_) {
+    if (k != 0 || stand_output_->dtype != DType::kI8) return std::nullopt;  // int8 kernels only
+    return stand_output_;
+  }
   if (k >= node_->output_size() || node_->output(k).empty()) return std::nullopt;
   QuantizedOutput out;
   std::string name = node_->output(k);
@@ -590,6 +626,7 @@ Status Importer::Opaque(const std::string& why) {
 }
 
 bool Importer::FuseActivation(Tensor x, const std::string& activation) {
+  if (stand_inputs_) return false;
   const Value& v = ValueOf(x);
   if (v.producer == kNoNode || Uses(node_->input(0)) != 1 || bindings_[x.id] != 1) return false;
   Node& producer = graph_->node(v.producer);

@@ -62,7 +62,9 @@ class Importer {
   Status Error(const std::string& what) const;
 
   // --- inputs
-  int num_inputs() const { return node_->input_size(); }
+  int num_inputs() const {
+    return stand_inputs_ ? static_cast<int>(stand_inputs_->size()) : node_->input_size();
+  }
   bool HasInput(int k) const;
   // Input k as real numbers (a quantized tensor is dequantized first, once).
   Result<Tensor> Input(int k);
@@ -129,6 +131,12 @@ class Importer {
   // converter does, when nothing else reads that value; false when it cannot.
   bool FuseActivation(Tensor x, const std::string& activation);
 
+  // QOperator form (QLinearConv, com.microsoft's QLinearAdd, ...): the node is converted as the
+  // float operator it stands for, by that operator's converter, which then reads `inputs`
+  // (quantized tensors, absent ones nullopt) in place of the node's and quantizes its result
+  // into `output` (a quantized path binds it directly; a float result gets a quantize node).
+  void StandFor(std::vector<std::optional<Tensor>> inputs, QuantizedOutput output);
+
   // --- the reader's side
   Status BindName(const std::string& name, Tensor t);
   std::optional<Tensor> Find(const std::string& name) const;
@@ -162,6 +170,10 @@ class Importer {
   std::map<std::string, std::vector<const onnx::NodeProto*>, std::less<>> readers_;
   std::map<ValueId, ValueId> real_of_;  // quantized value -> its dequantized copy
   std::set<std::string, std::less<>> claimed_;
+  std::optional<std::vector<std::optional<Tensor>>> stand_inputs_;
+  std::optional<QuantizedOutput> stand_output_;
+  // Binds output 0 of a QOperator node: `v` quantized into stand_output_'s parameters.
+  Status StandOutput(ValueId v, bool channels_last);
   std::map<ValueId, int> bindings_;  // how many names each value is bound to
   std::map<std::string, Tensor, std::less<>> names_;
   std::map<std::string, std::pair<DType, Shape>, std::less<>> stated_;
@@ -182,9 +194,10 @@ std::optional<DType> DTypeOfOnnx(int32_t onnx_type);
 // The node's converter: reads its inputs and attributes through the importer and binds its
 // outputs.
 using Converter = Status (*)(Importer& im);
-// The converter of an ONNX operator of the default domain, or null when memfold has none.
+// The converter of an ONNX operator ("Conv" of the default domain, "com.microsoft:QLinearAdd"
+// of another), or null when memfold has none.
 Converter FindConverter(std::string_view op_type);
-// Every operator type memfold converts, sorted.
+// Every operator memfold converts, sorted.
 std::vector<std::string_view> ConvertedOperators();
 
 }  // namespace memfold::onnx_import

@@ -226,8 +226,8 @@ Status ConvertNodes(const onnx::GraphProto& g, Importer* im) {
     if (im->Claimed(node)) continue;  // folded into an earlier node's quantized result
     im->Begin(node, i);
     const bool default_domain = node.domain().empty() || node.domain() == "ai.onnx";
-    const onnx_import::Converter convert =
-        default_domain ? onnx_import::FindConverter(node.op_type()) : nullptr;
+    const onnx_import::Converter convert = onnx_import::FindConverter(
+        default_domain ? node.op_type() : node.domain() + ":" + node.op_type());
     if (convert == nullptr) {
       MF_RETURN_IF_ERROR(im->Opaque(
           default_domain ? "memfold has no converter for " + node.op_type()
