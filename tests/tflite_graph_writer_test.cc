@@ -8,6 +8,8 @@
 #include "fuzz/seed_graphs.h"
 #include "memfold/exec/checked_run_test_util.h"
 #include "memfold/exec/executor.h"
+#include "memfold/io/tflite_reader.h"
+#include "memfold/ops/builder.h"
 #include "memfold/ops/registry.h"
 #include "memfold/ops/runnable.h"
 #include "memfold/pipeline/model_loader.h"
@@ -171,7 +173,8 @@ TEST(TfliteGraphWriter, WhatTfliteCannotExpressIsAnErrorNamingTheNode) {
   attrs.Set("filter", std::vector<int64_t>{2, 2});
   attrs.Set("padding", std::string("explicit"));
   attrs.Set("pads", std::vector<int64_t>{1, 0, 1, 0});
-  Result<std::vector<ValueId>> pool = AddOp(&padded, "max_pool2d", {0}, attrs, "pool");
+  // An average pool divides by the taps it reads: a PAD before it would count the zeros.
+  Result<std::vector<ValueId>> pool = AddOp(&padded, "avg_pool2d", {0}, attrs, "pool");
   ASSERT_TRUE(pool.ok()) << pool.status().message();
   padded.schedule = {1};
   padded.outputs = *pool;
@@ -179,6 +182,37 @@ TEST(TfliteGraphWriter, WhatTfliteCannotExpressIsAnErrorNamingTheNode) {
   ASSERT_FALSE(bytes.ok());
   EXPECT_EQ(bytes.status().message(),
             "model: node 'pool' has padding 'explicit'; TFLite has only SAME and VALID");
+}
+
+// ONNX's symmetric pads before strided windows: written as PAD (zeros, before the convolution)
+// and PADV2 (the lowest float, before the max pool), as TFLite's converter writes them; the file
+// reads back as that graph and computes the same output.
+TEST(TfliteGraphWriter, ExplicitPadsAreWrittenAsPadOperators) {
+  GraphBuilder b("pads");
+  ValueId x = b.Input("x", {1, 6, 6, 2});
+  x = b.Op("conv2d", {x, b.Weight("w", {3, 3, 3, 2}, 0.5f), b.Weight("b", {3}, 0.1f)},
+           {{"stride", std::vector<int64_t>{2, 2}},
+            {"padding", std::string("explicit")},
+            {"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+  x = b.Op("max_pool2d", {x},
+           {{"filter", std::vector<int64_t>{3, 3}},
+            {"stride", std::vector<int64_t>{2, 2}},
+            {"padding", std::string("explicit")},
+            {"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+  Result<Graph> g = b.Finish({x});
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  Result<Bytes> bytes = GraphToTflite(*g);
+  ASSERT_TRUE(bytes.ok()) << bytes.status().message();
+  Result<TfliteModel> back = ParseTflite(*bytes, "pads.tflite");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  std::vector<std::string> ops;
+  for (NodeId n : back->graph.schedule) ops.push_back(back->graph.node(n).op);
+  EXPECT_EQ(ops, (std::vector<std::string>{"pad", "conv2d", "pad", "max_pool2d"}));
+  const std::vector<Bytes> inputs = DefaultInputs(*g);
+  Result<RunOutputs> original = RunUnplanned(*g, inputs);
+  Result<RunOutputs> written = RunUnplanned(back->graph, inputs);
+  ASSERT_TRUE(original.ok() && written.ok());
+  EXPECT_EQ(original->outputs, written->outputs);
 }
 
 }  // namespace

@@ -153,3 +153,30 @@ def test_statically_quantized_model_matches_onnx_runtime(name, fmt, tmp_path):
     assert np.abs(got - reference[0]).max() <= 4 * step * (1 + 1e-5)
     if name in ("mobilenet_v2", "resnet", "unet"):  # int8 feature maps: a smaller arena
         assert result["arena_bytes"] < memfold.plan(str(float_path), planner="best").arena_bytes
+
+
+@pytest.mark.parametrize("name,quantized", [("resnet", True), ("mobilenet_v2", False)])
+def test_onnx_model_reaches_tflm(name, quantized, tmp_path):
+    # `memfold inspect model.onnx --write-tflite OUT`: the converted graph as a TFLite file
+    # (ONNX's symmetric pads before strided windows written as PAD / PADV2, as the TFLite
+    # converter writes them). TFLM's own interpreter runs it: every tensor it holds equals
+    # memfold's, and with memfold's diagonal plan as the file's offline plan its outputs are
+    # unchanged.
+    import memfold.tflm
+    float_path = tmp_path / f"{name}.onnx"
+    x = onnx_models.export(name, float_path).numpy()
+    path = float_path
+    if quantized:
+        path = tmp_path / f"{name}_int8.onnx"
+        onnx_models.quantize(float_path, path, x)
+    tflite = tmp_path / f"{name}.tflite"
+    code, _, err = _cli("inspect", path, "--write-tflite", tflite)
+    assert code == 0, err
+    compared, differences = memfold.tflm.compare_values(str(tflite), [x.tobytes()])
+    assert compared > 10 and differences == []
+    arena, _, identical = memfold.tflm.compare_plan(str(tflite), "diagonal", [x.tobytes()])
+    assert identical and arena > 0
+    reference = _ort_outputs(path, x)
+    ours = memfold.run(str(tflite), inputs=[x.tobytes()])
+    assert ours["outputs"][0]["data"] == memfold.run(str(path), inputs=[x.tobytes()])["outputs"][0]["data"]
+    assert np.frombuffer(ours["outputs"][0]["data"], np.float32).shape == (reference[0].size,)

@@ -546,7 +546,67 @@ Offset<tflite::OperatorCode> PutOperatorCode(FlatBufferBuilder& fbb, int32_t cod
 
 }  // namespace
 
-Result<Bytes> GraphToTflite(const Graph& graph) {
+namespace {
+
+// TFLite has only SAME and VALID padding: a convolution or max pool with explicit pads (ONNX's
+// symmetric pads before a strided window) is written as the converter writes it, a PAD (or
+// PADV2) before the window op, which then pads VALID. The pad fills with what the window op's
+// padding stands for: zero (the input's zero point in int8) before a convolution, the lowest
+// value before a max pool, which never picks it. An explicitly padded average pool (it divides
+// by the taps it reads) stays an error. The new values follow the graph's own.
+Graph WithPadOperators(const Graph& graph) {
+  Graph out;
+  out.name = graph.name;
+  for (const Value& v : graph.values()) {
+    Value copy = v;
+    copy.producer = kNoNode;
+    out.AddValue(std::move(copy));
+  }
+  for (NodeId n : graph.schedule) {
+    Node node = graph.node(n);
+    const bool window =
+        node.op == "conv2d" || node.op == "depthwise_conv2d" || node.op == "max_pool2d";
+    const AttrValue* padding = node.attrs.Find("padding");
+    const AttrValue* pads_attr = node.attrs.Find("pads");
+    if (window && padding != nullptr && std::get<std::string>(*padding) == "explicit" &&
+        pads_attr != nullptr) {
+      const Ints pads = std::get<Ints>(*pads_attr);  // top, bottom, left, right
+      const Value& in = out.value(node.inputs[0]);
+      Value padded;
+      padded.name = node.name + "/padded";
+      padded.dtype = in.dtype;
+      padded.quant = in.quant;
+      padded.shape = {in.shape[0], in.shape[1] + pads[0] + pads[1], in.shape[2] + pads[2] + pads[3],
+                      in.shape[3]};
+      const bool max = node.op == "max_pool2d";
+      const bool int8 = in.dtype == DType::kI8;
+      const double zero = int8 && in.quant && !in.quant->zero_point.empty()
+                              ? static_cast<double>(in.quant->zero_point[0])
+                              : 0.0;
+      const double fill = max ? (int8 ? -128.0 : -3.4028234663852886e38) : zero;
+      Node pad;
+      pad.op = "pad";
+      pad.name = node.name + "/pad";
+      pad.inputs = {node.inputs[0]};
+      pad.outputs = {out.AddValue(std::move(padded))};
+      pad.attrs = {{"paddings", Ints{0, 0, pads[0], pads[1], pads[2], pads[3], 0, 0}},
+                   {"value", fill}};
+      node.inputs[0] = pad.outputs[0];
+      node.attrs.Set("padding", std::string("valid"));
+      node.attrs.Set("pads", Ints{0, 0, 0, 0});
+      out.AddNode(std::move(pad));
+    }
+    out.AddNode(std::move(node));
+  }
+  out.inputs = graph.inputs;
+  out.outputs = graph.outputs;
+  return out;
+}
+
+}  // namespace
+
+Result<Bytes> GraphToTflite(const Graph& original) {
+  const Graph graph = WithPadOperators(original);
   Encoder encoder{graph, {}};
   std::vector<EncodedOp> ops;
   for (NodeId n : graph.schedule) {

@@ -8,8 +8,11 @@
 // constant int32 / value tensors after the graph's own. Reading the file back gives the same
 // values, nodes, attributes and outputs (tests/tflite_graph_writer_test.cc).
 //
-// Errors name the node and what TFLite cannot express (a training op, explicit pads, softmax
-// over an axis other than the last, a packed 1-bit tensor). Complexity O(graph + weight bytes).
+// Explicit pads of a convolution or max pool (ONNX's symmetric pads) are written as a PAD or
+// PADV2 before the window op, as TFLite's converter writes them (the file then reads back with
+// those pads as operators). Errors name the node and what TFLite cannot express (a training op,
+// an explicitly padded average pool, softmax over an axis other than the last, a packed 1-bit
+// tensor). Complexity O(graph + weight bytes).
 #pragma once
 
 #include "memfold/base/status.h"

@@ -236,6 +236,10 @@ Result<Window> ReadWindow(Importer& im, const Shape& in, Ints kernel) {
   w.dilations = im.Ints("dilations", {1, 1});
   if (w.kernel.size() != 2 || w.strides.size() != 2 || w.dilations.size() != 2)
     return im.Error("needs 2-D kernel_shape, strides and dilations");
+  for (size_t d = 0; d < 2; ++d) {
+    if (w.strides[d] < 1 || w.dilations[d] < 1 || w.kernel[d] < 1)
+      return im.Error("has a kernel size, stride or dilation below 1");
+  }
   const std::string auto_pad = im.Str("auto_pad", "NOTSET");
   if (auto_pad == "NOTSET") {
     const Ints p = im.Ints("pads", {0, 0, 0, 0});
@@ -245,7 +249,6 @@ Result<Window> ReadWindow(Importer& im, const Shape& in, Ints kernel) {
     w.pads = {0, 0, 0, 0};
   } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
     for (size_t d = 0; d < 2; ++d) {
-      if (w.strides[d] < 1) return im.Error("has a stride below 1");
       const int64_t out = (in[d + 2] + w.strides[d] - 1) / w.strides[d];
       const int64_t span = (w.kernel[d] - 1) * w.dilations[d] + 1;
       const int64_t total = std::max<int64_t>((out - 1) * w.strides[d] + span - in[d + 2], 0);
@@ -260,11 +263,24 @@ Result<Window> ReadWindow(Importer& im, const Shape& in, Ints kernel) {
   return w;
 }
 
-Attrs WindowAttrs(const Window& w) {
-  return {{"stride", w.strides},
-          {"dilation", w.dilations},
-          {"padding", std::string("explicit")},
-          {"pads", w.pads}};
+// TFLite's name for the pads when they are its SAME or VALID padding of `in` (NCHW), so the
+// graph writes as a TFLite file and reads as the converter's output would; else "explicit".
+std::string PaddingName(const Window& w, const Shape& in) {
+  if (std::all_of(w.pads.begin(), w.pads.end(), [](int64_t p) { return p == 0; })) return "valid";
+  for (size_t d = 0; d < 2; ++d) {
+    const int64_t out = (in[d + 2] + w.strides[d] - 1) / w.strides[d];
+    const int64_t span = (w.kernel[d] - 1) * w.dilations[d] + 1;
+    const int64_t total = std::max<int64_t>((out - 1) * w.strides[d] + span - in[d + 2], 0);
+    if (w.pads[2 * d] != total / 2 || w.pads[2 * d + 1] != total - total / 2) return "explicit";
+  }
+  return "same";
+}
+
+Attrs WindowAttrs(const Window& w, const Shape& in) {
+  const std::string padding = PaddingName(w, in);
+  Attrs attrs{{"stride", w.strides}, {"dilation", w.dilations}, {"padding", padding}};
+  if (padding == "explicit") attrs.Set("pads", w.pads);
+  return attrs;
 }
 
 // The integer operands of a QDQ layer: an int8 activation, int8 weights with zero points 0
@@ -307,7 +323,7 @@ Status Conv(Importer& im) {
                     " input channels in " + std::to_string(group) + " groups");
   // ONNX [O, I/g, kh, kw] -> memfold [O, kh, kw, I/g], or depthwise [1, kh, kw, O].
   const Ints perm = depthwise ? Ints{1, 2, 3, 0} : Ints{0, 2, 3, 1};
-  Attrs attrs = WindowAttrs(win);
+  Attrs attrs = WindowAttrs(win, in);
   if (depthwise) attrs.Set("multiplier", ws[0] / in[1]);
   const std::string_view op = depthwise ? "depthwise_conv2d" : "conv2d";
   const std::optional<QuantizedOutput> out = im.QuantizedConsumer(0);
@@ -399,7 +415,7 @@ Status Pool(Importer& im, std::string_view op) {
     MF_ASSIGN_OR_RETURN(input, im.Emit("pad", {input}, {{"paddings", paddings}}));
     win.pads = {0, 0, 0, 0};
   }
-  Attrs attrs = WindowAttrs(win);
+  Attrs attrs = WindowAttrs(win, in);
   attrs.Set("filter", win.kernel);
   Attrs pool;
   for (const auto& [name, value] : attrs.items()) {
