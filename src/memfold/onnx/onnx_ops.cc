@@ -349,8 +349,8 @@ Status Conv(Importer& im) {
 }
 
 Status ConvTranspose(Importer& im) {
-  MF_ASSIGN_OR_RETURN(Tensor x, im.Input(0));
-  MF_ASSIGN_OR_RETURN(Tensor w, im.Input(1));
+  MF_ASSIGN_OR_RETURN(Tensor x, im.RawInput(0));
+  MF_ASSIGN_OR_RETURN(Tensor w, im.RawInput(1));
   if (im.Rank(x) != 4 || !im.IsConstant(w) || im.Int("group", 1) != 1)
     return im.Opaque("memfold converts 2-D, ungrouped transposed convolutions of constant weights");
   const Shape in = im.OnnxShape(x), ws = im.OnnxShape(w);
@@ -361,11 +361,22 @@ Status ConvTranspose(Importer& im) {
       pads != Ints{0, 0, 0, 0} || im.Str("auto_pad", "NOTSET") != "NOTSET" ||
       im.Attr("output_shape") != nullptr || strides.size() != 2 || ws.size() != 4)
     return im.Opaque("memfold converts transposed convolutions without padding or dilation");
+  // QDQ: int8 weights [C_in, C_out, kh, kw], quantized per output channel (axis 1).
+  const std::optional<QuantizedOutput> quantized = im.QuantizedConsumer(0);
+  const std::optional<Int8Operands> q = quantized ? Int8Inputs(im, 1) : std::nullopt;
+  if (q) {
+    x = q->x;
+    w = q->w;
+  } else {
+    MF_ASSIGN_OR_RETURN(x, im.Input(0));
+    MF_ASSIGN_OR_RETURN(w, im.Input(1));
+  }
+  // ONNX [C_in, C_out, kh, kw] -> memfold [C_out, kh, kw, C_in].
   MF_ASSIGN_OR_RETURN(ValueId filter, im.Emit("transpose", {w.id}, {{"perm", Ints{1, 2, 3, 0}}}));
   MF_ASSIGN_OR_RETURN(ValueId input, im.ChannelsLast(x));
   std::vector<ValueId> inputs{input, filter};
   if (im.HasInput(2)) {
-    MF_ASSIGN_OR_RETURN(Tensor b, im.Input(2));
+    MF_ASSIGN_OR_RETURN(Tensor b, q ? Result<Tensor>(*q->bias) : im.Input(2));
     inputs.push_back(b.id);
   }
   const Ints out{in[0], (in[2] - 1) * strides[0] + ws[2], (in[3] - 1) * strides[1] + ws[3], ws[1]};
@@ -373,6 +384,7 @@ Status ConvTranspose(Importer& im) {
       ValueId y,
       im.Emit("transpose_conv", inputs,
               {{"stride", strides}, {"padding", std::string("valid")}, {"output_shape", out}}));
+  if (q) return im.QuantizedResult(y, *quantized, true);
   return im.Output(0, y, true);
 }
 
@@ -477,7 +489,7 @@ Status BatchNormalization(Importer& im) {
 }
 
 Status Resize(Importer& im) {
-  MF_ASSIGN_OR_RETURN(Tensor x, im.Input(0));
+  MF_ASSIGN_OR_RETURN(Tensor x, im.RawInput(0));
   if (im.Rank(x) != 4) return im.Opaque("memfold resizes NCHW images");
   const Shape in = im.OnnxShape(x);
   Shape out = in;
@@ -510,8 +522,17 @@ Status Resize(Importer& im) {
   } else {
     return im.Opaque("memfold has no resize of mode " + mode + " with " + coords + " coordinates");
   }
+  // int8 when its quantized input is quantized next with the same parameters (TFLite's int8
+  // resize keeps them).
+  const std::optional<QuantizedOutput> out_q = im.QuantizedConsumer(0);
+  const bool int8 =
+      out_q && Int8Activation(im, 0) && SameQuantization(out_q->quant, *im.ValueOf(x).quant);
+  if (!int8) {
+    MF_ASSIGN_OR_RETURN(x, im.Input(0));
+  }
   MF_ASSIGN_OR_RETURN(ValueId input, im.ChannelsLast(x));
   MF_ASSIGN_OR_RETURN(ValueId y, im.Emit(op, {input}, attrs));
+  if (int8) return im.QuantizedResult(y, *out_q, true);
   return im.Output(0, y, true);
 }
 
@@ -638,26 +659,47 @@ Result<std::vector<ValueId>> SameLayout(Importer& im, const std::vector<Tensor>&
   return ids;
 }
 
+// A quantized int8 tensor in other parameters: a requantizing node unless they are its own.
+Result<Tensor> Requantized(Importer& im, Tensor t, const Quantization& q) {
+  if (SameQuantization(*im.ValueOf(t).quant, q)) return t;
+  MF_ASSIGN_OR_RETURN(ValueId y, im.Emit("quantize", {t.id}, {{"dtype", std::string("i8")}}));
+  im.graph().value(y).quant = q;
+  return Tensor{y, t.channels_last, true};
+}
+
 Status Concat(Importer& im) {
-  // Quantized inputs of one quantisation concatenate in their integer form.
-  bool int8 = true;
-  for (int k = 0; k < im.num_inputs() && int8; ++k) {
-    const std::optional<Tensor> t = im.HasInput(k) ? Int8Activation(im, k) : std::nullopt;
-    const std::optional<Tensor> first = Int8Activation(im, 0);
-    int8 = t && first && SameQuantization(*im.ValueOf(*t).quant, *im.ValueOf(*first).quant);
-  }
+  // Quantized int8 inputs concatenate in their integer form: as they are when they share one
+  // quantisation, requantized into the output's when a QuantizeLinear reads the result.
+  std::vector<std::optional<Tensor>> int8_inputs;
+  for (int k = 0; k < im.num_inputs(); ++k)
+    int8_inputs.push_back(im.HasInput(k) ? Int8Activation(im, k) : std::nullopt);
+  const bool all_int8 =
+      !int8_inputs.empty() && std::all_of(int8_inputs.begin(), int8_inputs.end(),
+                                          [](const auto& t) { return t.has_value(); });
+  std::optional<QuantizedOutput> out = all_int8 ? im.QuantizedConsumer(0) : std::nullopt;
+  const bool same =
+      all_int8 && std::all_of(int8_inputs.begin(), int8_inputs.end(), [&](const auto& t) {
+        return SameQuantization(*im.ValueOf(*t).quant, *im.ValueOf(*int8_inputs.front()).quant);
+      });
+  const bool int8 = same || out.has_value();
   std::vector<Tensor> ts;
   for (int k = 0; k < im.num_inputs(); ++k) {
     if (!im.HasInput(k)) continue;
     MF_ASSIGN_OR_RETURN(Tensor t, int8 ? im.RawInput(k) : im.Input(k));
+    if (out) {
+      MF_ASSIGN_OR_RETURN(t, Requantized(im, t, out->quant));
+    }
     if (im.ValueOf(t).elements() > 0 || im.Rank(t) > 1) ts.push_back(t);
   }
   if (ts.empty()) return im.Error("has no inputs");
   bool last = false;
   MF_ASSIGN_OR_RETURN(std::vector<ValueId> ids, SameLayout(im, ts, &last));
   MF_ASSIGN_OR_RETURN(int64_t axis, im.Axis(im.Int("axis", 0), im.Rank(ts.front()), last));
-  if (ids.size() == 1) return MovedOutput(im, ids.front(), last, int8);
-  MF_ASSIGN_OR_RETURN(ValueId y, im.Emit("concat", ids, {{"axis", axis}}));
+  ValueId y = ids.front();
+  if (ids.size() > 1) {
+    MF_ASSIGN_OR_RETURN(y, im.Emit("concat", ids, {{"axis", axis}}));
+  }
+  if (out) return im.QuantizedResult(y, *out, last);
   if (int8) im.graph().value(y).quant = im.ValueOf(ts.front()).quant;
   return MovedOutput(im, y, last, int8);
 }
