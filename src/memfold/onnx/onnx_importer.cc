@@ -262,11 +262,16 @@ Result<std::vector<double>> Importer::ConstDoubles(Tensor t, const std::string& 
   return out;
 }
 
-Result<std::vector<int64_t>> Importer::ConstInts(Tensor t, const std::string& what) const {
+Result<std::vector<int64_t>> Importer::ConstInts(Tensor t, const std::string& what,
+                                                 bool bounded) const {
   const Value& v = ValueOf(t);
   if (v.dtype == DType::kI64 && v.is_constant()) {  // exact, INT64_MAX included (Slice ends)
     std::vector<int64_t> out(static_cast<size_t>(v.elements()));
     std::memcpy(out.data(), v.data->data(), out.size() * sizeof(int64_t));
+    for (int64_t x : out) {
+      if (bounded && (x > kMaxValue || x < -kMaxValue))
+        return Error(what + " holds " + std::to_string(x) + ", beyond 2^31");
+    }
     return out;
   }
   MF_ASSIGN_OR_RETURN(std::vector<double> values, ConstDoubles(t, what));
@@ -288,7 +293,7 @@ const onnx::AttributeProto* Importer::Attr(std::string_view name) const {
 
 int64_t Importer::Int(std::string_view name, int64_t fallback) const {
   const onnx::AttributeProto* a = Attr(name);
-  return a != nullptr ? a->i() : fallback;
+  return a != nullptr ? std::clamp(a->i(), -kMaxValue, kMaxValue) : fallback;
 }
 
 double Importer::Float(std::string_view name, double fallback) const {
@@ -304,7 +309,21 @@ std::string Importer::Str(std::string_view name, std::string fallback) const {
 std::vector<int64_t> Importer::Ints(std::string_view name, std::vector<int64_t> fallback) const {
   const onnx::AttributeProto* a = Attr(name);
   if (a == nullptr) return fallback;
-  return {a->ints().begin(), a->ints().end()};
+  std::vector<int64_t> values;
+  for (int64_t v : a->ints()) values.push_back(std::clamp(v, -kMaxValue, kMaxValue));
+  return values;
+}
+
+Result<int64_t> Importer::CheckedElements(const Shape& shape, DType dtype) const {
+  const int64_t limit = kMaxTensorBytes / std::max(1, ElementBytes(dtype));
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0) return Error("makes a tensor of negative dimension " + ShapeString(shape));
+    if (d != 0 && n > limit / d)
+      return Error("makes a tensor of more than 2^31 bytes (" + ShapeString(shape) + ")");
+    n *= d;
+  }
+  return n;
 }
 
 Result<int64_t> Importer::Axis(int64_t axis, int rank, bool channels_last) const {
@@ -371,6 +390,10 @@ Result<std::vector<ValueId>> Importer::EmitAll(std::string_view op, std::vector<
       !inputs.empty() && std::all_of(inputs.begin(), inputs.end(), [&](ValueId v) {
         return v == kNoValue || graph_->value(v).is_constant();
       });
+  for (const char* shaped : {"shape", "size", "output_shape"}) {  // products infer may take
+    if (const AttrValue* a = attrs.Find(shaped); a != nullptr && std::holds_alternative<Shape>(*a))
+      MF_RETURN_IF_ERROR(CheckedElements(std::get<Shape>(*a)).status());
+  }
   if (all_constant) return Fold(op, inputs, attrs);
   // Helpers are named "NODE/op_k"; Output gives the node computing the result the ONNX name.
   std::string name = NodeName() + "/" + std::string(op) + "_" + std::to_string(graph_->num_nodes());
@@ -379,6 +402,10 @@ Result<std::vector<ValueId>> Importer::EmitAll(std::string_view op, std::vector<
   Result<std::vector<ValueId>> outs =
       AddOp(graph_, op, std::move(inputs), std::move(attrs), std::move(name));
   if (!outs.ok()) return Error(outs.status().message());
+  for (ValueId out : *outs) {
+    const Value& v = graph_->value(out);
+    MF_RETURN_IF_ERROR(CheckedElements(v.shape, v.dtype).status());
+  }
   if (first != kNoValue) {
     for (ValueId out : *outs)
       CarryQuantization(op, kept, graph_->value(first), &graph_->value(out));
@@ -421,6 +448,9 @@ Result<std::vector<ValueId>> Importer::Fold(std::string_view op, const std::vect
   if (def == nullptr) {
     TensorType type{first_dtype, {}};
     for (ValueId v : mini_inputs) {
+      if (mini.value(v).shape.size() > 8) return Error("folds a constant of rank above 8");
+    }
+    for (ValueId v : mini_inputs) {
       const Shape& shape = mini.value(v).shape;
       if (shape.size() > type.shape.size())
         type.shape.insert(type.shape.begin(), shape.size() - type.shape.size(), 1);
@@ -447,6 +477,12 @@ Result<std::vector<ValueId>> Importer::Fold(std::string_view op, const std::vect
         return Error("folding a constant " + std::string(op) + ": " + run.status().message());
       results = std::move(run->outputs);
     }
+  }
+  for (const TensorType& type : types) {
+    MF_ASSIGN_OR_RETURN(const int64_t n, CheckedElements(type.shape, type.dtype));
+    if (StorageBytes(type.dtype, n) > kMaxConstantBytes)
+      return Error("would fold into a constant of more than 256 MiB (" + ShapeString(type.shape) +
+                   ")");
   }
   if (results.empty()) {
     const TensorType& out = types.front();

@@ -30,6 +30,11 @@
 
 namespace memfold::onnx_import {
 
+inline constexpr int64_t kMaxValue = int64_t{1} << 31;
+inline constexpr int64_t kMaxTensorBytes = (int64_t{1} << 31) - 1;
+// Constants the importer computes (folded operators, ConstantOfShape, Range).
+inline constexpr int64_t kMaxConstantBytes = int64_t{1} << 28;
+
 // An ONNX tensor as memfold holds it. `quantized`: ONNX sees real numbers (a DequantizeLinear's
 // output) and memfold holds their integer form, the value's `quant` saying how; Input() hands
 // such a tensor to a converter as floats (a dequantize, made once), QuantizedInput() as it is.
@@ -79,8 +84,10 @@ class Importer {
   int Rank(Tensor t) const { return static_cast<int>(ValueOf(t).shape.size()); }
   bool IsConstant(Tensor t) const { return ValueOf(t).is_constant(); }
   // A constant's elements as integers (any integer or float type) or as doubles; an error
-  // naming `what` when the tensor is computed.
-  Result<std::vector<int64_t>> ConstInts(Tensor t, const std::string& what) const;
+  // naming `what` when the tensor is computed, or (`bounded`) when a value lies beyond
+  // +-kMaxValue (shapes, pads and axes; Slice's ends may be INT64_MAX).
+  Result<std::vector<int64_t>> ConstInts(Tensor t, const std::string& what,
+                                         bool bounded = true) const;
   Result<std::vector<double>> ConstDoubles(Tensor t, const std::string& what) const;
 
   // --- attributes
@@ -88,7 +95,12 @@ class Importer {
   int64_t Int(std::string_view name, int64_t fallback) const;
   double Float(std::string_view name, double fallback) const;
   std::string Str(std::string_view name, std::string fallback) const;
+  // Integer lists, each value clamped to +-kMaxValue (sizes, strides, pads, axes: beyond it a
+  // hostile file could overflow the arithmetic of shapes; such values fail shape checks).
   std::vector<int64_t> Ints(std::string_view name, std::vector<int64_t> fallback = {}) const;
+  // `shape`'s element count, or an error when a dimension is negative or the tensor would hold
+  // more than kMaxTensorBytes of `dtype` (TFLM's sizes are 32-bit).
+  Result<int64_t> CheckedElements(const Shape& shape, DType dtype = DType::kI64) const;
 
   // --- layout
   // The tensor in ONNX's order: a transpose (or a reshape, for 1x1 spatial) when it is held

@@ -563,6 +563,7 @@ Status Reshape(Importer& im) {
     } else if (shape[d] < 0) {
       return im.Error("has a negative dimension");
     } else {
+      MF_RETURN_IF_ERROR(im.CheckedElements({known, shape[d]}).status());
       known *= shape[d];
     }
   }
@@ -742,7 +743,7 @@ Status Slice(Importer& im) {
   auto list = [&](int k, const char* what) -> Result<Ints> {
     if (!im.HasInput(k)) return Ints{};
     MF_ASSIGN_OR_RETURN(Tensor t, im.Input(k));
-    return im.ConstInts(t, what);
+    return im.ConstInts(t, what, /*bounded=*/false);  // INT64_MAX means "to the end"
   };
   MF_ASSIGN_OR_RETURN(Ints starts, list(1, "starts"));
   MF_ASSIGN_OR_RETURN(Ints ends, list(2, "ends"));
@@ -758,16 +759,18 @@ Status Slice(Importer& im) {
   for (size_t k = 0; k < starts.size(); ++k) {
     MF_ASSIGN_OR_RETURN(int64_t d, im.Axis(axes[k], rank, false));
     const int64_t dim = in[static_cast<size_t>(d)], step = steps[k];
-    if (step == 0) return im.Error("has a step of 0");
+    if (step == 0 || step == std::numeric_limits<int64_t>::min())
+      return im.Error("has a step of 0 or -2^63");
     auto clamp = [&](int64_t v, int64_t lo, int64_t hi) {
-      if (v < 0) v = v < -dim ? -1 - dim + dim : v + dim;  // far negative -> before the start
+      if (v < 0) v = v < -dim ? -1 : v + dim;  // far negative: before the start
       return std::clamp(v, lo, hi);
     };
     const int64_t s = step > 0 ? clamp(starts[k], 0, dim) : clamp(starts[k], 0, dim - 1);
     const int64_t e =
         step > 0 ? clamp(ends[k], 0, dim) : (ends[k] < -dim ? -1 : clamp(ends[k], -1, dim - 1));
-    const int64_t n = step > 0 ? std::max<int64_t>(0, (e - s + step - 1) / step)
-                               : std::max<int64_t>(0, (s - e - step - 1) / -step);
+    // s and e lie in [-1, dim]: no overflow whatever the step
+    const int64_t n =
+        step > 0 ? (e > s ? 1 + (e - s - 1) / step : 0) : (s > e ? 1 + (s - e - 1) / -step : 0);
     begin[static_cast<size_t>(d)] = s;
     stride[static_cast<size_t>(d)] = step;
     count[static_cast<size_t>(d)] = n;
@@ -876,8 +879,8 @@ Status ConstantOfShape(Importer& im) {
     dtype = t->first.dtype;
     one = std::move(t->second);
   }
-  const int64_t n = NumElements(shape);
-  if (n < 0 || n > (int64_t{1} << 32)) return im.Error("makes too large a constant");
+  MF_ASSIGN_OR_RETURN(const int64_t n, im.CheckedElements(shape, dtype));
+  if (StorageBytes(dtype, n) > kMaxConstantBytes) return im.Error("makes too large a constant");
   Bytes bytes;
   for (int64_t k = 0; k < n; ++k) bytes.insert(bytes.end(), one.begin(), one.end());
   return im.Output(0, im.Constant(dtype, shape, std::move(bytes)));
@@ -893,7 +896,8 @@ Status Range(Importer& im) {
   }
   if (p[2] == 0) return im.Error("has a delta of 0");
   const double count = std::max(std::ceil((p[1] - p[0]) / p[2]), 0.0);
-  if (count > 1e8) return im.Error("makes too large a constant");
+  if (!(count <= static_cast<double>(kMaxConstantBytes / 8)))
+    return im.Error("makes too large a constant");
   MF_ASSIGN_OR_RETURN(Tensor start, im.Input(0));
   const DType dtype = im.ValueOf(start).dtype;
   const auto n = static_cast<int64_t>(count);

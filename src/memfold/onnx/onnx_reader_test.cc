@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 #include "memfold/exec/executor.h"
 #include "memfold/onnx/onnx_importer.h"
@@ -229,6 +230,35 @@ TEST(OnnxReader, RefusesHostileFiles) {
     m.Input("x", {1, 4});
     m.Output("y");
     ExpectRefused(m.Parse(), "never computed");
+  }
+  {  // shapes whose products overflow: refused before any arithmetic on them
+    ModelMaker m;
+    m.Input("x", {1, 4});
+    m.Int64s("big", {int64_t{1} << 31, int64_t{1} << 31, 4});
+    m.Node("Expand", {"x", "big"}, {"y"});
+    m.Output("y");
+    ExpectRefused(m.Parse(), "more than 2^31 bytes");
+  }
+  {
+    ModelMaker m;
+    m.Input("x", {1, 4});
+    m.Int64s("huge", {int64_t{1} << 40});
+    m.Node("ConstantOfShape", {"huge"}, {"c"});
+    m.Node("Add", {"x", "c"}, {"y"});
+    m.Output("y");
+    ExpectRefused(m.Parse(), "beyond 2^31");
+  }
+  {  // Slice's ends and steps may be anything; INT64_MAX means "to the end"
+    ModelMaker m;
+    m.Input("x", {1, 6});
+    m.Int64s("starts", {1});
+    m.Int64s("ends", {std::numeric_limits<int64_t>::max()});
+    m.Int64s("axes", {1});
+    m.Int64s("steps", {std::numeric_limits<int64_t>::max()});
+    m.Node("Slice", {"x", "starts", "ends", "axes", "steps"}, {"y"});
+    m.Output("y", {1, 1});
+    Result<Graph> g = m.Parse();
+    ASSERT_TRUE(g.ok()) << g.status().message();
   }
   const std::string garbage = "\x08\x07\x3a\xff\xff\xff\xff\x0f";
   Result<Graph> g = ParseOnnx(std::as_bytes(std::span(garbage)), "m.onnx");
