@@ -56,12 +56,15 @@ def test_exported_model_matches_onnx_runtime(name, tmp_path):
     assert result["arena_bytes"] < naive
 
 
-@pytest.mark.parametrize("name", ["resnet", "transformer"])
-def test_torchscript_exporter_output_matches_onnx_runtime(name, tmp_path):
-    # The TorchScript exporter leaves shape arithmetic (Shape, Gather, Concat, Mod) in the graph;
-    # memfold folds it at import.
+@pytest.mark.parametrize("name,dynamo,opset", [
+    ("resnet", False, 13), ("transformer", False, 14), ("unet", False, 17), ("gru", True, 18),
+    ("mobilenet_v2", True, 21)])
+def test_exporters_and_opsets_match_onnx_runtime(name, dynamo, opset, tmp_path):
+    # Opsets 13-21 from both of PyTorch's exporters (the default export above is opset 20).
+    # The TorchScript exporter leaves shape arithmetic (Shape, Gather, Concat, Mod) in the
+    # graph; memfold folds it at import.
     path = tmp_path / f"{name}.onnx"
-    x = onnx_models.export(name, path, dynamo=False, opset=14).numpy()
+    x = onnx_models.export(name, path, dynamo=dynamo, opset=opset).numpy()
     _check_against_ort(path, x, "diagonal")
 
 
