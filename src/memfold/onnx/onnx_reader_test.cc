@@ -302,6 +302,10 @@ TEST(OnnxReader, EveryConverterTargetsARegistryOp) {
   for (size_t k = 1; k < names.size(); ++k) EXPECT_LT(names[k - 1], names[k]);
   for (std::string_view name : names) EXPECT_NE(onnx_import::FindConverter(name), nullptr) << name;
   EXPECT_EQ(onnx_import::FindConverter("NoSuchOp"), nullptr);
+  for (std::string_view core :
+       {"Add", "Conv", "Gemm", "MatMul", "Relu", "Reshape", "Concat", "QuantizeLinear",
+        "DequantizeLinear", "QLinearConv", "com.microsoft:QLinearAdd"})
+    EXPECT_NE(onnx_import::FindConverter(core), nullptr) << core;
 }
 
 }  // namespace
