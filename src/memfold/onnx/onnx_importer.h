@@ -1,5 +1,6 @@
 // The state of one ONNX import and the operations every operator's converter is written in
-// (onnx_ops.cc holds the converters, onnx_reader.cc drives them).
+// (onnx_converters.h declares the converters, onnx_ops.cc's table names them, onnx_reader.cc
+// drives them).
 //
 // Layout. ONNX images are NCHW; memfold's window kernels (TFLite's) are NHWC. Each ONNX tensor
 // is bound to a memfold value that holds it either as it is ("plain") or channels-last: rank
@@ -13,6 +14,14 @@
 // shapes are static, so shape computations such as Shape -> Gather -> Concat -> Reshape fold
 // away): by memfold's own kernel when it has one for the type, else, for elementwise
 // arithmetic, in double precision (exact for the integers of shape arithmetic).
+//
+// Quantisation. A DequantizeLinear binds a quantized tensor (below); an operator whose inputs
+// are quantized and whose result a QuantizeLinear reads next becomes memfold's int8 kernel
+// (QuantizedConsumer, QuantizedResult), others see real numbers. QOperator nodes (QLinearConv,
+// ...) convert as the float operator they stand for over quantized operands (StandFor).
+//
+// Bounds. Values from the file that feed shape arithmetic are kept within 2^31 and every tensor
+// the importer makes within 2^31 bytes, so hostile files fail with a message, never overflow.
 //
 // Complexity: O(file size) plus the folded operators' work.
 #pragma once
