@@ -8,6 +8,18 @@
 
 namespace memfold {
 
+std::string PrintableText(std::string_view text) {
+  std::string printable;
+  for (char c : text) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      printable += "\xEF\xBF\xBD";
+    } else {
+      printable += c;
+    }
+  }
+  return printable;
+}
+
 std::string GroupDigits(int64_t value) {
   std::string digits = std::to_string(value < 0 ? -value : value);
   for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3)

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -16,6 +17,10 @@ std::string SignedFixed(double value, int digits);  // (0.9, 2) -> "+0.90"; (-0.
 // Two sizes for one sentence ("the arena ... does not fit the budget ..."): HumanBytes, unless
 // both round to the same text; then exact bytes ("65,952 B", "65,951 B").
 std::pair<std::string, std::string> DistinctSizes(int64_t a, int64_t b);
+
+// `text` with each control character replaced by U+FFFD (the Unicode replacement character), so
+// that messages and tables quoting a name from a file stay one line each.
+std::string PrintableText(std::string_view text);
 
 // Parses sizes such as "256K", "1M", "1.5GiB", "4096" (K = 1024). Error on anything else.
 bool ParseByteSize(const std::string& text, int64_t* bytes);

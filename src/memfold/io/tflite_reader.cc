@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "memfold/io/file.h"
+#include "memfold/io/text.h"
 #include "memfold/io/tflite_ops.h"
 #include "memfold/io/tflite_schema.h"
 #include "memfold/ops/registry.h"
@@ -33,17 +34,7 @@ std::string Str(const flatbuffers::String* s) { return s ? s->str() : std::strin
 // A name from the file with each control character replaced by U+FFFD (the Unicode
 // replacement character), so that messages and tables that quote it stay one line each
 // (found by the fuzzer: a tensor name holding a newline).
-std::string PrintableStr(const flatbuffers::String* s) {
-  std::string text;
-  for (char c : Str(s)) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
-      text += "\xEF\xBF\xBD";
-    } else {
-      text += c;
-    }
-  }
-  return text;
-}
+std::string PrintableStr(const flatbuffers::String* s) { return PrintableText(Str(s)); }
 
 Result<DType> ConvertType(int8_t type) {
   switch (type) {

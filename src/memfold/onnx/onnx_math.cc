@@ -64,27 +64,35 @@ Status Softmax(Importer& im, std::string_view op) {
   return im.Output(0, y, x.channels_last);
 }
 
+// (x - mean) * rsqrt(mean((x - mean)^2) + epsilon) * scale + bias over the axes from `axis`
+// on, in memfold's elementwise ops and means (all of which have device kernels and TFLite
+// builtins, as TFLite's converter decomposes it).
 Status LayerNormalization(Importer& im) {
   MF_ASSIGN_OR_RETURN(Tensor x, im.Input(0));
   MF_ASSIGN_OR_RETURN(Tensor scale, im.Input(1));
   const int rank = im.Rank(x);
   MF_ASSIGN_OR_RETURN(int64_t axis, im.Axis(im.Int("axis", -1), rank, false));
-  if (axis != rank - 1 || im.node().output_size() > 1)
-    return im.Opaque("memfold normalises the last axis and returns only the result");
+  if (im.node().output_size() > 1 && !im.node().output(1).empty())
+    return im.Opaque("memfold returns only the normalised result");
+  if (im.ValueOf(x).dtype != DType::kF32) return im.Opaque("memfold normalises float32");
+  Ints axes;
+  for (int64_t d = axis; d < rank; ++d) axes.push_back(d);
+  const Attrs over{{"axes", axes}, {"keepdims", int64_t{1}}};
   MF_ASSIGN_OR_RETURN(ValueId input, im.Plain(x));
-  const int64_t d = im.OnnxShape(x).back();
-  ValueId bias;
+  MF_ASSIGN_OR_RETURN(ValueId mean, im.Emit("mean", {input}, over));
+  MF_ASSIGN_OR_RETURN(ValueId centered, im.Emit("sub", {input, mean}));
+  MF_ASSIGN_OR_RETURN(ValueId squared, im.Emit("square", {centered}));
+  MF_ASSIGN_OR_RETURN(ValueId variance, im.Emit("mean", {squared}, over));
+  MF_ASSIGN_OR_RETURN(ValueId epsilon, Scalar(im, im.Float("epsilon", 1e-5)));
+  MF_ASSIGN_OR_RETURN(ValueId shifted, im.Emit("add", {variance, epsilon}));
+  MF_ASSIGN_OR_RETURN(ValueId inverse, im.Emit("rsqrt", {shifted}));
+  MF_ASSIGN_OR_RETURN(ValueId normalised, im.Emit("mul", {centered, inverse}));
+  MF_ASSIGN_OR_RETURN(ValueId y, im.Emit("mul", {normalised, scale.id}));
   if (im.HasInput(2)) {
-    MF_ASSIGN_OR_RETURN(Tensor b, im.Input(2));
-    MF_ASSIGN_OR_RETURN(bias, im.Emit("reshape", {b.id}, {{"shape", Ints{d}}}));
-  } else {
-    bias = im.FloatConstant({d}, std::vector<float>(static_cast<size_t>(d), 0.0f));
+    MF_ASSIGN_OR_RETURN(Tensor bias, im.Input(2));
+    MF_ASSIGN_OR_RETURN(y, im.Emit("add", {y, bias.id}));
   }
-  MF_ASSIGN_OR_RETURN(ValueId gamma, im.Emit("reshape", {scale.id}, {{"shape", Ints{d}}}));
-  MF_ASSIGN_OR_RETURN(
-      std::vector<ValueId> ys,
-      im.EmitAll("layer_norm", {input, gamma, bias}, {{"epsilon", im.Float("epsilon", 1e-5)}}));
-  return im.Output(0, ys.front(), false);
+  return im.Output(0, y, false);
 }
 
 // --- matrix products

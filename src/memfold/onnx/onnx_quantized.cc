@@ -10,9 +10,20 @@
 #include "memfold/onnx/onnx_converters.h"
 
 namespace memfold::onnx_import {
+
 // --- quantisation (QDQ form)
 
 namespace {
+
+std::pair<int64_t, int64_t> ZeroPointRange(DType dtype) {
+  std::pair<int64_t, int64_t> range{0, 0};
+  VisitElementType(dtype, [&](auto zero) {
+    using T = decltype(zero);
+    range = {static_cast<int64_t>(std::numeric_limits<T>::lowest()),
+             static_cast<int64_t>(std::numeric_limits<T>::max())};
+  });
+  return range;
+}
 
 // DequantizeLinear's and QuantizeLinear's parameters (inputs 1 and 2, attribute axis) for a
 // tensor of rank `rank`, and the integer type the zero point gives (uint8 without one).
@@ -39,6 +50,11 @@ Result<std::pair<Quantization, DType>> QuantParams(Importer& im, int rank, int s
   }
   if (q.zero_point.size() != q.scale.size() || q.scale.empty())
     return im.Error("needs as many zero points as scales");
+  const auto [lowest, highest] = ZeroPointRange(dtype);
+  for (int64_t z : q.zero_point) {
+    if (z < lowest || z > highest)
+      return im.Error("has zero point " + std::to_string(z) + " outside its type's range");
+  }
   if (im.Int("block_size", 0) != 0) return im.Error("uses blocked quantisation");
   if (q.per_channel()) {
     MF_ASSIGN_OR_RETURN(int64_t a, im.Axis(axis.value_or(im.Int("axis", 1)), rank, false));
@@ -87,7 +103,8 @@ Status QuantizeConstant(Importer& im, Tensor x, const Quantization& q, DType dty
     VisitElementType(dtype, [&](auto zero) {
       using T = decltype(zero);
       const float scaled = static_cast<float>(values[static_cast<size_t>(k)]) / q.scale[0];
-      const double v = std::nearbyint(scaled) + static_cast<double>(q.zero_point[0]);
+      double v = std::nearbyint(scaled) + static_cast<double>(q.zero_point[0]);
+      if (std::isnan(v)) v = static_cast<double>(q.zero_point[0]);
       const T element =
           static_cast<T>(std::clamp(v, static_cast<double>(std::numeric_limits<T>::lowest()),
                                     static_cast<double>(std::numeric_limits<T>::max())));

@@ -10,6 +10,7 @@
 #include <map>
 
 #include "memfold/io/file.h"
+#include "memfold/io/text.h"
 #include "memfold/onnx/onnx_importer.h"
 
 namespace memfold {
@@ -159,6 +160,32 @@ std::optional<std::pair<DType, Shape>> StaticType(const onnx::ValueInfoProto& in
     shape.push_back(dim.dim_value());
   }
   return std::pair{*dtype, shape};
+}
+
+// Every name and string memfold reads from the file, with control characters replaced
+// (io/text.h PrintableText), so that messages and tables quoting them stay one line each. The
+// same replacement everywhere keeps references between names intact.
+void MakePrintable(onnx::ModelProto* model) {
+  auto fix = [](std::string* text) { *text = PrintableText(*text); };
+  onnx::GraphProto& g = *model->mutable_graph();
+  for (auto* list : {g.mutable_input(), g.mutable_output(), g.mutable_value_info()}) {
+    for (onnx::ValueInfoProto& info : *list) fix(info.mutable_name());
+  }
+  for (onnx::TensorProto& t : *g.mutable_initializer()) {
+    fix(t.mutable_name());
+    for (auto& entry : *t.mutable_external_data()) fix(entry.mutable_value());
+  }
+  for (onnx::NodeProto& node : *g.mutable_node()) {
+    for (std::string* text : {node.mutable_name(), node.mutable_op_type(), node.mutable_domain()})
+      fix(text);
+    for (std::string& name : *node.mutable_input()) fix(&name);
+    for (std::string& name : *node.mutable_output()) fix(&name);
+    for (onnx::AttributeProto& a : *node.mutable_attribute()) {
+      fix(a.mutable_name());
+      if (a.has_s()) fix(a.mutable_s());
+      if (a.has_t()) fix(a.mutable_t()->mutable_name());
+    }
+  }
 }
 
 Result<int64_t> DefaultOpset(const onnx::ModelProto& model, const std::string& label) {
@@ -324,6 +351,7 @@ Result<Graph> ParseOnnx(std::span<const std::byte> file, const std::string& labe
                          ": not an ONNX model (protobuf cannot parse it as a ModelProto "
                          "with a graph; truncated or corrupted?)");
   }
+  MakePrintable(&model);
   MF_ASSIGN_OR_RETURN(const int64_t opset, DefaultOpset(model, label));
   const onnx::GraphProto& g = model.graph();
   Graph graph;

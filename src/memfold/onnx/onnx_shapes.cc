@@ -381,6 +381,8 @@ Status Range(Importer& im) {
     MF_ASSIGN_OR_RETURN(Tensor t, im.Input(k));
     MF_ASSIGN_OR_RETURN(std::vector<double> v, im.ConstDoubles(t, "a bound"));
     if (v.size() != 1) return im.Error("needs scalar bounds");
+    if (!(std::abs(v[0]) <= 9007199254740992.0))  // 2^53: exact in double, NaN refused
+      return im.Error("has a bound beyond 2^53");
     p.push_back(v[0]);
   }
   if (p[2] == 0) return im.Error("has a delta of 0");

@@ -291,8 +291,12 @@ Status Resize(Importer& im) {
     MF_ASSIGN_OR_RETURN(Tensor s, im.Input(2));
     MF_ASSIGN_OR_RETURN(std::vector<double> scales, im.ConstDoubles(s, "scales"));
     if (scales.size() != 4) return im.Opaque("memfold resizes with scales for every axis");
-    for (size_t d = 0; d < 4; ++d)
-      out[d] = static_cast<int64_t>(std::floor(static_cast<double>(in[d]) * scales[d]));
+    for (size_t d = 0; d < 4; ++d) {
+      const double size = std::floor(static_cast<double>(in[d]) * scales[d]);
+      if (!(size >= 1 && size <= static_cast<double>(kMaxValue)))  // NaN too
+        return im.Error("scales axis " + std::to_string(d) + " to " + std::to_string(size));
+      out[d] = static_cast<int64_t>(size);
+    }
   }
   if (out[0] != in[0] || out[1] != in[1]) return im.Opaque("memfold resizes height and width only");
   const std::string mode = im.Str("mode", "nearest");
