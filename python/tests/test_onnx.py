@@ -106,19 +106,31 @@ def test_unknown_operator_is_named_and_planned(tmp_path):
     assert code == 2 and "onnx:Mystery" in err and "\n" not in err.strip()
 
 
-def test_quantized_export_runs_on_the_emulated_cortex_m4(tmp_path):
-    # PyTorch -> ONNX -> ONNX Runtime's static quantiser -> memfold compile: int8 kernels on the
-    # board, outputs equal to the host's, and to ONNX Runtime's for this model.
-    float_path, path = tmp_path / "mobilenet_v2.onnx", tmp_path / "mobilenet_v2_int8.onnx"
-    x = onnx_models.export("mobilenet_v2", float_path).numpy()
-    onnx_models.quantize(float_path, path, x)
-    result = memfold.compile(str(path), str(tmp_path / "device"), planner="best", name="mbv2",
+@pytest.mark.parametrize("name,quantized", [("mobilenet_v2", True), ("transformer", False)])
+def test_export_runs_on_the_emulated_cortex_m4(name, quantized, tmp_path):
+    # PyTorch -> ONNX (-> ONNX Runtime's static quantiser) -> memfold compile: the kernels on
+    # the board, outputs equal to the host's (int8), or close to them (float32: the softmax's
+    # expf is newlib's there, docs/device.md, and the transformer carries its last-bit
+    # differences through layer norms to outputs near zero: 128 ulp, 5e-7), and to ONNX
+    # Runtime's within the tolerances above.
+    float_path = tmp_path / f"{name}.onnx"
+    x = onnx_models.export(name, float_path).numpy()
+    path = float_path
+    if quantized:
+        path = tmp_path / f"{name}_int8.onnx"
+        onnx_models.quantize(float_path, path, x)
+    result = memfold.compile(str(path), str(tmp_path / "device"), planner="best", name=name,
                              run=True, inputs=[x.tobytes()])
-    assert result["identical_to_host"]
+    if quantized:
+        assert result["identical_to_host"]
     assert result["arena_bytes"] <= result["ram_bytes"] <= result["arena_bytes"] + 16384
     reference = _ort_outputs(path, x)
     got = _memfold_outputs(result, reference)[0]
-    assert np.abs(got - reference[0]).max() <= _output_scale(path) * (1 + 1e-5)
+    step = _output_scale(path) if quantized else 1e-5 * max(1.0, float(np.abs(reference[0]).max()))
+    assert np.abs(got - reference[0]).max() <= step * (1 + 1e-5)
+    host = memfold.run(str(path), planner="best", inputs=[x.tobytes()])
+    on_host = _memfold_outputs(host, reference)[0]
+    assert np.abs(got - on_host).max() <= 1e-6 * max(1.0, float(np.abs(on_host).max()))
 
 
 def _output_scale(path):

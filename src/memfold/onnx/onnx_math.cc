@@ -180,8 +180,8 @@ Status Gemm(Importer& im) {
       MF_ASSIGN_OR_RETURN(ValueId s, Scalar(im, beta));
       MF_ASSIGN_OR_RETURN(scaled, im.Emit("mul", {c.id, s}));
     }
-    const bool vector =
-        im.IsConstant(c) && im.ValueOf(c).elements() == n && im.OnnxShape(c).back() == n;
+    const bool vector = im.IsConstant(c) && im.ValueOf(c).elements() == n && im.Rank(c) >= 1 &&
+                        im.OnnxShape(c).back() == n;
     if (vector) {
       MF_ASSIGN_OR_RETURN(ValueId v, im.Emit("reshape", {scaled}, {{"shape", Ints{n}}}));
       bias = v;
@@ -209,9 +209,15 @@ Status Gru(Importer& im) {
       im.Attr("activations") != nullptr || im.Attr("clip") != nullptr || !im.IsConstant(w) ||
       !im.IsConstant(r))
     return im.Opaque("memfold unrolls forward GRUs of constant weights and default activations");
-  const Shape xs = im.OnnxShape(x);  // [seq, batch, input]
-  const int64_t hidden = im.Int("hidden_size", im.OnnxShape(r).back());
+  const Shape xs = im.OnnxShape(x), ws = im.OnnxShape(w), rs_shape = im.OnnxShape(r);
+  if (xs.size() != 3 || ws.size() != 3 || rs_shape.size() != 3)
+    return im.Error("needs X [seq, batch, input], W [1, 3 hidden, input], R [1, 3 hidden, hidden]");
+  const int64_t hidden = im.Int("hidden_size", rs_shape[2]);
   const int64_t seq = xs[0], batch = xs[1], in = xs[2];
+  if (hidden < 1 || ws != Shape{1, 3 * hidden, in} || rs_shape != Shape{1, 3 * hidden, hidden})
+    return im.Error("has weights " + ShapeString(ws) + " and " + ShapeString(rs_shape) +
+                    " for hidden size " + std::to_string(hidden) + " and input " +
+                    std::to_string(in));
   const bool before_reset = im.Int("linear_before_reset", 0) != 0;
   if (seq < 1 || seq > 4096) return im.Opaque("memfold unrolls sequences of 1 to 4096 steps");
   MF_ASSIGN_OR_RETURN(ValueId w2, im.Emit("reshape", {w.id}, {{"shape", Ints{3 * hidden, in}}}));

@@ -145,6 +145,11 @@ namespace {
 Result<Tensor> WithQuantization(Importer& im, Tensor raw, const Quantization& q) {
   const Value& v = im.ValueOf(raw);
   if (raw.quantized) return im.Error("reads real numbers where it expects integers");
+  if (q.per_channel() &&
+      (static_cast<size_t>(q.axis) >= v.shape.size() ||
+       v.shape[static_cast<size_t>(q.axis)] != static_cast<int64_t>(q.scale.size())))
+    return im.Error("has " + std::to_string(q.scale.size()) + " scales for '" + v.name + "' " +
+                    ShapeString(v.shape) + " along axis " + std::to_string(q.axis));
   if (v.is_constant()) {
     const ValueId c = im.Constant(v.dtype, v.shape, *v.data, v.name);
     im.graph().value(c).quant = q;
@@ -174,8 +179,8 @@ Result<std::optional<Tensor>> Operand(Importer& im, int k, int64_t axis = 0) {
 Result<std::optional<Tensor>> Int32Bias(Importer& im, int k, const Tensor& x, const Tensor& w) {
   if (!im.HasInput(k)) return std::optional<Tensor>();
   MF_ASSIGN_OR_RETURN(Tensor raw, im.RawInput(k));
-  if (!im.IsConstant(raw) || im.ValueOf(raw).dtype != DType::kI32)
-    return im.Error("needs a constant int32 bias");
+  if (!im.IsConstant(raw) || im.ValueOf(raw).dtype != DType::kI32 || im.Rank(raw) != 1)
+    return im.Error("needs a constant int32 bias vector");
   const Quantization& xq = *im.ValueOf(x).quant;
   const Quantization& wq = *im.ValueOf(w).quant;
   Quantization q;
