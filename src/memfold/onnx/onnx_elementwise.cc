@@ -86,6 +86,7 @@ Result<bool> QuantizedAdd(Importer& im) {
 }  // namespace
 
 Status NaryOp(Importer& im, std::string_view op) {
+  if (im.num_inputs() < 1) return im.Error("has no inputs");
   if (op == "add") {
     MF_ASSIGN_OR_RETURN(bool quantized, QuantizedAdd(im));
     if (quantized) return Status::Ok();
