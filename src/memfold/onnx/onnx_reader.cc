@@ -21,18 +21,19 @@ using onnx_import::Tensor;
 
 constexpr int64_t kMinOpset = 11;
 constexpr int64_t kMaxOpset = 23;
-constexpr int64_t kMaxElements = int64_t{1} << 40;
 
 std::string TypeName(int32_t onnx_type) {
   const std::string& name = onnx::TensorProto::DataType_Name(onnx_type);
   return name.empty() ? "type " + std::to_string(onnx_type) : name;
 }
 
-Result<int64_t> Elements(const Shape& shape, const std::string& what) {
+// Elements of a tensor the file declares, within TFLM's 32-bit sizes.
+Result<int64_t> Elements(const Shape& shape, DType dtype, const std::string& what) {
+  const int64_t limit = onnx_import::kMaxTensorBytes / std::max(1, ElementBytes(dtype));
   int64_t n = 1;
   for (int64_t d : shape) {
     if (d < 0) return Status::Error(what + " has a negative dimension");
-    if (d != 0 && n > kMaxElements / d) return Status::Error(what + " has more than 2^40 elements");
+    if (d != 0 && n > limit / d) return Status::Error(what + " has more than 2^31 bytes");
     n *= d;
   }
   return n;
@@ -111,34 +112,41 @@ Result<std::pair<Value, Bytes>> TensorOfProto(const onnx::TensorProto& t, const 
   v.name = t.name();
   v.dtype = *dtype;
   v.shape.assign(t.dims().begin(), t.dims().end());
-  MF_ASSIGN_OR_RETURN(const int64_t n, Elements(v.shape, what));
+  MF_ASSIGN_OR_RETURN(const int64_t n, Elements(v.shape, *dtype, what));
   const auto size = static_cast<size_t>(StorageBytes(*dtype, n));
-  Bytes bytes(size);
   auto count_error = [&](int64_t has) {
     return Status::Error(what + " is " + ShapeString(v.shape) + " " + TypeName(t.data_type()) +
                          " but holds " + std::to_string(has) + " values");
   };
+  const int64_t element = std::max(1, ElementBytes(*dtype));
+  // The data's own size is checked first: dimensions that claim more than the file holds
+  // allocate nothing.
+  Bytes bytes;
   if (t.data_location() == onnx::TensorProto::EXTERNAL) {
     MF_ASSIGN_OR_RETURN(std::string data, ExternalData(t, directory, what));
-    if (data.size() != size)
-      return count_error(static_cast<int64_t>(data.size()) / std::max(1, ElementBytes(*dtype)));
-    std::memcpy(bytes.data(), data.data(), size);
+    if (data.size() != size) return count_error(static_cast<int64_t>(data.size()) / element);
+    const auto* begin = reinterpret_cast<const std::byte*>(data.data());
+    bytes.assign(begin, begin + size);
   } else if (t.has_raw_data()) {
     if (t.raw_data().size() != size)
-      return count_error(static_cast<int64_t>(t.raw_data().size()) /
-                         std::max(1, ElementBytes(*dtype)));
-    std::memcpy(bytes.data(), t.raw_data().data(), size);
+      return count_error(static_cast<int64_t>(t.raw_data().size()) / element);
+    const auto* begin = reinterpret_cast<const std::byte*>(t.raw_data().data());
+    bytes.assign(begin, begin + size);
   } else if (*dtype == DType::kF32) {
     if (t.float_data_size() != n) return count_error(t.float_data_size());
+    bytes.resize(size);
     std::memcpy(bytes.data(), t.float_data().data(), size);
   } else if (*dtype == DType::kI64) {
     if (t.int64_data_size() != n) return count_error(t.int64_data_size());
+    bytes.resize(size);
     std::memcpy(bytes.data(), t.int64_data().data(), size);
   } else if (*dtype == DType::kU32) {
     if (t.uint64_data_size() != n) return count_error(t.uint64_data_size());
+    bytes.resize(size);
     Narrow(t.uint64_data(), *dtype, &bytes);
   } else {
     if (t.int32_data_size() != n) return count_error(t.int32_data_size());
+    bytes.resize(size);
     Narrow(t.int32_data(), *dtype, &bytes);
   }
   return std::pair{std::move(v), std::move(bytes)};
@@ -239,7 +247,7 @@ Status AddInputs(const onnx::GraphProto& g, const std::string& label, Importer* 
     v.role = Role::kInput;
     for (const auto& dim : tensor.shape().dim())
       v.shape.push_back(dim.has_dim_value() ? dim.dim_value() : 1);  // symbolic: 1, as TFLM
-    MF_RETURN_IF_ERROR(Elements(v.shape, what).status());
+    MF_RETURN_IF_ERROR(Elements(v.shape, v.dtype, what).status());
     const ValueId id = im->graph().AddValue(std::move(v));
     im->graph().inputs.push_back(id);
     MF_RETURN_IF_ERROR(im->BindName(info.name(), {id, false}));

@@ -223,7 +223,7 @@ TEST(OnnxReader, RefusesHostileFiles) {
     m.Input("x", {int64_t{1} << 30, int64_t{1} << 30});
     m.Node("Relu", {"x"}, {"y"});
     m.Output("y");
-    ExpectRefused(m.Parse(), "more than 2^40 elements");
+    ExpectRefused(m.Parse(), "more than 2^31 bytes");
   }
   {
     ModelMaker m;

@@ -98,6 +98,7 @@ Status Unsqueeze(Importer& im) {
   MF_ASSIGN_OR_RETURN(Tensor x, im.RawInput(0));
   MF_ASSIGN_OR_RETURN(Ints axes, AxesOf(im, 1, 13, "the axes"));
   const Shape in = im.OnnxShape(x);
+  if (in.size() + axes.size() > 64) return im.Error("makes a tensor of rank above 64");
   const int rank = static_cast<int>(in.size() + axes.size());
   std::vector<bool> inserted(static_cast<size_t>(rank), false);
   for (int64_t a : axes) {
