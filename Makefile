@@ -20,7 +20,7 @@ SANITIZE_FLAGS := -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo
 FUZZ_BUILD := $(SANITIZE_BUILD)
 SANITIZE_ENV := ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
-.PHONY: deps venv build check test test-release test-sanitize fuzz fuzz-build fuzz-merge demo bench torch-bench device-table patch-table placement-table training-table tflm-reference converter-models clean format format-check
+.PHONY: deps venv build check test test-release test-sanitize fuzz fuzz-build fuzz-merge demo bench torch-bench device-table patch-table placement-table onnx-table training-table tflm-reference converter-models clean format format-check
 
 deps:
 	@scripts/install-deps.sh
@@ -151,6 +151,11 @@ converter-models: $(TF_VENV)/installed
 # (python/tests/test_figures.py checks both).
 patch-table: build
 	$(PYTHON) scripts/patch_table.py $(BUILD)/memfold
+
+# docs/onnx.md's table: memfold's arenas for the PyTorch-exported ONNX models (float32 and int8)
+# beside ONNX Runtime's heap per run, measured by scripts/heap_peak.c (~1 min).
+onnx-table: build
+	PYTHONPATH=$(BUILD)/python $(PYTHON) scripts/onnx_table.py
 
 # `memfold place` on MiniMalloc's challenging instances, every shared model's exported problem
 # and synthetic training steps of up to 60,000 buffers (scripts/placement_table.py, ~2 min):
