@@ -267,7 +267,7 @@ Result<std::vector<int64_t>> Importer::ConstInts(Tensor t, const std::string& wh
   const Value& v = ValueOf(t);
   if (v.dtype == DType::kI64 && v.is_constant()) {  // exact, INT64_MAX included (Slice ends)
     std::vector<int64_t> out(static_cast<size_t>(v.elements()));
-    std::memcpy(out.data(), v.data->data(), out.size() * sizeof(int64_t));
+    if (!out.empty()) std::memcpy(out.data(), v.data->data(), out.size() * sizeof(int64_t));
     for (int64_t x : out) {
       if (bounded && (x > kMaxValue || x < -kMaxValue))
         return Error(what + " holds " + std::to_string(x) + ", beyond 2^31");
@@ -524,7 +524,7 @@ ValueId Importer::Constant(DType dtype, Shape shape, Bytes bytes, const std::str
 
 ValueId Importer::FloatConstant(Shape shape, const std::vector<float>& values) {
   Bytes bytes(values.size() * sizeof(float));
-  std::memcpy(bytes.data(), values.data(), bytes.size());
+  if (!bytes.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
   return Constant(DType::kF32, std::move(shape), std::move(bytes));
 }
 

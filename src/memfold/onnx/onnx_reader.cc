@@ -135,11 +135,11 @@ Result<std::pair<Value, Bytes>> TensorOfProto(const onnx::TensorProto& t, const 
   } else if (*dtype == DType::kF32) {
     if (t.float_data_size() != n) return count_error(t.float_data_size());
     bytes.resize(size);
-    std::memcpy(bytes.data(), t.float_data().data(), size);
+    if (size > 0) std::memcpy(bytes.data(), t.float_data().data(), size);
   } else if (*dtype == DType::kI64) {
     if (t.int64_data_size() != n) return count_error(t.int64_data_size());
     bytes.resize(size);
-    std::memcpy(bytes.data(), t.int64_data().data(), size);
+    if (size > 0) std::memcpy(bytes.data(), t.int64_data().data(), size);
   } else if (*dtype == DType::kU32) {
     if (t.uint64_data_size() != n) return count_error(t.uint64_data_size());
     bytes.resize(size);

@@ -303,7 +303,7 @@ Status Gather(Importer& im) {
       if (i < 0) i += dim;
     }
     Bytes bytes(k.size() * sizeof(int64_t));
-    std::memcpy(bytes.data(), k.data(), bytes.size());
+    if (!bytes.empty()) std::memcpy(bytes.data(), k.data(), bytes.size());
     index = im.Constant(DType::kI64, im.ValueOf(indices).shape, std::move(bytes));
   }
   MF_ASSIGN_OR_RETURN(ValueId y, im.Emit("gather_axis", {params, index}, {{"axis", axis}}));
@@ -318,7 +318,7 @@ Status ShapeOp(Importer& im) {
   const int64_t start = bound(im.Int("start", 0)), end = bound(im.Int("end", rank));
   Ints dims(shape.begin() + start, shape.begin() + std::max(start, end));
   Bytes bytes(dims.size() * sizeof(int64_t));
-  std::memcpy(bytes.data(), dims.data(), bytes.size());
+  if (!bytes.empty()) std::memcpy(bytes.data(), dims.data(), bytes.size());
   return im.Output(0,
                    im.Constant(DType::kI64, {static_cast<int64_t>(dims.size())}, std::move(bytes)));
 }
@@ -353,7 +353,7 @@ Status ConstantOp(Importer& im) {
     return im.Opaque("memfold reads Constant values of tensors, floats and ints");
   }
   Bytes bytes(values.size() * sizeof(int64_t));
-  std::memcpy(bytes.data(), values.data(), bytes.size());
+  if (!bytes.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
   return im.Output(0, im.Constant(DType::kI64, shape, std::move(bytes)));
 }
 
