@@ -590,12 +590,15 @@ std::optional<QuantizedOutput> Importer::QuantizedConsumer(int k) const {
     } else {
       return std::nullopt;
     }
+    if (reader->output_size() < 1) return std::nullopt;
     name = reader->output(0);
     out.real_names.push_back(name);
     reader = SoleReader(name);
     if (reader == nullptr) return std::nullopt;
   }
-  if (reader->op_type() != "QuantizeLinear" || reader->input_size() < 3) return std::nullopt;
+  if (reader->op_type() != "QuantizeLinear" || reader->input_size() < 3 ||
+      reader->output_size() < 1)
+    return std::nullopt;
   const std::optional<std::vector<double>> scale = constant(1), zero = constant(2);
   std::optional<Tensor> zero_tensor = Find(reader->input(2));
   if (!scale || !zero || scale->size() != 1 || zero->size() != 1 || !(scale->front() > 0) ||
