@@ -34,6 +34,18 @@ def _memfold_outputs(result, reference):
             for o, r in zip(result["outputs"], reference)]
 
 
+def _exported(name, tmp_path, quantized, fmt="QDQ"):
+    """The model exported to ONNX in tmp_path (statically quantised in `fmt` when `quantized`):
+    (the float export's path, the path of the model to test, its input)."""
+    float_path = tmp_path / f"{name}.onnx"
+    x = onnx_models.export(name, float_path).numpy()
+    if not quantized:
+        return float_path, float_path, x
+    path = tmp_path / f"{name}_{fmt}.onnx"
+    onnx_models.quantize(float_path, path, x, fmt)
+    return float_path, path, x
+
+
 def _check_against_ort(path, x, planner):
     reference = _ort_outputs(path, x)
     result = memfold.run(str(path), planner=planner, inputs=[x.tobytes()])
@@ -114,12 +126,7 @@ def test_export_runs_on_the_emulated_cortex_m4(name, quantized, tmp_path):
     # expf is newlib's there, docs/device.md, and the transformer carries its last-bit
     # differences through layer norms to outputs near zero: 128 ulp, 5e-7), and to ONNX
     # Runtime's within the tolerances above.
-    float_path = tmp_path / f"{name}.onnx"
-    x = onnx_models.export(name, float_path).numpy()
-    path = float_path
-    if quantized:
-        path = tmp_path / f"{name}_int8.onnx"
-        onnx_models.quantize(float_path, path, x)
+    _, path, x = _exported(name, tmp_path, quantized)
     result = memfold.compile(str(path), str(tmp_path / "device"), planner="best", name=name,
                              run=True, inputs=[x.tobytes()])
     if quantized:
@@ -157,9 +164,7 @@ def test_statically_quantized_model_matches_onnx_runtime(name, fmt, tmp_path):
     # float), and what has no int8 kernel runs float between a dequantize and a quantize.
     # Measured: MobileNet v2 and the GRU equal ONNX Runtime's outputs exactly, the ResNet within
     # 1 step of the output's scale, the U-Net 2-3, the transformer 1-3.
-    float_path, path = tmp_path / f"{name}.onnx", tmp_path / f"{name}_{fmt}.onnx"
-    x = onnx_models.export(name, float_path).numpy()
-    onnx_models.quantize(float_path, path, x, fmt)
+    float_path, path, x = _exported(name, tmp_path, True, fmt)
     reference = _ort_outputs(path, x)
     result = memfold.run(str(path), planner="best", inputs=[x.tobytes()])
     assert result["identical_to_unplanned"], result["first_difference"]
@@ -179,12 +184,7 @@ def test_onnx_model_reaches_tflm(name, quantized, tmp_path):
     # memfold's, and with memfold's diagonal plan as the file's offline plan its outputs are
     # unchanged.
     import memfold.tflm
-    float_path = tmp_path / f"{name}.onnx"
-    x = onnx_models.export(name, float_path).numpy()
-    path = float_path
-    if quantized:
-        path = tmp_path / f"{name}_int8.onnx"
-        onnx_models.quantize(float_path, path, x)
+    _, path, x = _exported(name, tmp_path, quantized)
     tflite = tmp_path / f"{name}.tflite"
     code, _, err = _cli("inspect", path, "--write-tflite", tflite)
     assert code == 0, err

@@ -38,9 +38,14 @@ Result<Graph> BuildZoo(const std::string& model, std::string_view spec) {
 
 Result<Graph> LoadTflite(Bytes file, const std::string& label) {
   const bool tflite_identifier = file.size() >= 8 && std::memcmp(file.data() + 4, "TFL3", 4) == 0;
+  // A TFLite file may lack its identifier (TFLM reads those) and still start with 0x08: what
+  // is not an ONNX model is read as TFLite, and the ONNX reader's message kept if that fails.
   if (!tflite_identifier && LooksLikeOnnx(file)) {
-    MF_ASSIGN_OR_RETURN(Graph graph, ParseOnnx(file, label));
-    return Checked(std::move(graph), label);
+    Result<Graph> onnx = ParseOnnx(file, label);
+    if (onnx.ok()) return Checked(std::move(onnx).value(), label);
+    Result<TfliteModel> tflite = ParseTflite(file, label);
+    if (!tflite.ok()) return onnx.status();
+    return Checked(std::move(tflite->graph), label);
   }
   MF_ASSIGN_OR_RETURN(TfliteModel tflite, ParseTflite(std::move(file), label));
   return Checked(std::move(tflite.graph), label);
