@@ -260,10 +260,12 @@ Result<Made> MakeCandidates(const Graph& file_graph, const BestOptions& options,
   }
   // memory: the smallest arena may be reached with less extra work within a smaller budget (the
   // split search spends what it is given, and is not monotonic in it): when the smallest plan
-  // adds work, the balanced budgets are searched too, for ties.
+  // adds work, within the rounds' budget, the balanced budgets are searched too, for ties (a
+  // plan of the segment search that adds more is out of the rounds' reach).
   const size_t smallest = Smallest(candidates);
   if (curve_spread == 0 && options.objective == Objective::kMemory && candidates[smallest].split &&
-      candidates[smallest].recompute_fraction > 0) {
+      candidates[smallest].recompute_fraction > 0 &&
+      candidates[smallest].recompute_fraction <= rounds_budget) {
     const size_t source = candidates[smallest].source;
     for (double share : kBalancedBudgetShares)
       MF_RETURN_IF_ERROR(split_candidate(source, rounds_budget * share).status());

@@ -18,12 +18,19 @@ namespace {
 
 constexpr size_t kAxisH = 1, kAxisW = 2;  // NHWC
 constexpr int32_t kMaxCols = 16;
+// Segments that bound the curve's floor are widened up to this many columns (WidenGrids), at most
+// kMaxWidenRounds times.
+constexpr int32_t kMaxWidenCols = 32;
+constexpr int32_t kMaxWidenRounds = 8;
 constexpr int32_t kMaxSegmentCuts = 8;  // a segment spans at most this many cut-to-cut runs
 constexpr int64_t kCutSlack = 2;
 constexpr int64_t kMaxChannelGroups = 32;
 // Row counts past the best one for a grid width before the width is abandoned (the stage's
 // bytes fall with the tile size, then flatten or grow with the halo).
 constexpr int32_t kRowPatience = 2;
+// Widening stops once the stage is within 1/kNearFloor of the bytes it holds whatever its grid
+// (HeldFloor): more columns could save little and add halos and operators.
+constexpr int64_t kNearFloor = 32;
 
 // One way to run a segment: unsplit, split by `grid`, or in channel groups.
 struct Option {
@@ -34,12 +41,26 @@ struct Option {
   int64_t steps = 0;  // operators added
 };
 
+constexpr int64_t kNone = std::numeric_limits<int64_t>::max();
+
+// How far the grids of one mode (cached or recomputed halos) of a segment were searched: the
+// widest column count measured, the least bytes found, and whether a width was over the budget
+// from its first row count (so every wider one is).
+struct WidthSearch {
+  int32_t widest = 0;
+  int64_t best = kNone;
+  bool over_budget = false;
+};
+
 // Operators first..last (schedule positions) between two cuts, and its options no other beats
 // in peak, extra FLOPs and operators added, peak ascending.
 struct Segment {
   int32_t from = 0, to = 0;  // cut indices
   int32_t first = 0, last = 0;
   std::vector<Option> options;
+  bool splittable = false;
+  WidthSearch widths[2];  // recomputed, cached halos
+  bool widened = false;   // WidenGrids ran
 };
 
 bool InArena(const Value& value) {
@@ -120,10 +141,22 @@ std::vector<Option> ParetoOptions(std::vector<Option> options) {
   return kept;
 }
 
+// Tile counts along an axis of `length` a grid tries, in increasing order: for each tile size
+// the fewest tiles that reach it (ceil(length / count) distinct), so that no two counts tried
+// give the same largest tile; O(sqrt(length)) of them.
+std::vector<int32_t> TileCounts(int64_t length) {
+  std::vector<int32_t> counts;
+  for (int64_t tile = length; tile >= 1; --tile) {
+    const auto count = static_cast<int32_t>((length + tile - 1) / tile);
+    if (counts.empty() || count > counts.back()) counts.push_back(count);
+  }
+  return counts;
+}
+
 // Row counts a grid of `cols` columns tries, in increasing order: with cached halos 1..4
 // output rows per tile (thinner first, as they cost no recomputation); with recomputed halos
-// every count.
-std::vector<int32_t> RowCounts(bool cache_halos, int32_t cols, int64_t height) {
+// every count, or when `distinct` one per tile height (TileCounts).
+std::vector<int32_t> RowCounts(bool cache_halos, int32_t cols, int64_t height, bool distinct) {
   std::vector<int32_t> counts;
   if (cache_halos) {
     for (int64_t per_tile = 1; per_tile <= 4; ++per_tile) {
@@ -133,58 +166,122 @@ std::vector<int32_t> RowCounts(bool cache_halos, int32_t cols, int64_t height) {
     std::reverse(counts.begin(), counts.end());
     return counts;
   }
-  for (int32_t rows = cols > 1 ? 1 : 2; rows <= height; ++rows) counts.push_back(rows);
+  const int32_t fewest = cols > 1 ? 1 : 2;
+  if (!distinct) {
+    for (int32_t rows = fewest; rows <= height; ++rows) counts.push_back(rows);
+    return counts;
+  }
+  for (int32_t rows : TileCounts(height)) {
+    if (rows >= fewest) counts.push_back(rows);
+  }
   return counts;
 }
 
-// Measures the grids of one splittable segment within `budget` extra FLOPs.
-void MeasureGrids(const Graph& graph, Segment* segment, double budget) {
-  const Shape& out =
-      graph.value(graph.node(graph.schedule[static_cast<size_t>(segment->last)]).outputs[0]).shape;
-  const int64_t height = out[kAxisH], width = out[kAxisW];
-  constexpr int64_t kNone = std::numeric_limits<int64_t>::max();
-  for (const bool cache : {true, false}) {
-    int64_t mode_best = kNone;
-    int32_t cols_stalled = 0;
-    for (int32_t cols = 1; cols <= std::min<int64_t>(kMaxCols, width); ++cols) {
-      int64_t best = kNone;
-      int32_t since_best = 0;
-      for (int32_t rows : RowCounts(cache, cols, height)) {
-        int64_t rows_best = kNone;
-        bool over_budget = false;
-        for (const bool in_place : {false, true}) {
-          if (in_place && !cache) break;
-          RegionSplit grid{segment->first, segment->last, rows, true, cols, cache};
-          grid.strips_in_place = in_place;
-          grid.warm_ups = cache;
-          grid.caches_at_tile_end = false;
-          SplitStats stats;
-          Result<Graph> split = SplitRegion(graph, grid, &stats);
-          if (!split.ok()) break;  // e.g. tiles reading nothing but padding
-          if (stats.extra_flops > budget) {
-            over_budget = true;  // more rows add more
-            break;
-          }
-          const int64_t peak = PeakOver(LiveBytesPerStep(ComputeLiveness(*split)),
-                                        stats.first_position, stats.last_position);
-          const auto steps = static_cast<int64_t>(split->schedule.size() - graph.schedule.size());
-          segment->options.push_back({grid, std::nullopt, peak, stats.extra_flops, steps});
-          rows_best = std::min(rows_best, peak);
-        }
-        if (over_budget) break;
-        if (rows_best == kNone) continue;
-        since_best = rows_best < best ? 0 : since_best + 1;
-        best = std::min(best, rows_best);
-        if (since_best >= kRowPatience) break;
-      }
-      // Wider grids add column halos: stop when one is over the budget from its first row
-      // count, or kRowPatience widths in a row bring the stage no lower.
-      if (best == kNone) break;
-      cols_stalled = best < mode_best ? 0 : cols_stalled + 1;
-      mode_best = std::min(mode_best, best);
-      if (cols_stalled >= kRowPatience) break;
+// The bytes a stage holds whatever its grid: the largest of the arena values it reads from
+// before it and of its output (each is whole at some time while it runs).
+int64_t HeldFloor(const Graph& graph, int32_t first, int32_t last) {
+  const auto begin = graph.schedule.begin() + first, end = graph.schedule.begin() + last + 1;
+  int64_t floor = 0;
+  for (auto it = begin; it != end; ++it) {
+    for (ValueId v : graph.node(*it).inputs) {
+      if (v == kNoValue || !InArena(graph.value(v))) continue;
+      const NodeId producer = graph.value(v).producer;
+      if (producer == kNoNode || std::find(begin, end, producer) == end)
+        floor = std::max(floor, graph.value(v).bytes());
     }
   }
+  return std::max(floor, graph.value(graph.node(*(end - 1)).outputs[0]).bytes());
+}
+
+// Measures the grids of one width and mode of a segment, row counts ascending until one is over
+// `budget` or kRowPatience counts in a row bring the stage no lower: the least bytes found, or
+// kNone when the first count is over the budget or none splits.
+int64_t MeasureWidth(const Graph& graph, Segment* segment, bool cache, int32_t cols,
+                     bool distinct_rows, double budget) {
+  const Shape& out =
+      graph.value(graph.node(graph.schedule[static_cast<size_t>(segment->last)]).outputs[0]).shape;
+  int64_t best = kNone;
+  int32_t since_best = 0;
+  for (int32_t rows : RowCounts(cache, cols, out[kAxisH], distinct_rows)) {
+    int64_t rows_best = kNone;
+    bool over_budget = false;
+    for (const bool in_place : {false, true}) {
+      if (in_place && !cache) break;
+      RegionSplit grid{segment->first, segment->last, rows, true, cols, cache};
+      grid.strips_in_place = in_place;
+      grid.warm_ups = cache;
+      grid.caches_at_tile_end = false;
+      SplitStats stats;
+      Result<Graph> split = SplitRegion(graph, grid, &stats);
+      if (!split.ok()) break;  // e.g. tiles reading nothing but padding
+      if (stats.extra_flops > budget) {
+        over_budget = true;  // more rows add more
+        break;
+      }
+      const int64_t peak = PeakOver(LiveBytesPerStep(ComputeLiveness(*split)), stats.first_position,
+                                    stats.last_position);
+      const auto steps = static_cast<int64_t>(split->schedule.size() - graph.schedule.size());
+      segment->options.push_back({grid, std::nullopt, peak, stats.extra_flops, steps});
+      rows_best = std::min(rows_best, peak);
+    }
+    if (over_budget) break;
+    if (rows_best == kNone) continue;
+    since_best = rows_best < best ? 0 : since_best + 1;
+    best = std::min(best, rows_best);
+    if (since_best >= kRowPatience) break;
+  }
+  return best;
+}
+
+// Measures the widths `counts` (ascending) of one mode of a segment past the widest it has
+// measured, until kRowPatience of them in a row bring the stage no lower, one is over the budget
+// from its first row count (wider grids add column halos), or the stage is within 1/kNearFloor
+// of `floor`.
+void SearchWidths(const Graph& graph, Segment* segment, bool cache,
+                  const std::vector<int32_t>& counts, bool distinct_rows, int64_t floor,
+                  double budget) {
+  WidthSearch& search = segment->widths[cache ? 1 : 0];
+  int32_t stalled = 0;
+  for (int32_t cols : counts) {
+    if (search.over_budget || stalled >= kRowPatience) break;
+    if (search.best != kNone && (search.best - floor) * kNearFloor <= search.best) break;
+    if (cols <= search.widest) continue;
+    const int64_t best = MeasureWidth(graph, segment, cache, cols, distinct_rows, budget);
+    search.widest = cols;
+    if (best == kNone) {
+      search.over_budget = true;
+      break;
+    }
+    stalled = best < search.best ? 0 : stalled + 1;
+    search.best = std::min(search.best, best);
+  }
+}
+
+int64_t OutputWidth(const Graph& graph, const Segment& segment) {
+  const Node& tail = graph.node(graph.schedule[static_cast<size_t>(segment.last)]);
+  return graph.value(tail.outputs[0]).shape[kAxisW];
+}
+
+// Measures the grids of one splittable segment within `budget` extra FLOPs, in both modes: every
+// column count up to kMaxCols, every row count with recomputed halos.
+void MeasureGrids(const Graph& graph, Segment* segment, double budget) {
+  std::vector<int32_t> counts;
+  for (int32_t cols = 1; cols <= std::min<int64_t>(kMaxCols, OutputWidth(graph, *segment)); ++cols)
+    counts.push_back(cols);
+  for (const bool cache : {true, false})
+    SearchWidths(graph, segment, cache, counts, false, 0, budget);
+}
+
+// Widens a segment that bounds the curve's floor past where MeasureGrids stopped: one column
+// count per tile width (TileCounts) up to kMaxWidenCols, one row count per tile height, the
+// stage's floor the bytes it holds whatever its grid (HeldFloor).
+void WidenGrids(const Graph& graph, Segment* segment, double budget) {
+  std::vector<int32_t> counts = TileCounts(OutputWidth(graph, *segment));
+  std::erase_if(counts, [](int32_t cols) { return cols > kMaxWidenCols; });
+  const int64_t floor = HeldFloor(graph, segment->first, segment->last);
+  for (const bool cache : {true, false})
+    SearchWidths(graph, segment, cache, counts, true, floor, budget);
+  segment->widened = true;
 }
 
 // Measures a segment that runs in channel groups (passes/split.h ChannelSplit): 2, 4, 8, ...
@@ -210,8 +307,22 @@ void MeasureChannelGroups(const Graph& graph, Segment* segment) {
   }
 }
 
-// Every segment between cuts, with its options within `budget`. Segments are measured on
-// every core (each on its own; the result does not depend on the threads' timing).
+// Runs work(k) for k = 0..count-1 on every core (each call on its own, so the results do not
+// depend on the threads' timing).
+template <typename Work>
+void OnEveryCore(size_t count, const Work& work) {
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t k = next++; k < count; k = next++) work(k);
+  };
+  std::vector<std::thread> helpers;
+  const size_t threads = std::max(1u, std::thread::hardware_concurrency());
+  for (size_t t = 1; t < std::min(threads, count); ++t) helpers.emplace_back(worker);
+  worker();
+  for (std::thread& helper : helpers) helper.join();
+}
+
+// Every segment between cuts, with its options within `budget`, measured on every core.
 std::vector<Segment> MeasureSegments(const Graph& graph, const std::vector<int32_t>& cuts,
                                      const SplitOptions& options, double budget) {
   const std::vector<int64_t> live = LiveBytesPerStep(ComputeLiveness(graph));
@@ -231,31 +342,24 @@ std::vector<Segment> MeasureSegments(const Graph& graph, const std::vector<int32
       segments.push_back(std::move(segment));
     }
   }
-  auto measure = [&](Segment* segment) {
-    const bool splittable =
+  OnEveryCore(segments.size(), [&](size_t k) {
+    Segment* segment = &segments[k];
+    segment->splittable =
         std::all_of(op_ok.begin() + segment->first, op_ok.begin() + segment->last + 1,
                     [](char ok) { return ok; }) &&
         regions.Bounds(segment->first, segment->last).ok();
-    if (splittable) MeasureGrids(graph, segment, budget);
+    if (segment->splittable) MeasureGrids(graph, segment, budget);
     if (CheckChannelRegion(graph, segment->first, segment->last).ok())
       MeasureChannelGroups(graph, segment);
     segment->options = ParetoOptions(std::move(segment->options));
-  };
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    for (size_t k = next++; k < segments.size(); k = next++) measure(&segments[k]);
-  };
-  std::vector<std::thread> helpers;
-  for (unsigned t = 1; t < std::max(1u, std::thread::hardware_concurrency()); ++t)
-    helpers.emplace_back(worker);
-  worker();
-  for (std::thread& helper : helpers) helper.join();
+  });
   std::erase_if(segments, [](const Segment& s) { return s.options.empty(); });
   return segments;
 }
 
-// The segments and options a shortest path chose.
-using Choice = std::vector<std::pair<const Segment*, const Option*>>;
+// The segments and options a shortest path chose (options copied: widening a segment
+// reorders its options).
+using Choice = std::vector<std::pair<const Segment*, Option>>;
 
 // The path that keeps every segment's peak within `bound` at the least extra FLOPs plus
 // `step_flops` per operator added, or nothing.
@@ -280,7 +384,7 @@ std::optional<Choice> CheapestWithin(const std::vector<Segment>& segments, int32
   if (cost.back() == kNever) return std::nullopt;
   Choice choice;
   for (int32_t at = cut_count - 1; at > 0;) {
-    choice.push_back(via[static_cast<size_t>(at)]);
+    choice.emplace_back(via[static_cast<size_t>(at)].first, *via[static_cast<size_t>(at)].second);
     at = via[static_cast<size_t>(at)].first->from;
   }
   return choice;
@@ -306,9 +410,9 @@ std::optional<Estimate> EstimateWithin(const std::vector<Segment>& segments, int
     if (!choice) return std::nullopt;  // no path at all
     Estimate estimate{0, 0, 0, std::move(*choice)};
     for (const auto& [segment, option] : estimate.choice) {
-      estimate.peak = std::max(estimate.peak, option->peak);
-      estimate.flops += option->flops;
-      estimate.steps += option->steps;
+      estimate.peak = std::max(estimate.peak, option.peak);
+      estimate.flops += option.flops;
+      estimate.steps += option.steps;
     }
     if (max_steps <= 0 || estimate.steps <= max_steps) return estimate;
   }
@@ -336,6 +440,17 @@ std::vector<Estimate> EstimatedCurve(const std::vector<Segment>& segments, int32
   return curve;
 }
 
+// The segments of the curve's lowest point whose stage is its peak and that WidenGrids has not
+// widened yet: what holds the floor up.
+std::vector<Segment*> FloorSegments(const Estimate& lowest, std::vector<Segment>* segments) {
+  std::vector<Segment*> floor;
+  for (const auto& [segment, option] : lowest.choice) {
+    Segment& held = (*segments)[static_cast<size_t>(segment - segments->data())];
+    if (option.peak == lowest.peak && held.splittable && !held.widened) floor.push_back(&held);
+  }
+  return floor;
+}
+
 // Builds and plans one point: every chosen grid applied, the last segment first (so earlier
 // positions hold), and tried with cached rows copied at the other time (TryOtherCacheTiming):
 // which packs better is seen only once planned.
@@ -347,18 +462,18 @@ Result<SplitResult> BuildPoint(const Graph& graph, const Estimate& estimate,
   result.arena_before = arena_before;
   result.total_flops = total_flops;
   for (const auto& [segment, option] : estimate.choice) {  // last segment first
-    if (!option->grid && !option->channels) continue;
+    if (!option.grid && !option.channels) continue;
     SplitStage stage;
     for (int32_t pos = segment->first; pos <= segment->last; ++pos)
       stage.ops.push_back(graph.node(graph.schedule[static_cast<size_t>(pos)]).name);
-    if (option->grid) {
-      stage.split = *option->grid;
+    if (option.grid) {
+      stage.split = *option.grid;
       MF_ASSIGN_OR_RETURN(result.graph, SplitRegion(result.graph, stage.split, &stage.stats));
     } else {
       stage.split = {.first = segment->first, .last = segment->last, .rows = 1};
-      stage.channels = option->channels;
+      stage.channels = option.channels;
       MF_ASSIGN_OR_RETURN(result.graph,
-                          SplitChannels(result.graph, *option->channels, &stage.stats));
+                          SplitChannels(result.graph, *option.channels, &stage.stats));
     }
     result.extra_flops += stage.stats.extra_flops;
     result.duplicated_elements += stage.stats.duplicated_elements;
@@ -394,18 +509,33 @@ Result<std::vector<SplitResult>> SplitSegmentsCurve(const Graph& graph, const Sp
   const double total_flops = TotalFlops(graph);
   const std::vector<int32_t> cuts = Cuts(graph);
   const double budget = options.max_recompute * total_flops;
-  const std::vector<Segment> segments = MeasureSegments(graph, cuts, options, budget);
-  const std::vector<Estimate> curve = EstimatedCurve(
-      segments, static_cast<int32_t>(cuts.size()), budget,
+  std::vector<Segment> segments = MeasureSegments(graph, cuts, options, budget);
+  const int64_t max_steps =
       options.max_steps > 0
           ? std::max<int64_t>(0, options.max_steps - static_cast<int64_t>(graph.schedule.size()))
-          : 0);
+          : 0;
+  std::vector<Estimate> curve =
+      EstimatedCurve(segments, static_cast<int32_t>(cuts.size()), budget, max_steps);
+  for (int32_t round = 0; round < kMaxWidenRounds && !curve.empty(); ++round) {
+    const std::vector<Segment*> floor = FloorSegments(curve.back(), &segments);
+    if (floor.empty()) break;
+    OnEveryCore(floor.size(), [&](size_t k) {
+      WidenGrids(graph, floor[k], budget);
+      floor[k]->options = ParetoOptions(std::move(floor[k]->options));
+    });
+    curve = EstimatedCurve(segments, static_cast<int32_t>(cuts.size()), budget, max_steps);
+  }
   MF_ASSIGN_OR_RETURN(GraphPlan unsplit, PlanGraph(graph, options.planner, {.refine = true}));
+  const std::vector<size_t> picked = Picked(curve.size(), points);
+  std::vector<std::optional<Result<SplitResult>>> points_built(picked.size());
+  OnEveryCore(picked.size(), [&](size_t k) {
+    points_built[k] =
+        BuildPoint(graph, curve[picked[k]], options, unsplit.plan.arena_bytes, total_flops);
+  });
   std::vector<SplitResult> built;
-  for (size_t index : Picked(curve.size(), points)) {
-    MF_ASSIGN_OR_RETURN(SplitResult point, BuildPoint(graph, curve[index], options,
-                                                      unsplit.plan.arena_bytes, total_flops));
-    if (!point.stages.empty()) built.push_back(std::move(point));
+  for (std::optional<Result<SplitResult>>& point : points_built) {
+    MF_RETURN_IF_ERROR(point->status());
+    if (!(*point)->stages.empty()) built.push_back(std::move(**point));
   }
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

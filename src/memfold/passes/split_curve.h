@@ -6,12 +6,15 @@
 // measured by the payload bytes live while its stage runs (liveness only, no placement), and
 // its extra FLOPs. For a bound T on the bytes of every stage, a shortest path over the cuts gives
 // the least extra work whose segments all stay within T; sweeping T over the measured values
-// gives the curve. Chosen points are then built (every segment split, last first, so earlier
-// positions hold), planned with a verified placement and refined: their arenas are real.
+// gives the curve. The segments that hold up its lowest point are then widened (more columns,
+// one count per tile width, up to kMaxWidenCols) and the curve recomputed, a few rounds. Chosen
+// points are then built (every segment split, last first, so earlier positions hold), planned
+// with a verified placement and refined: their arenas are real.
 //
 // Complexity: O(segments * grids) rewrites and liveness passes of the whole graph, segments
-// bounded by max_region_ops operators and kMaxSegmentCuts cuts; the shortest path is
-// O(T values * segment options). Preconditions: SplitRegion's.
+// bounded by max_region_ops operators and kMaxSegmentCuts cuts, grids by patience, the budget
+// and kMaxCols (kMaxWidenCols for at most kMaxWidenRounds rounds of floor segments); the
+// shortest path is O(T values * segment options). Preconditions: SplitRegion's.
 #pragma once
 
 #include <cstdint>
