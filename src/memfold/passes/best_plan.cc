@@ -265,7 +265,7 @@ Result<Made> MakeCandidates(const Graph& file_graph, const BestOptions& options,
   const size_t smallest = Smallest(candidates);
   if (curve_spread == 0 && options.objective == Objective::kMemory && candidates[smallest].split &&
       candidates[smallest].recompute_fraction > 0 &&
-      candidates[smallest].recompute_fraction <= rounds_budget) {
+      candidates[smallest].recompute_fraction <= rounds_budget * (1 + 1e-9)) {
     const size_t source = candidates[smallest].source;
     for (double share : kBalancedBudgetShares)
       MF_RETURN_IF_ERROR(split_candidate(source, rounds_budget * share).status());
