@@ -341,6 +341,36 @@ TEST(FaultCases, SignatureThatContradictsTheShapeIsAnError) {
       << g.status().message();
 }
 
+// A TFLite file without its TFL3 identifier (TFLM reads those) whose root offset's low byte is
+// 0x08, as an ONNX file's first byte is: the bytes are not ONNX, so they load as TFLite. Made
+// from hello_world by moving the body N bytes on (flatbuffer offsets inside it are relative,
+// only the root offset changes); bytes that are neither keep the ONNX reader's message.
+TEST(FaultCases, IdentifierlessTfliteStartingAsOnnxLoadsAsTflite) {
+  const Bytes good = SharedModel("tflite-micro/hello_world_float.tflite");
+  ASSERT_GE(good.size(), 8u);
+  uint32_t root = 0;
+  std::memcpy(&root, good.data(), 4);
+  const uint32_t shift = (0x108 - root) % 0x100;  // a multiple of 4, as root is
+  Bytes moved(4 + shift, std::byte{0});
+  const uint32_t moved_root = root + shift;
+  std::memcpy(moved.data(), &moved_root, 4);
+  moved.insert(moved.end(), good.begin() + 4, good.end());
+  ASSERT_EQ(moved[0], std::byte{0x08});
+  Result<Graph> original = LoadTflite(good, "hello.tflite");
+  Result<Graph> loaded = LoadTflite(moved, "moved.tflite");
+  ASSERT_TRUE(original.ok() && loaded.ok()) << loaded.status().message();
+  ASSERT_EQ(loaded->schedule.size(), original->schedule.size());
+  for (size_t k = 0; k < original->schedule.size(); ++k)
+    EXPECT_EQ(loaded->node(loaded->schedule[k]).op, original->node(original->schedule[k]).op);
+
+  const Bytes neither = {std::byte{0x08}, std::byte{0x01}, std::byte{0},   std::byte{0},
+                         std::byte{'x'},  std::byte{'y'},  std::byte{'z'}, std::byte{'w'}};
+  Result<Graph> refused = LoadTflite(neither, "neither.bin");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("neither.bin: not an ONNX model"), std::string::npos)
+      << refused.status().message();
+}
+
 // ---- empty graphs ---------------------------------------------------------------------------
 
 // An empty Graph plans to an empty arena and runs to no outputs.
