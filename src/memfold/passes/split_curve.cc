@@ -177,6 +177,11 @@ std::vector<int32_t> RowCounts(bool cache_halos, int32_t cols, int64_t height, b
   return counts;
 }
 
+// The value positions first..last of a segment produce for the operators after it.
+const Value& SegmentOutput(const Graph& graph, int32_t last) {
+  return graph.value(graph.node(graph.schedule[static_cast<size_t>(last)]).outputs[0]);
+}
+
 // The bytes a stage holds whatever its grid: the largest of the arena values it reads from
 // before it and of its output (each is whole at some time while it runs).
 int64_t HeldFloor(const Graph& graph, int32_t first, int32_t last) {
@@ -190,7 +195,7 @@ int64_t HeldFloor(const Graph& graph, int32_t first, int32_t last) {
         floor = std::max(floor, graph.value(v).bytes());
     }
   }
-  return std::max(floor, graph.value(graph.node(*(end - 1)).outputs[0]).bytes());
+  return std::max(floor, SegmentOutput(graph, last).bytes());
 }
 
 // Measures the grids of one width and mode of a segment, row counts ascending until one is over
@@ -198,8 +203,7 @@ int64_t HeldFloor(const Graph& graph, int32_t first, int32_t last) {
 // kNone when the first count is over the budget or none splits.
 int64_t MeasureWidth(const Graph& graph, Segment* segment, bool cache, int32_t cols,
                      bool distinct_rows, double budget) {
-  const Shape& out =
-      graph.value(graph.node(graph.schedule[static_cast<size_t>(segment->last)]).outputs[0]).shape;
+  const Shape& out = SegmentOutput(graph, segment->last).shape;
   int64_t best = kNone;
   int32_t since_best = 0;
   for (int32_t rows : RowCounts(cache, cols, out[kAxisH], distinct_rows)) {
@@ -257,17 +261,12 @@ void SearchWidths(const Graph& graph, Segment* segment, bool cache,
   }
 }
 
-int64_t OutputWidth(const Graph& graph, const Segment& segment) {
-  const Node& tail = graph.node(graph.schedule[static_cast<size_t>(segment.last)]);
-  return graph.value(tail.outputs[0]).shape[kAxisW];
-}
-
 // Measures the grids of one splittable segment within `budget` extra FLOPs, in both modes: every
 // column count up to kMaxCols, every row count with recomputed halos.
 void MeasureGrids(const Graph& graph, Segment* segment, double budget) {
   std::vector<int32_t> counts;
-  for (int32_t cols = 1; cols <= std::min<int64_t>(kMaxCols, OutputWidth(graph, *segment)); ++cols)
-    counts.push_back(cols);
+  const int64_t width = SegmentOutput(graph, segment->last).shape[kAxisW];
+  for (int32_t cols = 1; cols <= std::min<int64_t>(kMaxCols, width); ++cols) counts.push_back(cols);
   for (const bool cache : {true, false})
     SearchWidths(graph, segment, cache, counts, false, 0, budget);
 }
@@ -276,7 +275,7 @@ void MeasureGrids(const Graph& graph, Segment* segment, double budget) {
 // count per tile width (TileCounts) up to kMaxWidenCols, one row count per tile height, the
 // stage's floor the bytes it holds whatever its grid (HeldFloor).
 void WidenGrids(const Graph& graph, Segment* segment, double budget) {
-  std::vector<int32_t> counts = TileCounts(OutputWidth(graph, *segment));
+  std::vector<int32_t> counts = TileCounts(SegmentOutput(graph, segment->last).shape[kAxisW]);
   std::erase_if(counts, [](int32_t cols) { return cols > kMaxWidenCols; });
   const int64_t floor = HeldFloor(graph, segment->first, segment->last);
   for (const bool cache : {true, false})
@@ -288,10 +287,8 @@ void WidenGrids(const Graph& graph, Segment* segment, double budget) {
 // up to kMaxChannelGroups groups while the stage's bytes fall (more groups save ever less and
 // cost a kernel call each).
 void MeasureChannelGroups(const Graph& graph, Segment* segment) {
-  const int64_t channels =
-      graph.value(graph.node(graph.schedule[static_cast<size_t>(segment->last)]).outputs[0])
-          .shape[3];
-  int64_t best = std::numeric_limits<int64_t>::max();
+  const int64_t channels = SegmentOutput(graph, segment->last).shape[3];
+  int64_t best = kNone;
   for (int64_t groups = 2; groups <= std::min<int64_t>(channels, kMaxChannelGroups); groups *= 2) {
     const ChannelSplit split{segment->first, segment->last, static_cast<int32_t>(groups)};
     SplitStats stats;
