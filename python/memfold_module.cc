@@ -20,6 +20,7 @@
 #include "memfold/ops/runnable.h"
 #include "memfold/passes/budget.h"
 #include "memfold/passes/echo.h"
+#include "memfold/passes/input_layout.h"
 #include "memfold/passes/recompute.h"
 #include "memfold/passes/stash_model.h"
 #include "memfold/pipeline/device.h"
@@ -92,14 +93,26 @@ py::dict RecomputeChoices(const std::string& json_text, int64_t budget) {
 
 // --- inference -----------------------------------------------------------------------------
 
-// A model source: a path or "zoo:NAME[,key=value...]" (str), or a .tflite file's bytes.
-memfold::Graph LoadSource(const py::object& model) {
+// --input-layout's names: "model" (as the model declares its inputs) or "nhwc".
+memfold::InputLayout ParseInputLayout(const std::string& name) {
+  if (name == "model") return memfold::InputLayout::kAsDeclared;
+  if (name == "nhwc") return memfold::InputLayout::kNhwc;
+  throw py::value_error("input_layout '" + name + "': choose model or nhwc");
+}
+
+// A model source: a path or "zoo:NAME[,key=value...]" (str), or a .tflite file's bytes; its
+// image inputs in `layout` (passes/input_layout.h).
+memfold::Graph LoadSource(const py::object& model, const std::string& layout = "model") {
+  const memfold::InputLayout parsed = ParseInputLayout(layout);
   if (py::isinstance<py::bytes>(model) || py::isinstance<py::bytearray>(model)) {
     const std::string data = py::cast<std::string>(py::bytes(model));
     const auto* begin = reinterpret_cast<const std::byte*>(data.data());
-    return OrRaise(memfold::LoadTflite(memfold::Bytes(begin, begin + data.size()), "<bytes>"));
+    memfold::Graph graph =
+        OrRaise(memfold::LoadTflite(memfold::Bytes(begin, begin + data.size()), "<bytes>"));
+    if (parsed == memfold::InputLayout::kNhwc) OrRaise(memfold::MakeInputsChannelsLast(&graph));
+    return graph;
   }
-  return OrRaise(memfold::LoadModel(py::cast<std::string>(model)));
+  return OrRaise(memfold::LoadModel(py::cast<std::string>(model), parsed));
 }
 
 // The model's inputs: CONTRACT.md's default when `inputs` is None, else one bytes-like object
@@ -117,19 +130,19 @@ std::vector<memfold::Bytes> InputsOf(const memfold::Graph& graph, const py::obje
 }
 
 memfold::PlannedProgram Plan(const py::object& model, const std::string& planner,
-                             double max_recompute, bool stream_input,
-                             const std::string& objective) {
+                             double max_recompute, bool stream_input, const std::string& objective,
+                             const std::string& input_layout) {
   const memfold::Objective chosen = OrRaise(memfold::ParseObjective(objective));
   return OrRaise(memfold::PlanProgram(
-      LoadSource(model),
+      LoadSource(model, input_layout),
       {planner,
        {.objective = chosen, .max_recompute = max_recompute, .stream_input = stream_input}}));
 }
 
 // PlanBestCurve's plans as dicts, each run checked against the unplanned model when `check`.
 py::list Pareto(const py::object& model, double max_recompute, bool stream_input, int points,
-                bool check) {
-  const memfold::Graph source = LoadSource(model);
+                bool check, const std::string& input_layout) {
+  const memfold::Graph source = LoadSource(model, input_layout);
   const std::vector<memfold::BestPlan> curve = OrRaise(memfold::PlanBestCurve(
       source, {.max_recompute = max_recompute, .stream_input = stream_input}, points));
   const std::vector<memfold::Bytes> inputs = memfold::DefaultInputs(source);
@@ -316,7 +329,7 @@ py::bytes WriteTflite(const py::object& model) {
 py::bytes TfliteWithPlan(const std::string& path, const std::string& planner, double max_recompute,
                          const std::string& objective) {
   const memfold::PlannedProgram program =
-      Plan(py::str(path), planner, max_recompute, /*stream_input=*/false, objective);
+      Plan(py::str(path), planner, max_recompute, /*stream_input=*/false, objective, "model");
   return AsPyBytes(OrRaise(memfold::TfliteWithPlan(path, program)));
 }
 
@@ -345,12 +358,14 @@ PYBIND11_MODULE(_memfold, m) {
            "Writes the bare-metal C++ tree; with run=True builds it and runs it under QEMU.");
   m.def("plan", &Plan, py::arg("model"), py::arg("planner") = "greedy",
         py::arg("max_recompute") = 0.10, py::arg("stream_input") = false,
-        py::arg("objective") = "memory",
-        "Plans a model (a .tflite path or its bytes, or zoo:NAME) into a verified Program; "
-        "objective (best): memory, balanced (least extra work within 5 % of the smallest "
-        "arena) or speed.");
+        py::arg("objective") = "memory", py::arg("input_layout") = "model",
+        "Plans a model (a .tflite or .onnx path, .tflite bytes, or zoo:NAME) into a verified "
+        "Program; objective (best): memory, balanced (least extra work within 5 % of the "
+        "smallest arena) or speed; input_layout='nhwc' makes an ONNX model's NCHW image "
+        "inputs NHWC (the caller gives HWC images; the first layers then stream and split).");
   m.def("pareto", &Pareto, py::arg("model"), py::arg("max_recompute") = 1.0,
         py::arg("stream_input") = true, py::arg("points") = 12, py::arg("check") = true,
+        py::arg("input_layout") = "model",
         "The best planner's memory / extra-work curve: every verified plan no other beats in "
         "both arena and extra FLOPs (a list of dicts, extra work ascending), each run checked "
         "against the unplanned model when check=True.");

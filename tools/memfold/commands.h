@@ -29,6 +29,8 @@ inline constexpr int kExitBadInput = 2;
 struct CommonOptions {
   std::string model;
   bool json = false;
+  InputLayout input_layout =
+      InputLayout::kAsDeclared;  // --input-layout (inspect, plan, run, compile)
 };
 
 struct PlanOptions {

@@ -187,7 +187,7 @@ int CompileCommand(const CompileOptions& options) {
   if (!parsed_budget.ok()) return Fail(parsed_budget.status().message());
   const int64_t budget = *parsed_budget;
   Phase load("load " + options.common.model);
-  Result<Graph> loaded = LoadModel(options.common.model);
+  Result<Graph> loaded = LoadModel(options.common.model, options.common.input_layout);
   if (!loaded.ok()) return Fail(loaded.status().message());
   if (IsTrainingModel(*loaded)) {
     return Fail(options.common.model +

@@ -21,6 +21,22 @@ void AddModelArgs(CLI::App* command, memfold::cli::CommonOptions* common) {
   command->add_flag("--json", common->json, "print one JSON object instead of tables");
 }
 
+// --input-layout: the image inputs as the model declares them, or NHWC (an ONNX model's NCHW
+// inputs made channels-last, passes/input_layout.h).
+void AddInputLayout(CLI::App* command, memfold::cli::CommonOptions* common) {
+  command
+      ->add_option_function<std::string>(
+          "--input-layout",
+          [common](const std::string& name) {
+            common->input_layout =
+                name == "nhwc" ? memfold::InputLayout::kNhwc : memfold::InputLayout::kAsDeclared;
+          },
+          "model: the inputs as the model declares them (default); nhwc: an ONNX model's NCHW "
+          "image inputs become NHWC, so a camera's rows stream in as they come and the first "
+          "layers split")
+      ->check(CLI::IsMember({"model", "nhwc"}));
+}
+
 // Every planning strategy by name, and best: the pipeline that also re-orders operators,
 // makes concatenations copy-free and splits operators into row bands.
 CLI::Option* AddPlannerOption(CLI::App* command, std::string* planner) {
@@ -112,6 +128,7 @@ int main(int argc, char** argv) {
   CLI::App* inspect =
       app.add_subcommand("inspect", "summarise a model: ops, values, inputs, outputs");
   AddModelArgs(inspect, &inspect_options);
+  AddInputLayout(inspect, &inspect_options);
   inspect->add_option("--write-tflite", inspect_write,
                       "also write the model (a zoo model too) as a .tflite file with memfold's "
                       "TFLite writer");
@@ -119,6 +136,7 @@ int main(int argc, char** argv) {
   memfold::cli::PlanOptions plan_options;
   CLI::App* plan = app.add_subcommand("plan", "plan the tensor arena and verify the plan");
   AddModelArgs(plan, &plan_options.common);
+  AddInputLayout(plan, &plan_options.common);
   AddPlannerOption(plan, &plan_options.planner);
   AddBestOptions(plan, &plan_options.best);
   plan->add_option("--budget", plan_options.budget,
@@ -193,6 +211,7 @@ int main(int argc, char** argv) {
   CLI::App* run = app.add_subcommand(
       "run", "run the model inside the planned arena; compare with an unplanned run");
   AddModelArgs(run, &run_options.common);
+  AddInputLayout(run, &run_options.common);
   AddPlannerOption(run, &run_options.planner);
   AddBestOptions(run, &run_options.best);
   run->add_option("--input", run_options.input_file,
@@ -204,6 +223,7 @@ int main(int argc, char** argv) {
       "write the planned model as bare-metal C++; --run builds it for an emulated "
       "Cortex-M, runs it and measures RAM and flash");
   AddModelArgs(compile, &compile_options.common);
+  AddInputLayout(compile, &compile_options.common);
   AddPlannerOption(compile, &compile_options.planner);
   compile_options.best.objective = memfold::Objective::kBalanced;
   AddBestOptions(compile, &compile_options.best);

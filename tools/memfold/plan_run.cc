@@ -165,7 +165,7 @@ int ParetoCommand(const PlanOptions& options) {
   if (options.budget || options.emit_tflite || options.emit_c)
     return Fail("--pareto draws a curve; --budget, --emit-tflite and --emit-c take one plan");
   Phase load("load " + options.common.model);
-  Result<Graph> loaded = LoadModel(options.common.model);
+  Result<Graph> loaded = LoadModel(options.common.model, options.common.input_layout);
   if (!loaded.ok()) return Fail(loaded.status().message());
   load.Done(std::to_string(loaded->schedule.size()) + " ops");
   const std::vector<Bytes> inputs = DefaultInputs(*loaded);
@@ -240,7 +240,7 @@ int PlanCommand(const PlanOptions& options) {
   if (!parsed_budget.ok()) return Fail(parsed_budget.status().message());
   const int64_t budget = *parsed_budget;
   Phase load("load " + options.common.model);
-  Result<Graph> loaded = LoadModel(options.common.model);
+  Result<Graph> loaded = LoadModel(options.common.model, options.common.input_layout);
   if (!loaded.ok()) return Fail(loaded.status().message());
   load.Done(std::to_string(loaded->schedule.size()) + " ops");
   Phase planning("plan " + options.planner);
@@ -333,7 +333,7 @@ int PlanCommand(const PlanOptions& options) {
 
 int RunCommand(const RunOptions& options) {
   Phase load("load " + options.common.model);
-  Result<Graph> loaded = LoadModel(options.common.model);
+  Result<Graph> loaded = LoadModel(options.common.model, options.common.input_layout);
   if (!loaded.ok()) return Fail(loaded.status().message());
   load.Done(std::to_string(loaded->schedule.size()) + " ops");
   Status fits_memory = CheckRunFitsInMemory(*loaded);  // before anything large is allocated

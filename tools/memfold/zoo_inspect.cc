@@ -53,7 +53,7 @@ int ZooCommand(bool json) {
 }
 
 int InspectCommand(const CommonOptions& options, const std::optional<std::string>& write_tflite) {
-  Result<Graph> loaded = LoadModel(options.model);
+  Result<Graph> loaded = LoadModel(options.model, options.input_layout);
   if (!loaded.ok()) return Fail(loaded.status().message());
   const Graph& g = *loaded;
   if (write_tflite) {

@@ -8,6 +8,7 @@
 #include "memfold/ir/verify.h"
 #include "memfold/onnx/onnx_reader.h"
 #include "memfold/ops/registry.h"
+#include "memfold/passes/input_layout.h"
 #include "memfold/zoo/zoo.h"
 
 namespace memfold {
@@ -75,6 +76,15 @@ Result<Graph> LoadModel(const std::string& model) {
   }
   MF_ASSIGN_OR_RETURN(TfliteModel tflite, ReadTfliteFile(model));
   return Checked(std::move(tflite.graph), model);
+}
+
+Result<Graph> LoadModel(const std::string& model, InputLayout layout) {
+  MF_ASSIGN_OR_RETURN(Graph graph, LoadModel(model));
+  if (layout == InputLayout::kNhwc) {
+    if (Result<int> changed = MakeInputsChannelsLast(&graph); !changed.ok())
+      return Status::Error(model + ": " + changed.status().message());
+  }
+  return graph;
 }
 
 }  // namespace memfold

@@ -15,6 +15,14 @@ namespace memfold {
 
 Result<Graph> LoadModel(const std::string& model);
 
+// How a loaded model takes its image inputs: as the file declares them, or NHWC (an ONNX
+// model's NCHW inputs made channels-last, passes/input_layout.h: the caller then gives HWC
+// images, as cameras and decoders deliver them).
+enum class InputLayout { kAsDeclared, kNhwc };
+
+// LoadModel, then the inputs in `layout`; an error when kNhwc changes no input.
+Result<Graph> LoadModel(const std::string& model, InputLayout layout);
+
 // The file part of LoadModel for bytes already in memory (`label` names them in messages):
 // ONNX when the bytes start as ONNX files do and carry no TFL3 identifier, else TFLite; then
 // the same shape and structure checks.
