@@ -13,6 +13,7 @@
 #include "memfold/exec/checked_run_test_util.h"
 #include "memfold/exec/executor.h"
 #include "memfold/ops/builder.h"
+#include "memfold/passes/quantize.h"
 #include "memfold/passes/stream_inputs.h"
 #include "memfold/pipeline/model_loader.h"
 #include "memfold/plan/plan_graph.h"
@@ -75,6 +76,49 @@ TEST(ChannelGroups, RefusesWhatIsNotAConvFollowedByPerChannelOps) {
   EXPECT_FALSE(SplitChannels(*model, {conv, pool, 1}).ok());
   EXPECT_FALSE(SplitChannels(*model, {conv, pool, 4096}).ok());
   EXPECT_FALSE(CheckChannelRegion(*model, pool, conv).ok());
+}
+
+// A head as converters and ONNX exporters write it: a 1x1 convolution to many channels, then
+// the mean over H and W (MEAN, ReduceMean, GlobalAveragePool), keepdims or not, float and int8.
+Graph MeanHead(bool keepdims, bool int8) {
+  GraphBuilder b("mean_head");
+  const ValueId x = b.Input("image", {1, 6, 6, 8});
+  const ValueId conv = b.Op("conv2d", {x, b.LayerWeight("w", {96, 1, 1, 8}, 8)},
+                            ConvAttrs(1, "relu"), "head");
+  const ValueId mean = b.Op("mean", {conv}, {{"axes", std::vector<int64_t>{-2, 1}},
+                                           {"keepdims", int64_t{keepdims ? 1 : 0}}},
+                            "pool");
+  Result<Graph> graph = b.Finish({mean});
+  EXPECT_TRUE(graph.ok()) << graph.status().message();
+  return int8 ? std::move(QuantizePostTraining(*graph)).value() : std::move(*graph);
+}
+
+TEST(ChannelGroups, SpatialMeanHeadRunsInGroupsIdentically) {
+  for (const bool keepdims : {true, false}) {
+    for (const bool int8 : {false, true}) {
+      const Graph model = MeanHead(keepdims, int8);
+      const int32_t conv = PositionOf(model, "head"), mean = PositionOf(model, "pool");
+      ASSERT_TRUE(CheckChannelRegion(model, conv, mean).ok());
+      SplitStats stats;
+      Result<Graph> grouped = SplitChannels(model, {conv, mean, 4}, &stats);
+      ASSERT_TRUE(grouped.ok()) << grouped.status().message();
+      EXPECT_NEAR(stats.extra_flops, 0.0, 1e-6);
+      ExpectPlansAndRunsLike(*grouped, model);
+      // A quarter of the 6x6x96 map at a time, not all of it.
+      const int64_t whole = 6 * 6 * 96 * (int8 ? 1 : 4);
+      EXPECT_LE(stats.max_tile_bytes, whole / 4) << keepdims << int8;
+    }
+  }
+  // A mean over the channels too mixes them: not a channel region.
+  GraphBuilder b("mean_all");
+  const ValueId x = b.Input("image", {1, 6, 6, 8});
+  const ValueId conv = b.Op("conv2d", {x, b.LayerWeight("w", {16, 1, 1, 8}, 8)},
+                            ConvAttrs(1, "none"), "head");
+  const ValueId mean = b.Op(
+      "mean", {conv}, {{"axes", std::vector<int64_t>{1, 2, 3}}, {"keepdims", int64_t{1}}}, "pool");
+  Result<Graph> all = b.Finish({mean});
+  ASSERT_TRUE(all.ok()) << all.status().message();
+  EXPECT_FALSE(CheckChannelRegion(*all, 0, 1).ok());
 }
 
 // The segment search's points on a streamed MobileNet v2: each verified, smaller than the one

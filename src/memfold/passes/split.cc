@@ -699,9 +699,23 @@ Result<Graph> SplitRegion(const Graph& graph, const RegionSplit& split, SplitSta
 // Channel splitting.
 namespace {
 
-// Whether `node` computes each output channel from the same input channel alone: pools,
-// depthwise convolutions of multiplier 1 and unary elementwise ops.
-bool IsPerChannel(const Node& node) {
+// Whether `node` computes each output channel from the same input channel alone: pools, spatial
+// means, depthwise convolutions of multiplier 1 and unary elementwise ops.
+// Whether `node` averages a rank-4 NHWC input over H and W alone (a global average pool as a
+// converter or an ONNX exporter writes it: MEAN, ReduceMean, GlobalAveragePool), so that each
+// output channel comes from its input channel; keepdims or not, the channels are last.
+bool IsSpatialMean(const Graph& graph, const Node& node) {
+  if (node.op != "mean" || node.inputs.size() != 1 ||
+      graph.value(node.inputs[0]).shape.size() != 4)
+    return false;
+  std::vector<int64_t> axes = node.attrs.Ints("axes");
+  for (int64_t& axis : axes) axis = axis < 0 ? axis + 4 : axis;
+  std::sort(axes.begin(), axes.end());
+  return axes == std::vector<int64_t>{1, 2};
+}
+
+bool IsPerChannel(const Graph& graph, const Node& node) {
+  if (IsSpatialMean(graph, node)) return true;
   const TileRule rule = RulesOf(node).tile;
   if (rule == TileRule::kPoolWindow) return true;
   if (rule == TileRule::kUnary && node.inputs.size() == 1) return true;
@@ -773,7 +787,9 @@ Result<ValueId> EmitChannelGroup(const Graph& graph, const ChannelSplit& split, 
     }
     MF_ASSIGN_OR_RETURN(x, AddLike(out, node, node.outputs[0], std::move(inputs), node.attrs,
                                    node.name + "/ch" + std::to_string(group)));
-    out->SetOriginWithin(x, node.outputs[0], {0, 0, 0, begin});
+    Shape at(out->value(x).shape.size(), 0);  // channels last, whatever the rank
+    at.back() = begin;
+    out->SetOriginWithin(x, node.outputs[0], at);
     stats->extra_flops += NodeCost(*out, out->node(out->num_nodes() - 1)).flops;
     if (pos != split.last)
       stats->max_tile_bytes = std::max(stats->max_tile_bytes, out->value(x).bytes());
@@ -789,12 +805,13 @@ Status CheckChannelRegion(const Graph& graph, int32_t first, int32_t last) {
     return Status::Error("split: positions " + std::to_string(first) + ".." + std::to_string(last) +
                          " are not inside the schedule");
   const RegionChecker regions(graph);
-  MF_RETURN_IF_ERROR(regions.Check(first, last));  // chained, one output, NHWC batch 1
+  MF_RETURN_IF_ERROR(regions.Bounds(first, last));  // one output, read after the region
   for (int32_t pos = first; pos <= last; ++pos) {
     const Node& node = graph.node(graph.schedule[static_cast<size_t>(pos)]);
+    if (!IsSpatialMean(graph, node)) MF_RETURN_IF_ERROR(regions.Op(pos));  // NHWC batch 1
     const bool ok =
         pos == first ? node.op == "conv2d"
-                     : IsPerChannel(node) &&
+                     : IsPerChannel(graph, node) &&
                            node.inputs[0] ==
                                graph.node(graph.schedule[static_cast<size_t>(pos - 1)]).outputs[0];
     if (!ok)
@@ -808,7 +825,8 @@ Status CheckChannelRegion(const Graph& graph, int32_t first, int32_t last) {
 Result<Graph> SplitChannels(const Graph& graph, const ChannelSplit& split, SplitStats* stats) {
   MF_RETURN_IF_ERROR(CheckChannelRegion(graph, split.first, split.last));
   const Node& tail = graph.node(graph.schedule[static_cast<size_t>(split.last)]);
-  const int64_t channels = graph.value(tail.outputs[0]).shape[3];
+  const Shape& joined = graph.value(tail.outputs[0]).shape;
+  const int64_t channels = joined.back();
   if (split.groups < 2 || split.groups > channels)
     return Status::Error("split: " + std::to_string(split.groups) + " channel groups of '" +
                          tail.name + "', which has " + std::to_string(channels) +
@@ -825,7 +843,8 @@ Result<Graph> SplitChannels(const Graph& graph, const ChannelSplit& split, Split
                             EmitChannelGroup(graph, split, begin, end - begin, g, &out, &local));
         parts.push_back(part);
       }
-      MF_RETURN_IF_ERROR(EmitConcat(&out, parts, 3, tail.outputs[0], tail.outputs[0], Box{},
+      MF_RETURN_IF_ERROR(EmitConcat(&out, parts, static_cast<int64_t>(joined.size()) - 1,
+                                    tail.outputs[0], tail.outputs[0], Box{},
                                     tail.name + "/join", false)
                              .status());
       local.last_position = static_cast<int32_t>(out.schedule.size()) - 1;

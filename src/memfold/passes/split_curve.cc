@@ -287,7 +287,7 @@ void WidenGrids(const Graph& graph, Segment* segment, double budget) {
 // up to kMaxChannelGroups groups while the stage's bytes fall (more groups save ever less and
 // cost a kernel call each).
 void MeasureChannelGroups(const Graph& graph, Segment* segment) {
-  const int64_t channels = SegmentOutput(graph, segment->last).shape[3];
+  const int64_t channels = SegmentOutput(graph, segment->last).shape.back();
   int64_t best = kNone;
   for (int64_t groups = 2; groups <= std::min<int64_t>(channels, kMaxChannelGroups); groups *= 2) {
     const ChannelSplit split{segment->first, segment->last, static_cast<int32_t>(groups)};
