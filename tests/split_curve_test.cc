@@ -83,11 +83,11 @@ TEST(ChannelGroups, RefusesWhatIsNotAConvFollowedByPerChannelOps) {
 Graph MeanHead(bool keepdims, bool int8) {
   GraphBuilder b("mean_head");
   const ValueId x = b.Input("image", {1, 6, 6, 8});
-  const ValueId conv = b.Op("conv2d", {x, b.LayerWeight("w", {96, 1, 1, 8}, 8)},
-                            ConvAttrs(1, "relu"), "head");
-  const ValueId mean = b.Op("mean", {conv}, {{"axes", std::vector<int64_t>{-2, 1}},
-                                           {"keepdims", int64_t{keepdims ? 1 : 0}}},
-                            "pool");
+  const ValueId conv =
+      b.Op("conv2d", {x, b.LayerWeight("w", {96, 1, 1, 8}, 8)}, ConvAttrs(1, "relu"), "head");
+  const ValueId mean = b.Op(
+      "mean", {conv},
+      {{"axes", std::vector<int64_t>{-2, 1}}, {"keepdims", int64_t{keepdims ? 1 : 0}}}, "pool");
   Result<Graph> graph = b.Finish({mean});
   EXPECT_TRUE(graph.ok()) << graph.status().message();
   return int8 ? std::move(QuantizePostTraining(*graph)).value() : std::move(*graph);
@@ -112,8 +112,8 @@ TEST(ChannelGroups, SpatialMeanHeadRunsInGroupsIdentically) {
   // A mean over the channels too mixes them: not a channel region.
   GraphBuilder b("mean_all");
   const ValueId x = b.Input("image", {1, 6, 6, 8});
-  const ValueId conv = b.Op("conv2d", {x, b.LayerWeight("w", {16, 1, 1, 8}, 8)},
-                            ConvAttrs(1, "none"), "head");
+  const ValueId conv =
+      b.Op("conv2d", {x, b.LayerWeight("w", {16, 1, 1, 8}, 8)}, ConvAttrs(1, "none"), "head");
   const ValueId mean = b.Op(
       "mean", {conv}, {{"axes", std::vector<int64_t>{1, 2, 3}}, {"keepdims", int64_t{1}}}, "pool");
   Result<Graph> all = b.Finish({mean});

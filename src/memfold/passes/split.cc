@@ -705,8 +705,7 @@ namespace {
 // converter or an ONNX exporter writes it: MEAN, ReduceMean, GlobalAveragePool), so that each
 // output channel comes from its input channel; keepdims or not, the channels are last.
 bool IsSpatialMean(const Graph& graph, const Node& node) {
-  if (node.op != "mean" || node.inputs.size() != 1 ||
-      graph.value(node.inputs[0]).shape.size() != 4)
+  if (node.op != "mean" || node.inputs.size() != 1 || graph.value(node.inputs[0]).shape.size() != 4)
     return false;
   std::vector<int64_t> axes = node.attrs.Ints("axes");
   for (int64_t& axis : axes) axis = axis < 0 ? axis + 4 : axis;
@@ -844,8 +843,8 @@ Result<Graph> SplitChannels(const Graph& graph, const ChannelSplit& split, Split
         parts.push_back(part);
       }
       MF_RETURN_IF_ERROR(EmitConcat(&out, parts, static_cast<int64_t>(joined.size()) - 1,
-                                    tail.outputs[0], tail.outputs[0], Box{},
-                                    tail.name + "/join", false)
+                                    tail.outputs[0], tail.outputs[0], Box{}, tail.name + "/join",
+                                    false)
                              .status());
       local.last_position = static_cast<int32_t>(out.schedule.size()) - 1;
     }

@@ -103,9 +103,9 @@ Result<Graph> SplitRegion(const Graph& graph, const RegionSplit& split,
 // ops, such as an ONNX export's dequantize before its global average) runs in groups
 // of output channels. Each group's convolution has that group's filters (weights, bias and
 // per-channel quantisation sliced into new constants), its per-channel ops follow, and a
-// copying concat along channels (the last axis) joins the groups into the region's output value. The same
-// arithmetic for every output element, so no extra work and the same bytes; only one group of
-// the wide intermediates is live at a time (MobileNet v2's head, a 1x1 convolution to 1280
+// copying concat along channels (the last axis) joins the groups into the region's output value.
+// The same arithmetic for every output element, so no extra work and the same bytes; only one group
+// of the wide intermediates is live at a time (MobileNet v2's head, a 1x1 convolution to 1280
 // channels before a global average pool, needs a fraction of its 32 kB).
 struct ChannelSplit {
   int32_t first = 0;
