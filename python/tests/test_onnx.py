@@ -12,6 +12,7 @@ import subprocess
 import numpy as np
 import onnxruntime as ort
 import pytest
+import torch
 
 import memfold
 import onnx_models
@@ -198,6 +199,19 @@ def test_onnx_model_reaches_tflm(name, quantized, tmp_path):
     assert np.frombuffer(ours["outputs"][0]["data"], np.float32).shape == (reference[0].size,)
 
 
+def _run_hwc_against_ort(program, path, x, quantized):
+    """Runs an --input-layout nhwc program checked on the HWC copy of NCHW image `x`; its
+    output equals ONNX Runtime's on `x` (within one output step when int8). The result."""
+    hwc = np.ascontiguousarray(x.transpose(0, 2, 3, 1))
+    result = program.run([hwc.tobytes()])
+    assert result["identical_to_unplanned"], result["first_difference"]
+    want = _ort_outputs(path, x)[0]
+    got = _memfold_outputs(result, [want])[0]
+    step = _output_scale(path) if quantized else 1e-5 * max(1.0, float(np.abs(want).max()))
+    assert np.abs(got - want).max() <= step * (1 + 1e-5)
+    return result
+
+
 @pytest.mark.parametrize("name,quantized",
                          [("mobilenet_v2", False), ("mobilenet_v2", True), ("resnet", True)])
 def test_nhwc_input_layout_streams_a_pytorch_export(name, quantized, tmp_path):
@@ -213,13 +227,7 @@ def test_nhwc_input_layout_streams_a_pytorch_export(name, quantized, tmp_path):
     as_declared = memfold.plan(str(path), **options)
     program = memfold.plan(str(path), input_layout="nhwc", **options)
     assert program.arena_bytes * 2 < as_declared.arena_bytes
-    hwc = np.ascontiguousarray(x.transpose(0, 2, 3, 1))
-    result = program.run([hwc.tobytes()])
-    assert result["identical_to_unplanned"], result["first_difference"]
-    want = _ort_outputs(path, x)[0]
-    got = _memfold_outputs(result, [want])[0]
-    step = _output_scale(path) if quantized else 1e-5 * max(1.0, float(np.abs(want).max()))
-    assert np.abs(got - want).max() <= step * (1 + 1e-5)
+    result = _run_hwc_against_ort(program, path, x, quantized)
     # The layout is the model's interface now: an NCHW image gives other outputs.
     assert program.run([x.tobytes()])["outputs"][0]["data"] != result["outputs"][0]["data"]
 
@@ -233,3 +241,43 @@ def test_nhwc_input_layout_names_why_it_does_not_apply(tmp_path):
         memfold.plan("zoo:mobilenet_v1,alpha=0.25,res=64", input_layout="nhwc")
     with pytest.raises(ValueError, match="choose model or nhwc"):
         memfold.plan("zoo:mobilenet_v1,alpha=0.25,res=64", input_layout="nchw")
+
+
+class _MeanHead(torch.nn.Module):
+    """A head as users write it: a wide 1x1 convolution, then `x.mean((2, 3))` (ReduceMean
+    without keepdims) into the classifier."""
+
+    def __init__(self):
+        super().__init__()
+        nn = torch.nn
+        self.features = nn.Sequential(nn.Conv2d(3, 16, 3, 2, 1), nn.ReLU(),
+                                      nn.Conv2d(16, 32, 3, 2, 1), nn.ReLU(),
+                                      nn.Conv2d(32, 256, 1), nn.ReLU())
+        self.fc = nn.Linear(256, 10)
+
+    def forward(self, x):
+        return self.fc(self.features(x).mean((2, 3)))
+
+
+@pytest.mark.parametrize("quantized", [False, True])
+def test_spatial_mean_head_reduces_in_place_and_in_channel_groups(quantized, tmp_path):
+    # The mean over H and W of a channels-last map leaves [N, C] in ONNX's order, so it needs
+    # no transpose of the 16x16x256 map (the input's is the only one); and the head (the 1x1
+    # convolution, the QDQ export's dequantize to float, the mean) runs in channel groups, so
+    # neither the 65,536 B int8 map nor its 262,144 B float copy is ever whole: the streamed
+    # arena is 17,408 B (int8) and 41,984 B (float). Checked, and equal to ONNX Runtime.
+    torch.manual_seed(0)
+    x = torch.randn(1, 3, 64, 64)
+    path = tmp_path / "head.onnx"
+    torch.onnx.export(_MeanHead().eval(), (x,), str(path), dynamo=True)
+    x = x.numpy()
+    if quantized:
+        onnx_models.quantize(path, tmp_path / "head_qdq.onnx", x)
+        path = tmp_path / "head_qdq.onnx"
+    code, out, err = _cli("inspect", path, "--json")
+    assert code == 0, err
+    assert [op["op"] for op in json.loads(out)["ops"]].count("transpose") == 1
+    program = memfold.plan(str(path), planner="best", stream_input=True, input_layout="nhwc")
+    assert program.arena_bytes < 65536
+    assert any("channel groups" in step["detail"] for step in program.steps)
+    _run_hwc_against_ort(program, path, x, quantized)

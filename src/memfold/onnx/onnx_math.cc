@@ -22,7 +22,16 @@ Status Reduce(Importer& im, std::string_view op) {
     for (int d = 0; d < rank; ++d) axes.push_back(d);
   }
   const bool keep = im.Int("keepdims", 1) != 0;
-  const bool last = keep && x.channels_last;
+  // Without keepdims a channels-last tensor still reduces as it is when the axes left are in
+  // ONNX's order there too: not the channels beside a spatial axis (`x.mean((2, 3))` leaves
+  // [N, C], a global average pool, with no transpose of the whole map).
+  bool kept_channels = x.channels_last && rank > 2, kept_spatial = false;
+  for (int64_t a : axes) kept_channels = kept_channels && (a + rank) % rank != 1;
+  for (int d = 2; d < rank; ++d)
+    kept_spatial = kept_spatial || std::find_if(axes.begin(), axes.end(), [&](int64_t a) {
+                                     return (a + rank) % rank == d;
+                                   }) == axes.end();
+  const bool last = x.channels_last && (keep || !(kept_channels && kept_spatial));
   MF_ASSIGN_OR_RETURN(ValueId input, last ? Result<ValueId>(x.id) : im.Plain(x));
   Ints memfold_axes;
   for (int64_t a : axes) {
@@ -32,7 +41,7 @@ Status Reduce(Importer& im, std::string_view op) {
   std::sort(memfold_axes.begin(), memfold_axes.end());
   MF_ASSIGN_OR_RETURN(ValueId y,
                       im.Emit(op, {input}, {{"axes", memfold_axes}, {"keepdims", int64_t{keep}}}));
-  return im.Output(0, y, last);
+  return im.Output(0, y, last && keep);
 }
 
 Status Softmax(Importer& im, std::string_view op) {

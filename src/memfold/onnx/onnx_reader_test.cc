@@ -121,6 +121,43 @@ TEST(OnnxReader, ConvolutionRunsChannelsLastAndReshapesInOnnxOrder) {
   EXPECT_EQ(relus, 0) << "ReLU fuses into the convolution";
 }
 
+// ReduceMean without keepdims after a convolution (channels-last): over H and W it leaves
+// [N, C] in ONNX's order, so it reduces the channels-last map with no transpose (PyTorch's
+// `x.mean((2, 3))`); over W alone the channels stay beside H, so the map is transposed to
+// ONNX's order first. Both compute ONNX's values.
+TEST(OnnxReader, MeanWithoutKeepdimsTransposesOnlyWhenTheOrderDiffers) {
+  struct Case {
+    std::vector<int64_t> axes, out_shape;
+    std::vector<float> want;
+    int transposes;
+  };
+  // NCHW input: channel 0 = [1, 2, 3, 4], channel 1 = [4, 3, 2, 1] (2x2); the convolution
+  // passes channel 0 and doubles channel 1.
+  for (const Case& c :
+       {Case{{2, 3}, {1, 2}, {2.5f, 5.0f}, 0}, Case{{-1, -2}, {1, 2}, {2.5f, 5.0f}, 0},
+        Case{{1, 3}, {1, 2}, {4.25f, 3.25f}, 0},
+        Case{{3}, {1, 2, 2}, {1.5f, 3.5f, 7.0f, 3.0f}, 1}}) {
+    ModelMaker m;
+    m.Input("x", {1, 2, 2, 2});
+    m.Floats("w", {2, 2, 1, 1}, {1, 0, 0, 2});
+    m.Node("Conv", {"x", "w"}, {"c"});
+    onnx::NodeProto* mean = m.Node("ReduceMean", {"c"}, {"y"});
+    ModelMaker::IntsAttr(mean, "axes", c.axes);
+    auto* keepdims = mean->add_attribute();
+    keepdims->set_name("keepdims");
+    keepdims->set_type(onnx::AttributeProto::INT);
+    keepdims->set_i(0);
+    m.Output("y", c.out_shape);
+    Result<Graph> g = m.Parse();
+    ASSERT_TRUE(g.ok()) << g.status().message();
+    ASSERT_TRUE(CheckShapes(*g).ok());
+    EXPECT_EQ(RunFloats(*g, {1, 2, 3, 4, 4, 3, 2, 1}), c.want);
+    int transposes = 0;
+    for (NodeId id : g->schedule) transposes += g->node(id).op == "transpose";
+    EXPECT_EQ(transposes, 1 + c.transposes) << "the input's, and the map's when needed";
+  }
+}
+
 // Shape arithmetic folds at import: Shape -> Gather -> Unsqueeze -> Concat feeds a Reshape.
 TEST(OnnxReader, ShapeArithmeticFoldsToConstants) {
   ModelMaker m;

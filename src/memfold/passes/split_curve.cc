@@ -70,7 +70,9 @@ bool InArena(const Value& value) {
 // Boundaries k (before the operator at position k; k = size is the end) that one arena value
 // alone crosses, and the start and end: of those inside, the ones whose value is at most
 // kCutSlack times its neighbouring cuts' (block boundaries, not the wide tensors inside a
-// block; a pooled vector before a smaller classifier output).
+// block; a pooled vector before a smaller classifier output), and in the network's shrinking
+// tail the ones kCutSlack times below the one before (a head's pooled vector before its
+// quantize and classifier).
 std::vector<int32_t> Cuts(const Graph& graph) {
   const auto size = static_cast<int32_t>(graph.schedule.size());
   std::vector<int32_t> position(static_cast<size_t>(graph.num_nodes()), -1);
@@ -106,12 +108,19 @@ std::vector<int32_t> Cuts(const Graph& graph) {
   }
   std::vector<int32_t> cuts = {0};
   if (size == 0) return cuts;  // nothing to split
+  // The most bytes any later single boundary carries: a boundary at least that large ends a
+  // wide stage in the network's shrinking tail (a head's pooled vector, then the classifier's).
+  std::vector<int64_t> later_most(single.size() + 1, 0);
+  for (size_t i = single.size(); i-- > 0;)
+    later_most[i] = std::max(later_most[i + 1], bytes[static_cast<size_t>(single[i])]);
   for (size_t i = 0; i < single.size(); ++i) {
     const int64_t here = bytes[static_cast<size_t>(single[i])];
-    const bool small_prev = i == 0 || here <= kCutSlack * bytes[static_cast<size_t>(single[i - 1])];
+    const int64_t prev = i == 0 ? here : bytes[static_cast<size_t>(single[i - 1])];
+    const bool small_prev = here <= kCutSlack * prev;
     const bool small_next =
         i + 1 == single.size() || here <= kCutSlack * bytes[static_cast<size_t>(single[i + 1])];
-    if (small_prev && small_next) cuts.push_back(single[i]);
+    const bool tail_drop = kCutSlack * here <= prev && here >= later_most[i + 1];
+    if (small_prev && (small_next || tail_drop)) cuts.push_back(single[i]);
   }
   cuts.push_back(size);
   return cuts;
