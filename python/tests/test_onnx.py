@@ -281,3 +281,66 @@ def test_spatial_mean_head_reduces_in_place_and_in_channel_groups(quantized, tmp
     assert program.arena_bytes < 65536
     assert any("channel groups" in step["detail"] for step in program.steps)
     _run_hwc_against_ort(program, path, x, quantized)
+
+
+class _MobileNetV3(torch.nn.Module):
+    """MobileNet v3's pieces as users write them: hard-swish and SiLU activations,
+    squeeze-and-excitation (a global mean, two 1x1 convolutions, hard-sigmoid, a broadcast
+    multiply), residual adds, and `x.mean((2, 3))` into the classifier."""
+
+    class _Block(torch.nn.Module):
+        def __init__(self, cin, cout, stride, act):
+            super().__init__()
+            nn = torch.nn
+            h = cin * 3
+            self.expand = nn.Sequential(nn.Conv2d(cin, h, 1, bias=False), nn.BatchNorm2d(h), act(),
+                                        nn.Conv2d(h, h, 3, stride, 1, groups=h, bias=False),
+                                        nn.BatchNorm2d(h), act())
+            self.squeeze, self.excite = nn.Conv2d(h, h // 4, 1), nn.Conv2d(h // 4, h, 1)
+            self.project = nn.Sequential(nn.Conv2d(h, cout, 1, bias=False), nn.BatchNorm2d(cout))
+            self.residual = stride == 1 and cin == cout
+
+        def forward(self, x):
+            y = self.expand(x)
+            w = torch.relu(self.squeeze(torch.nn.functional.adaptive_avg_pool2d(y, 1)))
+            y = self.project(y * torch.nn.functional.hardsigmoid(self.excite(w)))
+            return x + y if self.residual else y
+
+    def __init__(self):
+        super().__init__()
+        nn = torch.nn
+        self.features = nn.Sequential(nn.Conv2d(3, 16, 3, 2, 1), nn.Hardswish(),
+                                      self._Block(16, 16, 1, nn.SiLU),
+                                      self._Block(16, 24, 2, nn.Hardswish),
+                                      self._Block(24, 24, 1, nn.Hardswish),
+                                      nn.Conv2d(24, 96, 1), nn.Hardswish())
+        self.classifier = nn.Linear(96, 10)
+
+    def forward(self, x):
+        return self.classifier(self.features(x).mean((2, 3)))
+
+
+def test_quantized_mobilenet_v3_runs_its_activations_in_int8(tmp_path):
+    # ONNX Runtime's QDQ quantiser puts QuantizeLinear/DequantizeLinear around HardSwish,
+    # Sigmoid (SiLU's), Mul (SiLU's and squeeze-and-excitation's broadcast) and ReduceMean:
+    # each becomes memfold's int8 kernel (sigmoid's into TFLite's fixed 1/256 output, then
+    # requantized into the file's), so the maps stay int8 instead of four times as large in
+    # float. The plan runs checked; the outputs are ONNX Runtime's within two output steps.
+    torch.manual_seed(0)
+    model = _MobileNetV3().eval()
+    for m in model.modules():
+        if isinstance(m, torch.nn.BatchNorm2d):
+            m.running_var.uniform_(0.5, 2.0)
+    x = torch.randn(1, 3, 64, 64)
+    float_path, path = tmp_path / "mnv3.onnx", tmp_path / "mnv3_qdq.onnx"
+    torch.onnx.export(model, (x,), str(float_path), dynamo=True)
+    x = x.numpy()
+    onnx_models.quantize(float_path, path, x)
+    as_float = memfold.plan(str(float_path), planner="best")
+    program = memfold.plan(str(path), planner="best")
+    assert program.arena_bytes * 3 < as_float.arena_bytes
+    result = program.run([x.tobytes()])
+    assert result["identical_to_unplanned"], result["first_difference"]
+    want = _ort_outputs(path, x)[0]
+    got = _memfold_outputs(result, [want])[0]
+    assert np.abs(got - want).max() <= 2 * _output_scale(path) * (1 + 1e-5)

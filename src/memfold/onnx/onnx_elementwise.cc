@@ -12,7 +12,42 @@ namespace memfold::onnx_import {
 
 // --- elementwise
 
+namespace {
+
+// Unary ops with an int8 kernel, and the output quantisation it fixes (TFLite's LOGISTIC and
+// TANH), if any; HARD_SWISH takes any. The others dequantize, run in float and quantize.
+struct Int8Unary {
+  std::string_view op;
+  std::optional<Quantization> fixed;
+};
+const Int8Unary kInt8Unary[] = {{"hard_swish", std::nullopt},
+                                {"sigmoid", Quantization{{1.0f / 256}, {-128}, 0}},
+                                {"tanh", Quantization{{1.0f / 128}, {0}, 0}}};
+
+// QDQ `op` of an int8 activation into a QuantizeLinear: the integer kernel, then, when it fixes
+// its output's quantisation and the file's differs, a requantize into the file's (one more
+// rounding than ONNX Runtime's float op: within a step). False: not so.
+Result<bool> QuantizedUnary(Importer& im, std::string_view op) {
+  const auto* row = std::find_if(std::begin(kInt8Unary), std::end(kInt8Unary),
+                                 [&](const Int8Unary& r) { return r.op == op; });
+  if (row == std::end(kInt8Unary)) return false;
+  const std::optional<QuantizedOutput> out = im.QuantizedConsumer(0);
+  const std::optional<Tensor> x = Int8Activation(im, 0);
+  if (!out || !x || out->activation != "none") return false;
+  MF_ASSIGN_OR_RETURN(ValueId y, im.Emit(op, {x->id}));
+  if (row->fixed && !SameQuantization(*row->fixed, out->quant)) {
+    im.graph().value(y).quant = row->fixed;
+    MF_ASSIGN_OR_RETURN(y, im.Emit("quantize", {y}, {{"dtype", std::string("i8")}}));
+  }
+  MF_RETURN_IF_ERROR(im.QuantizedResult(y, *out, x->channels_last));
+  return true;
+}
+
+}  // namespace
+
 Status UnaryOp(Importer& im, std::string_view op, Attrs attrs) {
+  MF_ASSIGN_OR_RETURN(bool quantized, QuantizedUnary(im, op));
+  if (quantized) return Status::Ok();
   MF_ASSIGN_OR_RETURN(Tensor x, im.Input(0));
   MF_ASSIGN_OR_RETURN(ValueId y, im.Emit(op, {x.id}, std::move(attrs)));
   return im.Output(0, y, x.channels_last);
@@ -71,14 +106,15 @@ Result<std::vector<ValueId>> Operands(Importer& im, const std::vector<Tensor>& t
 
 namespace {
 
-// QDQ Add of two int8 activations into a QuantizeLinear: the integer add.
-Result<bool> QuantizedAdd(Importer& im) {
+// QDQ Add or Mul of two int8 activations into a QuantizeLinear: the integer kernel, which
+// broadcasts (a squeeze-and-excitation block's channel scale) and takes any quantisation.
+Result<bool> QuantizedBinary(Importer& im, std::string_view op) {
   const std::optional<QuantizedOutput> out = im.QuantizedConsumer(0);
   const std::optional<Tensor> a = Int8Activation(im, 0), b = Int8Activation(im, 1);
   if (!out || !a || !b || im.num_inputs() != 2) return false;
   bool last = false;
   MF_ASSIGN_OR_RETURN(std::vector<ValueId> ids, Operands(im, {*a, *b}, &last));
-  MF_ASSIGN_OR_RETURN(ValueId y, im.Emit("add", ids, {{"activation", out->activation}}));
+  MF_ASSIGN_OR_RETURN(ValueId y, im.Emit(op, ids, {{"activation", out->activation}}));
   MF_RETURN_IF_ERROR(im.QuantizedResult(y, *out, last));
   return true;
 }
@@ -87,8 +123,8 @@ Result<bool> QuantizedAdd(Importer& im) {
 
 Status NaryOp(Importer& im, std::string_view op) {
   if (im.num_inputs() < 1) return im.Error("has no inputs");
-  if (op == "add") {
-    MF_ASSIGN_OR_RETURN(bool quantized, QuantizedAdd(im));
+  if (op == "add" || op == "mul") {
+    MF_ASSIGN_OR_RETURN(bool quantized, QuantizedBinary(im, op));
     if (quantized) return Status::Ok();
   }
   std::vector<Tensor> ts;

@@ -13,12 +13,18 @@ namespace memfold::onnx_import {
 // --- reductions and normalisation
 
 Status Reduce(Importer& im, std::string_view op) {
-  MF_ASSIGN_OR_RETURN(Tensor x, im.Input(0));
+  // QDQ mean of an int8 activation into a QuantizeLinear: TFLite's integer mean, which
+  // requantises into the output's parameters.
+  const std::optional<QuantizedOutput> out = op == "mean" ? im.QuantizedConsumer(0) : std::nullopt;
+  const std::optional<Tensor> quantized = out ? Int8Activation(im, 0) : std::nullopt;
   const int64_t since = op == "sum" ? 13 : 18;
   MF_ASSIGN_OR_RETURN(Ints axes, AxesOf(im, 1, since, "the axes"));
+  const bool noop = axes.empty() && im.Int("noop_with_empty_axes", 0) != 0;
+  const bool int8 = quantized && out->activation == "none" && !noop;
+  MF_ASSIGN_OR_RETURN(Tensor x, int8 ? Result<Tensor>(*quantized) : im.Input(0));
   const int rank = im.Rank(x);
+  if (noop) return im.Output(0, x.id, x.channels_last);
   if (axes.empty()) {
-    if (im.Int("noop_with_empty_axes", 0) != 0) return im.Output(0, x.id, x.channels_last);
     for (int d = 0; d < rank; ++d) axes.push_back(d);
   }
   const bool keep = im.Int("keepdims", 1) != 0;
@@ -41,6 +47,7 @@ Status Reduce(Importer& im, std::string_view op) {
   std::sort(memfold_axes.begin(), memfold_axes.end());
   MF_ASSIGN_OR_RETURN(ValueId y,
                       im.Emit(op, {input}, {{"axes", memfold_axes}, {"keepdims", int64_t{keep}}}));
+  if (int8) return im.QuantizedResult(y, *out, last && keep);
   return im.Output(0, y, last && keep);
 }
 
