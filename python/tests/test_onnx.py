@@ -325,7 +325,8 @@ def test_quantized_mobilenet_v3_runs_its_activations_in_int8(tmp_path):
     # Sigmoid (SiLU's), Mul (SiLU's and squeeze-and-excitation's broadcast) and ReduceMean:
     # each becomes memfold's int8 kernel (sigmoid's into TFLite's fixed 1/256 output, then
     # requantized into the file's), so the maps stay int8 instead of four times as large in
-    # float. The plan runs checked; the outputs are ONNX Runtime's within two output steps.
+    # float. The plan runs checked; the outputs are ONNX Runtime's within two output steps,
+    # and TFLM runs the model as memfold writes it.
     torch.manual_seed(0)
     model = _MobileNetV3().eval()
     for m in model.modules():
@@ -344,3 +345,11 @@ def test_quantized_mobilenet_v3_runs_its_activations_in_int8(tmp_path):
     want = _ort_outputs(path, x)[0]
     got = _memfold_outputs(result, [want])[0]
     assert np.abs(got - want).max() <= 2 * _output_scale(path) * (1 + 1e-5)
+    # Written as TFLite (LOGISTIC, QUANTIZE, HARD_SWISH, MUL, MEAN in int8), TFLM's own
+    # interpreter holds every tensor equal to memfold's.
+    import memfold.tflm
+    tflite = tmp_path / "mnv3.tflite"
+    code, _, err = _cli("inspect", path, "--write-tflite", tflite)
+    assert code == 0, err
+    compared, differences = memfold.tflm.compare_values(str(tflite), [x.tobytes()])
+    assert compared > 50 and differences == []
