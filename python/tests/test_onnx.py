@@ -327,6 +327,7 @@ def test_quantized_mobilenet_v3_runs_its_activations_in_int8(tmp_path):
     # requantized into the file's), so the maps stay int8 instead of four times as large in
     # float. The plan runs checked; the outputs are ONNX Runtime's within two output steps,
     # and TFLM runs the model as memfold writes it.
+    import memfold.tflm
     torch.manual_seed(0)
     model = _MobileNetV3().eval()
     for m in model.modules():
@@ -347,7 +348,6 @@ def test_quantized_mobilenet_v3_runs_its_activations_in_int8(tmp_path):
     assert np.abs(got - want).max() <= 2 * _output_scale(path) * (1 + 1e-5)
     # Written as TFLite (LOGISTIC, QUANTIZE, HARD_SWISH, MUL, MEAN in int8), TFLM's own
     # interpreter holds every tensor equal to memfold's.
-    import memfold.tflm
     tflite = tmp_path / "mnv3.tflite"
     code, _, err = _cli("inspect", path, "--write-tflite", tflite)
     assert code == 0, err
