@@ -284,7 +284,7 @@ def test_spatial_mean_head_reduces_in_place_and_in_channel_groups(quantized, tmp
 
 
 class _MobileNetV3(torch.nn.Module):
-    """MobileNet v3's pieces as users write them: hard-swish and SiLU activations,
+    """MobileNet v3's pieces as users write them: hard-swish, SiLU and leaky ReLU activations,
     squeeze-and-excitation (a global mean, two 1x1 convolutions, hard-sigmoid, a broadcast
     multiply), residual adds, and `x.mean((2, 3))` into the classifier."""
 
@@ -312,7 +312,7 @@ class _MobileNetV3(torch.nn.Module):
         self.features = nn.Sequential(nn.Conv2d(3, 16, 3, 2, 1), nn.Hardswish(),
                                       self._Block(16, 16, 1, nn.SiLU),
                                       self._Block(16, 24, 2, nn.Hardswish),
-                                      self._Block(24, 24, 1, nn.Hardswish),
+                                      self._Block(24, 24, 1, lambda: nn.LeakyReLU(0.1)),
                                       nn.Conv2d(24, 96, 1), nn.Hardswish())
         self.classifier = nn.Linear(96, 10)
 
@@ -322,7 +322,7 @@ class _MobileNetV3(torch.nn.Module):
 
 def test_quantized_mobilenet_v3_runs_its_activations_in_int8(tmp_path):
     # ONNX Runtime's QDQ quantiser puts QuantizeLinear/DequantizeLinear around HardSwish,
-    # Sigmoid (SiLU's), Mul (SiLU's and squeeze-and-excitation's broadcast) and ReduceMean:
+    # LeakyRelu, Sigmoid (SiLU's), Mul (SiLU's and squeeze-and-excitation's broadcast) and ReduceMean:
     # each becomes memfold's int8 kernel (sigmoid's into TFLite's fixed 1/256 output, then
     # requantized into the file's), so the maps stay int8 instead of four times as large in
     # float. The plan runs checked; the outputs are ONNX Runtime's within two output steps,
@@ -338,6 +338,15 @@ def test_quantized_mobilenet_v3_runs_its_activations_in_int8(tmp_path):
     torch.onnx.export(model, (x,), str(float_path), dynamo=True)
     x = x.numpy()
     onnx_models.quantize(float_path, path, x)
+    code, out, err = _cli("inspect", path, "--json")
+    assert code == 0, err
+    graph = json.loads(out)
+    values = {v["name"]: v for v in graph["values"]}
+    float_maps = [op["op"] for op in graph["ops"]
+                  if values[op["outputs"][0]]["dtype"] == "f32"
+                  and np.prod(values[op["outputs"][0]]["shape"]) > 1024]
+    # The head's hard-swish alone, which the quantiser leaves float (a mean follows).
+    assert float_maps == ["dequantize", "hard_swish"]
     as_float = memfold.plan(str(float_path), planner="best")
     program = memfold.plan(str(path), planner="best")
     assert program.arena_bytes * 3 < as_float.arena_bytes

@@ -15,26 +15,28 @@ namespace memfold::onnx_import {
 namespace {
 
 // Unary ops with an int8 kernel, and the output quantisation it fixes (TFLite's LOGISTIC and
-// TANH), if any; HARD_SWISH takes any. The others dequantize, run in float and quantize.
+// TANH), if any; HARD_SWISH and LEAKY_RELU take any. The others dequantize, run in float and
+// quantize.
 struct Int8Unary {
   std::string_view op;
   std::optional<Quantization> fixed;
 };
 const Int8Unary kInt8Unary[] = {{"hard_swish", std::nullopt},
+                                {"leaky_relu", std::nullopt},
                                 {"sigmoid", Quantization{{1.0f / 256}, {-128}, 0}},
                                 {"tanh", Quantization{{1.0f / 128}, {0}, 0}}};
 
 // QDQ `op` of an int8 activation into a QuantizeLinear: the integer kernel, then, when it fixes
 // its output's quantisation and the file's differs, a requantize into the file's (one more
 // rounding than ONNX Runtime's float op: within a step). False: not so.
-Result<bool> QuantizedUnary(Importer& im, std::string_view op) {
+Result<bool> QuantizedUnary(Importer& im, std::string_view op, const Attrs& attrs) {
   const auto* row = std::find_if(std::begin(kInt8Unary), std::end(kInt8Unary),
                                  [&](const Int8Unary& r) { return r.op == op; });
   if (row == std::end(kInt8Unary)) return false;
   const std::optional<QuantizedOutput> out = im.QuantizedConsumer(0);
   const std::optional<Tensor> x = Int8Activation(im, 0);
   if (!out || !x || out->activation != "none") return false;
-  MF_ASSIGN_OR_RETURN(ValueId y, im.Emit(op, {x->id}));
+  MF_ASSIGN_OR_RETURN(ValueId y, im.Emit(op, {x->id}, attrs));
   if (row->fixed && !SameQuantization(*row->fixed, out->quant)) {
     im.graph().value(y).quant = row->fixed;
     MF_ASSIGN_OR_RETURN(y, im.Emit("quantize", {y}, {{"dtype", std::string("i8")}}));
@@ -46,7 +48,7 @@ Result<bool> QuantizedUnary(Importer& im, std::string_view op) {
 }  // namespace
 
 Status UnaryOp(Importer& im, std::string_view op, Attrs attrs) {
-  MF_ASSIGN_OR_RETURN(bool quantized, QuantizedUnary(im, op));
+  MF_ASSIGN_OR_RETURN(bool quantized, QuantizedUnary(im, op, attrs));
   if (quantized) return Status::Ok();
   MF_ASSIGN_OR_RETURN(Tensor x, im.Input(0));
   MF_ASSIGN_OR_RETURN(ValueId y, im.Emit(op, {x.id}, std::move(attrs)));
