@@ -4,6 +4,7 @@
 #include <chrono>
 #include <limits>
 #include <sstream>
+#include <tuple>
 
 #include "memfold/ops/registry.h"
 #include "memfold/passes/fold_pad.h"
@@ -71,15 +72,14 @@ struct Candidate {
 };
 
 // The candidate with the smallest arena; on ties the one with the least extra work, then the
-// earliest (least rewritten).
+// fewest operators (kernel calls), then the earliest (least rewritten).
 size_t Smallest(const std::vector<Candidate>& candidates) {
+  const auto rank = [](const Candidate& c) {
+    return std::tuple(c.plan.plan.arena_bytes, c.recompute_fraction, c.graph.schedule.size());
+  };
   size_t best = 0;
   for (size_t k = 1; k < candidates.size(); ++k) {
-    const int64_t arena = candidates[k].plan.plan.arena_bytes;
-    const int64_t best_arena = candidates[best].plan.plan.arena_bytes;
-    if (arena < best_arena || (arena == best_arena && candidates[k].recompute_fraction <
-                                                          candidates[best].recompute_fraction))
-      best = k;
+    if (rank(candidates[k]) < rank(candidates[best])) best = k;
   }
   return best;
 }

@@ -122,7 +122,19 @@ std::vector<int32_t> Cuts(const Graph& graph) {
     const bool tail_drop = kCutSlack * here <= prev && here >= later_most[i + 1];
     if (small_prev && (small_next || tail_drop)) cuts.push_back(single[i]);
   }
+  // Beside an operator no region may hold, whatever crosses: no stage runs through it, and what
+  // it reads or writes is whole anyway (a squeeze-and-excitation's mean and channel scale).
+  const RegionChecker regions(graph);
+  std::vector<char> splittable(static_cast<size_t>(size));
+  for (int32_t pos = 0; pos < size; ++pos)
+    splittable[static_cast<size_t>(pos)] = regions.Op(pos).ok();
+  for (int32_t k = 1; k < size; ++k) {
+    if (!splittable[static_cast<size_t>(k - 1)] || !splittable[static_cast<size_t>(k)])
+      cuts.push_back(k);
+  }
   cuts.push_back(size);
+  std::sort(cuts.begin(), cuts.end());
+  cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
   return cuts;
 }
 
