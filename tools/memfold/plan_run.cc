@@ -236,6 +236,11 @@ int ParetoCommand(const PlanOptions& options) {
 
 int PlanCommand(const PlanOptions& options) {
   if (options.pareto) return ParetoCommand(options);
+  if (options.common.input_layout != InputLayout::kAsDeclared &&
+      (options.emit_tflite || options.emit_c))
+    return Fail(
+        "--emit-tflite and --emit-c plan the file as it is; --input-layout nhwc changes "
+        "its input (use `memfold compile` or `inspect --write-tflite` for the NHWC model)");
   const Result<int64_t> parsed_budget = BudgetBytes(options.budget);
   if (!parsed_budget.ok()) return Fail(parsed_budget.status().message());
   const int64_t budget = *parsed_budget;

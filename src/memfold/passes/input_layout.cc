@@ -5,7 +5,6 @@
 #include <vector>
 
 #include "memfold/ops/registry.h"
-#include "memfold/passes/dead_nodes.h"
 
 namespace memfold {
 namespace {
@@ -26,6 +25,11 @@ bool IsToChannelsLast(const Node& node) {
          std::ranges::equal(std::get<std::vector<int64_t>>(*perm), kToChannelsLast);
 }
 
+bool SameQuant(const std::optional<Quantization>& a, const std::optional<Quantization>& b) {
+  if (!a || !b) return !a && !b;
+  return a->scale == b->scale && a->zero_point == b->zero_point && a->axis == b->axis;
+}
+
 bool IsUnary(const Node& node) {
   return RulesOf(node).tile == TileRule::kUnary && node.inputs.size() == 1 &&
          node.outputs.size() == 1;
@@ -35,8 +39,6 @@ bool IsUnary(const Node& node) {
 Result<Chain> ChainOf(const Graph& graph, const std::vector<std::vector<NodeId>>& consumers,
                       ValueId input) {
   const std::string name = "input '" + graph.value(input).name + "'";
-  if (graph.value(input).shape.size() != 4)
-    return Status::Error(name + " is not rank 4 (an image batch)");
   Chain chain{{input}};
   for (ValueId v = input;;) {
     const Value& value = graph.value(v);
@@ -50,6 +52,11 @@ Result<Chain> ChainOf(const Graph& graph, const std::vector<std::vector<NodeId>>
                            " readers before its transpose; it needs one");
     const Node& reader = graph.node(readers[0]);
     if (IsToChannelsLast(reader)) {
+      const Value& transposed = graph.value(reader.outputs[0]);
+      if (std::ranges::find(graph.outputs, reader.outputs[0]) != graph.outputs.end())
+        return Status::Error(name + " is transposed straight to a graph output");
+      if (transposed.dtype != value.dtype || !SameQuant(transposed.quant, value.quant))
+        return Status::Error(name + "'s transpose changes its type or quantisation");
       chain.transpose = readers[0];
       return chain;
     }
@@ -71,7 +78,6 @@ void Rewire(Graph* graph, const Chain& chain) {
     if (id == chain.transpose) continue;
     for (ValueId& in : graph->node(id).inputs) in = in == transposed ? end : in;
   }
-  for (ValueId& out : graph->outputs) out = out == transposed ? end : out;
 }
 
 }  // namespace
@@ -79,22 +85,27 @@ void Rewire(Graph* graph, const Chain& chain) {
 Result<int> MakeInputsChannelsLast(Graph* graph) {
   const std::vector<std::vector<NodeId>> consumers = graph->Consumers();
   std::vector<Chain> chains;
-  std::string why = "the model has no inputs";
   for (ValueId input : graph->inputs) {
+    if (graph->value(input).shape.size() != 4) continue;  // not an image: left as it is
     Result<Chain> chain = ChainOf(*graph, consumers, input);
-    if (chain.ok()) {
-      chains.push_back(std::move(*chain));
-    } else if (input == graph->inputs.front()) {
-      why = chain.status().message();
-    }
+    if (!chain.ok())
+      return Status::Error(
+          "--input-layout nhwc: every image input must reach an NCHW-to-NHWC "
+          "transpose (TFLite models take NHWC already): " +
+          chain.status().message());
+    chains.push_back(std::move(*chain));
   }
   if (chains.empty())
-    return Status::Error(
-        "--input-layout nhwc: no input is read through an NCHW-to-NHWC "
-        "transpose (TFLite models take NHWC already): " +
-        why);
-  for (const Chain& chain : chains) Rewire(graph, chain);
-  EliminateDeadNodes(graph);
+    return Status::Error("--input-layout nhwc: the model has no image (rank-4) input");
+  std::vector<char> removed(static_cast<size_t>(graph->num_nodes()), 0);
+  for (const Chain& chain : chains) {
+    Rewire(graph, chain);
+    removed[static_cast<size_t>(chain.transpose)] = 1;
+  }
+  std::vector<NodeId> kept;
+  for (NodeId id : graph->schedule)
+    if (!removed[static_cast<size_t>(id)]) kept.push_back(id);
+  graph->KeepNodes(kept);
   return static_cast<int>(chains.size());
 }
 

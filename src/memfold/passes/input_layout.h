@@ -6,10 +6,12 @@
 // anyway: this pass makes such inputs NHWC, so the caller gives the image in that layout, the
 // transpose disappears and the first layers split and stream like a TFLite model's.
 //
-// An input qualifies when it is rank 4, not a graph output, and read only through a chain of
-// unary elementwise ops of per-tensor quantisation (each the only reader of the one before)
-// that ends in one transpose with perm [0, 2, 3, 1]; the chain's values become NHWC and the
-// transpose's readers read the chain's end. Other inputs are left as they are. O(V + E).
+// Every image (rank-4) input must qualify: not a graph output, and read only through a chain
+// of unary elementwise ops of per-tensor quantisation (each the only reader of the one before)
+// that ends in one transpose with perm [0, 2, 3, 1], of the same type and quantisation, whose
+// output is no graph output. The chain's values become NHWC, the transpose's readers read the
+// chain's end and the transpose is removed. Inputs of other ranks are left as they are.
+// O(V + E).
 #pragma once
 
 #include "memfold/base/status.h"
@@ -17,8 +19,8 @@
 
 namespace memfold {
 
-// Makes every qualifying graph input NHWC (above). Returns how many changed; an error when none
-// does (TFLite models take NHWC inputs already), naming the first input and why.
+// Makes every image input NHWC (above). Returns how many changed; an error, naming the input
+// and why, when one does not qualify (TFLite models take NHWC inputs already) or there is none.
 Result<int> MakeInputsChannelsLast(Graph* graph);
 
 }  // namespace memfold

@@ -699,8 +699,6 @@ Result<Graph> SplitRegion(const Graph& graph, const RegionSplit& split, SplitSta
 // Channel splitting.
 namespace {
 
-// Whether `node` computes each output channel from the same input channel alone: pools, spatial
-// means, depthwise convolutions of multiplier 1 and unary elementwise ops.
 // Whether `node` averages a rank-4 NHWC input over H and W alone (a global average pool as a
 // converter or an ONNX exporter writes it: MEAN, ReduceMean, GlobalAveragePool), so that each
 // output channel comes from its input channel; keepdims or not, the channels are last.
@@ -713,6 +711,8 @@ bool IsSpatialMean(const Graph& graph, const Node& node) {
   return axes == std::vector<int64_t>{1, 2};
 }
 
+// Whether `node` computes each output channel from the same input channel alone: pools, spatial
+// means, depthwise convolutions of multiplier 1 and unary elementwise ops.
 bool IsPerChannel(const Graph& graph, const Node& node) {
   if (IsSpatialMean(graph, node)) return true;
   const TileRule rule = RulesOf(node).tile;
@@ -798,27 +798,30 @@ Result<ValueId> EmitChannelGroup(const Graph& graph, const ChannelSplit& split, 
 
 }  // namespace
 
-Status CheckChannelRegion(const Graph& graph, int32_t first, int32_t last) {
-  const auto size = static_cast<int32_t>(graph.schedule.size());
+Status RegionChecker::Channels(int32_t first, int32_t last) const {
+  const auto size = static_cast<int32_t>(graph_.schedule.size());
   if (first < 0 || last >= size || first > last)
     return Status::Error("split: positions " + std::to_string(first) + ".." + std::to_string(last) +
                          " are not inside the schedule");
-  const RegionChecker regions(graph);
-  MF_RETURN_IF_ERROR(regions.Bounds(first, last));  // one output, read after the region
   for (int32_t pos = first; pos <= last; ++pos) {
-    const Node& node = graph.node(graph.schedule[static_cast<size_t>(pos)]);
-    if (!IsSpatialMean(graph, node)) MF_RETURN_IF_ERROR(regions.Op(pos));  // NHWC batch 1
+    const Node& node = graph_.node(graph_.schedule[static_cast<size_t>(pos)]);
     const bool ok =
-        pos == first ? node.op == "conv2d"
-                     : IsPerChannel(graph, node) &&
-                           node.inputs[0] ==
-                               graph.node(graph.schedule[static_cast<size_t>(pos - 1)]).outputs[0];
+        pos == first
+            ? node.op == "conv2d"
+            : IsPerChannel(graph_, node) &&
+                  node.inputs[0] ==
+                      graph_.node(graph_.schedule[static_cast<size_t>(pos - 1)]).outputs[0];
     if (!ok)
-      return Status::Error(NodeLabel(graph, pos) +
+      return Status::Error(NodeLabel(graph_, pos) +
                            (pos == first ? " is not a conv2d: channel groups start with one"
                                          : " does not act on each channel of the op before alone"));
+    if (!IsSpatialMean(graph_, node)) MF_RETURN_IF_ERROR(Op(pos));  // NHWC batch 1
   }
-  return Status::Ok();
+  return Bounds(first, last);  // one output, read after the region
+}
+
+Status CheckChannelRegion(const Graph& graph, int32_t first, int32_t last) {
+  return RegionChecker(graph).Channels(first, last);
 }
 
 Result<Graph> SplitChannels(const Graph& graph, const ChannelSplit& split, SplitStats* stats) {

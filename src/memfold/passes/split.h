@@ -130,7 +130,8 @@ class RegionChecker {
   // Whether first..last, whose ops passed Op, form a region: it does not end with a slice and
   // no value but the last op's is read outside it.
   Status Bounds(int32_t first, int32_t last) const;
-  Status Check(int32_t first, int32_t last) const;  // everything CheckRegion checks
+  Status Check(int32_t first, int32_t last) const;     // everything CheckRegion checks
+  Status Channels(int32_t first, int32_t last) const;  // everything CheckChannelRegion checks
 
  private:
   const Graph& graph_;

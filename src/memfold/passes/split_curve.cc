@@ -122,14 +122,16 @@ std::vector<int32_t> Cuts(const Graph& graph) {
     const bool tail_drop = kCutSlack * here <= prev && here >= later_most[i + 1];
     if (small_prev && (small_next || tail_drop)) cuts.push_back(single[i]);
   }
-  // Beside an operator no region may hold, whatever crosses: no stage runs through it, and what
-  // it reads or writes is whole anyway (a squeeze-and-excitation's mean and channel scale).
+  // Where operators no region may hold begin and end, whatever crosses: no stage runs through
+  // them, and what they read or write is whole anyway (a squeeze-and-excitation's mean and
+  // channel scale). Not between two of them: a transformer or an LSTM would get a cut at
+  // every operator.
   const RegionChecker regions(graph);
   std::vector<char> splittable(static_cast<size_t>(size));
   for (int32_t pos = 0; pos < size; ++pos)
     splittable[static_cast<size_t>(pos)] = regions.Op(pos).ok();
   for (int32_t k = 1; k < size; ++k) {
-    if (!splittable[static_cast<size_t>(k - 1)] || !splittable[static_cast<size_t>(k)])
+    if (splittable[static_cast<size_t>(k - 1)] != splittable[static_cast<size_t>(k)])
       cuts.push_back(k);
   }
   cuts.push_back(size);
@@ -367,8 +369,7 @@ std::vector<Segment> MeasureSegments(const Graph& graph, const std::vector<int32
                     [](char ok) { return ok; }) &&
         regions.Bounds(segment->first, segment->last).ok();
     if (segment->splittable) MeasureGrids(graph, segment, budget);
-    if (CheckChannelRegion(graph, segment->first, segment->last).ok())
-      MeasureChannelGroups(graph, segment);
+    if (regions.Channels(segment->first, segment->last).ok()) MeasureChannelGroups(graph, segment);
     segment->options = ParetoOptions(std::move(segment->options));
   });
   std::erase_if(segments, [](const Segment& s) { return s.options.empty(); });
