@@ -20,7 +20,6 @@
 #include "memfold/ops/runnable.h"
 #include "memfold/passes/budget.h"
 #include "memfold/passes/echo.h"
-#include "memfold/passes/input_layout.h"
 #include "memfold/passes/recompute.h"
 #include "memfold/passes/stash_model.h"
 #include "memfold/pipeline/device.h"
@@ -93,24 +92,16 @@ py::dict RecomputeChoices(const std::string& json_text, int64_t budget) {
 
 // --- inference -----------------------------------------------------------------------------
 
-// --input-layout's names: "model" (as the model declares its inputs) or "nhwc".
-memfold::InputLayout ParseInputLayout(const std::string& name) {
-  if (name == "model") return memfold::InputLayout::kAsDeclared;
-  if (name == "nhwc") return memfold::InputLayout::kNhwc;
-  throw py::value_error("input_layout '" + name + "': choose model or nhwc");
-}
-
 // A model source: a path or "zoo:NAME[,key=value...]" (str), or a .tflite file's bytes; its
-// image inputs in `layout` (passes/input_layout.h).
+// image inputs in `layout` ("model" or "nhwc", passes/input_layout.h).
 memfold::Graph LoadSource(const py::object& model, const std::string& layout = "model") {
-  const memfold::InputLayout parsed = ParseInputLayout(layout);
+  const memfold::InputLayout parsed = OrRaise(memfold::ParseInputLayout(layout));
   if (py::isinstance<py::bytes>(model) || py::isinstance<py::bytearray>(model)) {
     const std::string data = py::cast<std::string>(py::bytes(model));
     const auto* begin = reinterpret_cast<const std::byte*>(data.data());
     memfold::Graph graph =
         OrRaise(memfold::LoadTflite(memfold::Bytes(begin, begin + data.size()), "<bytes>"));
-    if (parsed == memfold::InputLayout::kNhwc) OrRaise(memfold::MakeInputsChannelsLast(&graph));
-    return graph;
+    return OrRaise(memfold::WithInputLayout(std::move(graph), parsed, "<bytes>"));
   }
   return OrRaise(memfold::LoadModel(py::cast<std::string>(model), parsed));
 }

@@ -28,8 +28,7 @@ void AddInputLayout(CLI::App* command, memfold::cli::CommonOptions* common) {
       ->add_option_function<std::string>(
           "--input-layout",
           [common](const std::string& name) {
-            common->input_layout =
-                name == "nhwc" ? memfold::InputLayout::kNhwc : memfold::InputLayout::kAsDeclared;
+            common->input_layout = *memfold::ParseInputLayout(name);  // checked below
           },
           "model: the inputs as the model declares them (default); nhwc: an ONNX model's NCHW "
           "image inputs become NHWC, so a camera's rows stream in as they come and the first "

@@ -31,12 +31,11 @@ Status Reduce(Importer& im, std::string_view op) {
   // Without keepdims a channels-last tensor still reduces as it is when the axes left are in
   // ONNX's order there too: not the channels beside a spatial axis (`x.mean((2, 3))` leaves
   // [N, C], a global average pool, with no transpose of the whole map).
-  bool kept_channels = x.channels_last && rank > 2, kept_spatial = false;
-  for (int64_t a : axes) kept_channels = kept_channels && (a + rank) % rank != 1;
-  for (int d = 2; d < rank; ++d)
-    kept_spatial = kept_spatial || std::find_if(axes.begin(), axes.end(), [&](int64_t a) {
-                                     return (a + rank) % rank == d;
-                                   }) == axes.end();
+  std::vector<char> reduced(static_cast<size_t>(rank), 0);
+  for (int64_t a : axes) reduced[static_cast<size_t>((a % rank + rank) % rank)] = 1;
+  const bool kept_channels = rank > 2 && !reduced[1];
+  const bool kept_spatial =
+      std::find(reduced.begin() + std::min(2, rank), reduced.end(), 0) != reduced.end();
   const bool last = x.channels_last && (keep || !(kept_channels && kept_spatial));
   MF_ASSIGN_OR_RETURN(ValueId input, last ? Result<ValueId>(x.id) : im.Plain(x));
   Ints memfold_axes;

@@ -78,13 +78,23 @@ Result<Graph> LoadModel(const std::string& model) {
   return Checked(std::move(tflite.graph), model);
 }
 
-Result<Graph> LoadModel(const std::string& model, InputLayout layout) {
-  MF_ASSIGN_OR_RETURN(Graph graph, LoadModel(model));
+Result<InputLayout> ParseInputLayout(const std::string& name) {
+  if (name == "model") return InputLayout::kAsDeclared;
+  if (name == "nhwc") return InputLayout::kNhwc;
+  return Status::Error("input layout '" + name + "': choose model or nhwc");
+}
+
+Result<Graph> WithInputLayout(Graph graph, InputLayout layout, const std::string& label) {
   if (layout == InputLayout::kNhwc) {
     if (Result<int> changed = MakeInputsChannelsLast(&graph); !changed.ok())
-      return Status::Error(model + ": " + changed.status().message());
+      return Status::Error(label + ": " + changed.status().message());
   }
   return graph;
+}
+
+Result<Graph> LoadModel(const std::string& model, InputLayout layout) {
+  MF_ASSIGN_OR_RETURN(Graph graph, LoadModel(model));
+  return WithInputLayout(std::move(graph), layout, model);
 }
 
 }  // namespace memfold

@@ -20,7 +20,13 @@ Result<Graph> LoadModel(const std::string& model);
 // images, as cameras and decoders deliver them).
 enum class InputLayout { kAsDeclared, kNhwc };
 
-// LoadModel, then the inputs in `layout`; an error when kNhwc changes no input.
+// The layout a user names: "model" (as declared) or "nhwc"; an error lists both.
+Result<InputLayout> ParseInputLayout(const std::string& name);
+
+// `graph`'s image inputs in `layout` (`label`, the model's name, starts any error).
+Result<Graph> WithInputLayout(Graph graph, InputLayout layout, const std::string& label);
+
+// LoadModel, then WithInputLayout.
 Result<Graph> LoadModel(const std::string& model, InputLayout layout);
 
 // The file part of LoadModel for bytes already in memory (`label` names them in messages):
