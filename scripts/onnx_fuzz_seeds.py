@@ -96,6 +96,13 @@ def main():
         helper.make_node("Sigmoid", ["m"], ["y"]),
     ], [tensor("x", 1, 4)], [tensor("y", 1, 4)], [], value_info=[tensor("m", 1, 4)],
         domains=["com.example"])
+    save("lstm", [
+        helper.make_node("LSTM", ["x", "w", "r", "b", "", "h0", "c0", "p"], ["y", "h", "c"],
+                         hidden_size=3, direction="bidirectional"),
+    ], [tensor("x", 4, 2, 2)], [tensor("y", 4, 2, 2, 3), tensor("h", 2, 2, 3),
+                                 tensor("c", 2, 2, 3)],
+        [weight("w", 2, 12, 2), weight("r", 2, 12, 3), weight("b", 2, 24),
+         weight("h0", 2, 2, 3), weight("c0", 2, 2, 3), weight("p", 2, 9)])
 
 
 if __name__ == "__main__":

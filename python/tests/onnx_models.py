@@ -2,8 +2,9 @@
 ONNX tests and the docs table (scripts/onnx_table.py). Each is small enough to run in a
 second and keeps the shapes of its architecture: MobileNet v2 (inverted residuals, depthwise
 convolutions, ReLU6), ResNet (basic blocks, batch norm, max pool), a transformer encoder
-(PyTorch's own nn.TransformerEncoder), a GRU and a U-Net (skip concatenations, transposed
-convolutions and bilinear upsampling)."""
+(PyTorch's own nn.TransformerEncoder), a GRU, stacked bidirectional LSTM and GRU layers, a 1-D
+convolutional keyword spotter and a U-Net (skip concatenations, transposed convolutions and
+bilinear upsampling)."""
 import numpy as np
 import torch
 from torch import nn
@@ -94,6 +95,38 @@ class Gru(nn.Module):
         return self.head(y)
 
 
+class KeywordSpotter(nn.Module):
+    """A 1-D convolutional keyword spotter over 10 MFCC features of 49 frames: Conv1d, batch
+    norm, ReLU, a strided and a depthwise Conv1d, MaxPool1d, the mean over time."""
+
+    def __init__(self):
+        super().__init__()
+        self.features = nn.Sequential(
+            nn.Conv1d(10, 24, 3, padding=1), nn.BatchNorm1d(24), nn.ReLU(),
+            nn.Conv1d(24, 32, 3, stride=2, padding=1), nn.ReLU(), nn.MaxPool1d(2),
+            nn.Conv1d(32, 32, 3, groups=32, padding=1), nn.ReLU())
+        self.head = nn.Linear(32, 12)
+
+    def forward(self, x):
+        return self.head(self.features(x).mean(-1))
+
+
+class Recurrent(nn.Module):
+    """Recurrent layers as users stack them: a two-layer bidirectional LSTM into a
+    bidirectional GRU (both exporters write ONNX LSTM and GRU nodes of both directions)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(20, 16, num_layers=2, batch_first=True, bidirectional=True)
+        self.gru = nn.GRU(32, 12, batch_first=True, bidirectional=True)
+        self.head = nn.Linear(24, 5)
+
+    def forward(self, x):
+        y, _ = self.lstm(x)
+        y, _ = self.gru(y)
+        return self.head(y)
+
+
 def _double_conv(cin, cout):
     return nn.Sequential(nn.Conv2d(cin, cout, 3, padding=1), nn.BatchNorm2d(cout), nn.ReLU(),
                          nn.Conv2d(cout, cout, 3, padding=1), nn.BatchNorm2d(cout), nn.ReLU())
@@ -127,6 +160,8 @@ MODELS = {
     "resnet": (ResNet, (1, 3, 64, 64)),
     "transformer": (Encoder, (1, 16, 48)),
     "gru": (Gru, (1, 12, 20)),
+    "recurrent": (Recurrent, (1, 9, 20)),
+    "keyword_spotter": (KeywordSpotter, (1, 10, 49)),
     "unet": (UNet, (1, 3, 32, 32)),
 }
 

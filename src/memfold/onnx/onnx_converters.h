@@ -55,6 +55,9 @@ Status Clip(Importer& im);
 Status HardSigmoid(Importer& im);
 Status Gelu(Importer& im);
 Status Elu(Importer& im);
+Status Mish(Importer& im);
+Status Softsign(Importer& im);
+Status Selu(Importer& im);
 Status LeakyRelu(Importer& im);
 Status Cast(Importer& im);
 
@@ -83,14 +86,26 @@ Status ConstantOfShape(Importer& im);
 Status Range(Importer& im);
 Status Expand(Importer& im);
 Status Pad(Importer& im);
+Status BlockRearrange(Importer& im, bool to_space);  // DepthToSpace, SpaceToDepth
+Status Tile(Importer& im);
+Status Trilu(Importer& im);
 
 // --- reductions, normalisation, matrix products, recurrence (onnx_math.cc)
-Status Reduce(Importer& im, std::string_view op);   // mean, sum, reduce_max, reduce_min
+// mean, sum, reduce_max, reduce_min, log_sum_exp; `before` an elementwise op on the input,
+// `after` one on the result (ReduceL2: square, sum, sqrt).
+Status Reduce(Importer& im, std::string_view op, std::string_view before = {},
+              std::string_view after = {});
 Status Softmax(Importer& im, std::string_view op);  // softmax, log_softmax
 Status LayerNormalization(Importer& im);
+Status InstanceNormalization(Importer& im);
 Status MatMul(Importer& im);
 Status Gemm(Importer& im);
+Status ArgMinMax(Importer& im, bool max);
+Status ReduceProd(Importer& im);  // of constants
+Status CumSum(Importer& im);
+Status Einsum(Importer& im);
 Status Gru(Importer& im);
+Status Lstm(Importer& im);
 
 // --- quantisation (onnx_quantized.cc)
 Status DequantizeLinear(Importer& im);

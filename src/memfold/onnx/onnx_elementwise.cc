@@ -241,14 +241,49 @@ Status HardSigmoid(Importer& im) {
 }
 
 Status Gelu(Importer& im) {
-  if (im.Str("approximate", "none") != "none")
-    return im.Opaque("memfold's gelu is the exact (erf) form");
+  const std::string approximate = im.Str("approximate", "none");
+  if (approximate == "tanh") return UnaryOp(im, "gelu_tanh");
+  if (approximate != "none") return im.Error("has approximate \"" + approximate + "\"");
   return UnaryOp(im, "gelu");
 }
 
 Status Elu(Importer& im) {
   if (im.Float("alpha", 1.0) != 1.0) return im.Opaque("memfold's elu has alpha 1");
   return UnaryOp(im, "elu");
+}
+
+Status Mish(Importer& im) {  // x * tanh(softplus(x))
+  MF_ASSIGN_OR_RETURN(Tensor x, im.Input(0));
+  MF_ASSIGN_OR_RETURN(ValueId soft, im.Emit("softplus", {x.id}));
+  MF_ASSIGN_OR_RETURN(ValueId squashed, im.Emit("tanh", {soft}));
+  MF_ASSIGN_OR_RETURN(ValueId y, im.Emit("mul", {x.id, squashed}));
+  return im.Output(0, y, x.channels_last);
+}
+
+Status Softsign(Importer& im) {  // x / (1 + |x|)
+  MF_ASSIGN_OR_RETURN(Tensor x, im.Input(0));
+  MF_ASSIGN_OR_RETURN(ValueId one, Scalar(im, 1.0));
+  MF_ASSIGN_OR_RETURN(ValueId magnitude, im.Emit("abs", {x.id}));
+  MF_ASSIGN_OR_RETURN(ValueId denominator, im.Emit("add", {magnitude, one}));
+  MF_ASSIGN_OR_RETURN(ValueId y, im.Emit("div", {x.id, denominator}));
+  return im.Output(0, y, x.channels_last);
+}
+
+// gamma * (x > 0 ? x : alpha * (exp(x) - 1)) = gamma * relu(x) + gamma * alpha * min(elu(x), 0).
+Status Selu(Importer& im) {
+  MF_ASSIGN_OR_RETURN(Tensor x, im.Input(0));
+  const double alpha = im.Float("alpha", 1.67326319217681884765625);
+  const double gamma = im.Float("gamma", 1.05070102214813232421875);
+  MF_ASSIGN_OR_RETURN(ValueId zero, Scalar(im, 0.0));
+  MF_ASSIGN_OR_RETURN(ValueId positive_scale, Scalar(im, gamma));
+  MF_ASSIGN_OR_RETURN(ValueId negative_scale, Scalar(im, gamma * alpha));
+  MF_ASSIGN_OR_RETURN(ValueId positive, im.Emit("relu", {x.id}));
+  MF_ASSIGN_OR_RETURN(ValueId elu, im.Emit("elu", {x.id}));
+  MF_ASSIGN_OR_RETURN(ValueId negative, im.Emit("min", {elu, zero}));
+  MF_ASSIGN_OR_RETURN(ValueId p, im.Emit("mul", {positive, positive_scale}));
+  MF_ASSIGN_OR_RETURN(ValueId n, im.Emit("mul", {negative, negative_scale}));
+  MF_ASSIGN_OR_RETURN(ValueId y, im.Emit("add", {p, n}));
+  return im.Output(0, y, x.channels_last);
 }
 
 Status Cast(Importer& im) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <numeric>
 
@@ -102,12 +103,29 @@ void CarryQuantization(std::string_view op, const Attrs& attrs, const Value& in,
       std::find(std::begin(kMoves), std::end(kMoves), op) == std::end(kMoves))
     return;
   Quantization q = *in.quant;
-  if (q.per_channel()) {
-    if (op != "transpose") return;
+  if (q.per_channel() && op == "transpose") {
     const AttrValue* perm = attrs.Find("perm");
     if (perm == nullptr) return;
     const auto& p = std::get<std::vector<int64_t>>(*perm);
     q.axis = static_cast<int32_t>(std::find(p.begin(), p.end(), q.axis) - p.begin());
+  } else if (q.per_channel() && op == "reshape") {
+    // The channel axis survives a reshape where an axis of its size has the same elements
+    // after it (each element keeps its channel): [O, I, k] -> [O, I, 1, k].
+    const auto a = static_cast<size_t>(q.axis);
+    if (a >= in.shape.size()) return;
+    auto after = [](const Shape& shape, size_t d) {
+      return std::accumulate(shape.begin() + static_cast<std::ptrdiff_t>(d) + 1, shape.end(),
+                             int64_t{1}, std::multiplies<>());
+    };
+    std::optional<int32_t> axis;
+    for (size_t d = 0; d < out->shape.size(); ++d) {
+      if (out->shape[d] == in.shape[a] && after(out->shape, d) == after(in.shape, a))
+        axis = static_cast<int32_t>(d);
+    }
+    if (!axis) return;
+    q.axis = *axis;
+  } else if (q.per_channel()) {
+    return;
   }
   out->quant = std::move(q);
 }

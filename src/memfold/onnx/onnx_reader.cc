@@ -12,6 +12,7 @@
 #include "memfold/io/file.h"
 #include "memfold/io/text.h"
 #include "memfold/onnx/onnx_importer.h"
+#include "memfold/onnx/onnx_lift.h"
 
 namespace memfold {
 namespace {
@@ -360,6 +361,7 @@ Result<Graph> ParseOnnx(std::span<const std::byte> file, const std::string& labe
                          "with a graph; truncated or corrupted?)");
   }
   MakePrintable(&model);
+  LiftOneDimensionalWindows(&model);
   MF_ASSIGN_OR_RETURN(const int64_t opset, DefaultOpset(model, label));
   const onnx::GraphProto& g = model.graph();
   Graph graph;

@@ -466,4 +466,104 @@ Status Pad(Importer& im) {
   return im.Output(0, y, x.channels_last);
 }
 
+// DepthToSpace and SpaceToDepth as TFLite's NHWC ops: output[h*b + i][w*b + j][c] is input
+// channel (i*b + j)*C' + c, ONNX's DCR order. PyTorch's pixel_shuffle writes CRD (channel
+// c*b*b + i*b + j): a gather of the channels into DCR order first.
+Status BlockRearrange(Importer& im, bool to_space) {
+  MF_ASSIGN_OR_RETURN(Tensor x, im.Input(0));
+  if (im.Rank(x) != 4) return im.Error("needs a 4-D input");
+  const int64_t b = im.Int("blocksize", 0);
+  const Shape in = im.OnnxShape(x);
+  if (b < 1 || b > 4096 || (to_space && in[1] % (b * b) != 0) ||
+      (!to_space && (in[2] % b != 0 || in[3] % b != 0)))
+    return im.Error("has block size " + std::to_string(b) + " for input " + ShapeString(in));
+  MF_ASSIGN_OR_RETURN(ValueId input, im.ChannelsLast(x));
+  const std::string mode = to_space ? im.Str("mode", "DCR") : "DCR";
+  if (mode == "CRD") {
+    const int64_t kept = in[1] / (b * b);
+    MF_RETURN_IF_ERROR(im.CheckedElements({in[1]}).status());
+    Ints order(static_cast<size_t>(in[1]));
+    for (int64_t block = 0; block < b * b; ++block) {
+      for (int64_t c = 0; c < kept; ++c)
+        order[static_cast<size_t>(block * kept + c)] = c * b * b + block;
+    }
+    Bytes bytes(order.size() * sizeof(int64_t));
+    std::memcpy(bytes.data(), order.data(), bytes.size());
+    const ValueId index = im.Constant(DType::kI64, {in[1]}, std::move(bytes));
+    MF_ASSIGN_OR_RETURN(input, im.Emit("gather_axis", {input, index}, {{"axis", int64_t{3}}}));
+  } else if (mode != "DCR") {
+    return im.Error("has mode \"" + mode + "\"");
+  }
+  MF_ASSIGN_OR_RETURN(ValueId y, im.Emit(to_space ? "depth_to_space" : "space_to_depth", {input},
+                                         {{"block_size", b}}));
+  return im.Output(0, y, true);
+}
+
+// Tile: each axis repeated by concatenating copies (constant repeats), in the tensor's layout.
+Status Tile(Importer& im) {
+  MF_ASSIGN_OR_RETURN(Tensor x, im.RawInput(0));
+  if (x.quantized && im.ValueOf(x).quant && im.ValueOf(x).quant->per_channel()) {
+    MF_ASSIGN_OR_RETURN(x, im.Input(0));  // the copies of a per-channel scale: real numbers
+  }
+  MF_ASSIGN_OR_RETURN(Tensor r, im.Input(1));
+  MF_ASSIGN_OR_RETURN(Ints repeats, im.ConstInts(r, "the repeats"));
+  const int rank = im.Rank(x);
+  if (static_cast<int>(repeats.size()) != rank)
+    return im.Error("has " + std::to_string(repeats.size()) + " repeats for " +
+                    std::to_string(rank) + " axes");
+  int64_t copies = 1;
+  Shape tiled = im.OnnxShape(x);
+  for (size_t d = 0; d < repeats.size(); ++d) {
+    if (repeats[d] < 0) return im.Error("has a negative repeat");
+    copies *= std::max<int64_t>(repeats[d], 1);
+    if (copies > 4096) return im.Opaque("memfold tiles up to 4096 copies");
+    tiled[d] *= repeats[d];
+  }
+  MF_RETURN_IF_ERROR(im.CheckedElements(tiled, im.ValueOf(x).dtype).status());
+  ValueId y = x.id;
+  for (int d = 0; d < rank; ++d) {
+    const int64_t n = repeats[static_cast<size_t>(d)];
+    if (n == 1) continue;
+    if (n == 0) return im.Opaque("memfold does not make empty tensors");
+    MF_ASSIGN_OR_RETURN(int64_t axis, im.Axis(d, rank, x.channels_last));
+    MF_ASSIGN_OR_RETURN(
+        y, im.Emit("concat", std::vector<ValueId>(static_cast<size_t>(n), y), {{"axis", axis}}));
+    im.graph().value(y).quant = im.ValueOf(x).quant;  // copies of one per-tensor scale
+  }
+  return MovedOutput(im, y, x.channels_last, x.quantized);
+}
+
+// Trilu: the upper (or lower) triangle of the last two axes from diagonal k on, the rest zero;
+// a select against a constant mask (folded when the input is constant, as a causal mask is).
+Status Trilu(Importer& im) {
+  MF_ASSIGN_OR_RETURN(Tensor x, im.Input(0));
+  const int rank = im.Rank(x);
+  if (rank < 2) return im.Error("needs at least 2 axes");
+  int64_t k = 0;
+  if (im.HasInput(1)) {
+    MF_ASSIGN_OR_RETURN(Tensor kt, im.Input(1));
+    MF_ASSIGN_OR_RETURN(Ints kv, im.ConstInts(kt, "the diagonal"));
+    if (kv.size() != 1) return im.Error("needs one diagonal");
+    k = kv[0];
+  }
+  const bool upper = im.Int("upper", 1) != 0;
+  const Shape shape = im.OnnxShape(x);
+  const int64_t rows = shape[static_cast<size_t>(rank) - 2];
+  const int64_t cols = shape[static_cast<size_t>(rank) - 1];
+  MF_ASSIGN_OR_RETURN(const int64_t cells, im.CheckedElements({rows, cols}, DType::kBool));
+  Bytes mask(static_cast<size_t>(StorageBytes(DType::kBool, cells)));
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t j = 0; j < cols; ++j) {
+      const bool keep = upper ? j - i >= k : j - i <= k;
+      mask[static_cast<size_t>(i * cols + j)] = std::byte{keep};
+    }
+  }
+  const DType dtype = im.ValueOf(x).dtype;
+  const ValueId keep = im.Constant(DType::kBool, {rows, cols}, std::move(mask));
+  const ValueId zero = im.Constant(dtype, {}, Bytes(static_cast<size_t>(StorageBytes(dtype, 1))));
+  MF_ASSIGN_OR_RETURN(ValueId input, im.Plain(x));
+  MF_ASSIGN_OR_RETURN(ValueId y, im.Emit("select_v2", {keep, input, zero}));
+  return im.Output(0, y, false);
+}
+
 }  // namespace memfold::onnx_import

@@ -82,7 +82,7 @@ Attrs WindowAttrs(const Window& w, const Shape& in) {
 std::optional<Int8Operands> Int8Inputs(const Importer& im, int weight_axis) {
   const std::optional<Tensor> x = im.QuantizedInput(0), w = im.QuantizedInput(1);
   if (!x || !w || im.ValueOf(*x).dtype != DType::kI8 || im.IsConstant(*x) || !im.IsConstant(*w) ||
-      im.ValueOf(*w).dtype != DType::kI8)
+      im.ValueOf(*w).dtype != DType::kI8 || !im.ValueOf(*w).quant)
     return std::nullopt;
   const Quantization& wq = *im.ValueOf(*w).quant;
   if (std::any_of(wq.zero_point.begin(), wq.zero_point.end(), [](int64_t z) { return z != 0; }) ||
@@ -145,11 +145,21 @@ Status ConvTranspose(Importer& im) {
   const Shape in = im.OnnxShape(x), ws = im.OnnxShape(w);
   const Ints strides = im.Ints("strides", {1, 1});
   const Ints pads = im.Ints("pads", {0, 0, 0, 0});
-  const Ints zeros{0, 0};
-  if (im.Ints("dilations", {1, 1}) != Ints{1, 1} || im.Ints("output_padding", zeros) != zeros ||
-      pads != Ints{0, 0, 0, 0} || im.Str("auto_pad", "NOTSET") != "NOTSET" ||
-      im.Attr("output_shape") != nullptr || strides.size() != 2 || ws.size() != 4)
-    return im.Opaque("memfold converts transposed convolutions without padding or dilation");
+  const Ints extra = im.Ints("output_padding", {0, 0});
+  if (im.Ints("dilations", {1, 1}) != Ints{1, 1} || im.Str("auto_pad", "NOTSET") != "NOTSET" ||
+      im.Attr("output_shape") != nullptr || strides.size() != 2 || ws.size() != 4 ||
+      pads.size() != 4 || extra.size() != 2)
+    return im.Opaque(
+        "memfold converts transposed convolutions without dilation, auto_pad or output_shape");
+  // ONNX's output is the full transposed convolution cropped by the pads, output_padding rows
+  // and columns kept at the end; they lie inside the full one while output_padding <= the end pad.
+  for (size_t d = 0; d < 2; ++d) {
+    if (pads[d] < 0 || pads[d + 2] < 0 || extra[d] < 0 || extra[d] > pads[d + 2] ||
+        extra[d] >= strides[d])
+      return im.Opaque(
+          "memfold converts transposed convolutions whose output_padding is within "
+          "the end pads");
+  }
   // QDQ: int8 weights [C_in, C_out, kh, kw], quantized per output channel (axis 1).
   const std::optional<QuantizedOutput> quantized = im.QuantizedConsumer(0);
   const std::optional<Int8Operands> q = quantized ? Int8Inputs(im, 1) : std::nullopt;
@@ -173,6 +183,20 @@ Status ConvTranspose(Importer& im) {
       ValueId y,
       im.Emit("transpose_conv", inputs,
               {{"stride", strides}, {"padding", std::string("valid")}, {"output_shape", out}}));
+  if (q) im.graph().value(y).quant = quantized->quant;  // the kernel's output scale
+  if (q && quantized->activation != "none") {
+    // A Relu the QDQ match folded in, as its own int8 op: TFLM's int8 TRANSPOSE_CONV does not
+    // apply a fused activation (tests/kernels/tflm_golden_test.cc).
+    MF_ASSIGN_OR_RETURN(y, im.Emit(quantized->activation, {y}));
+    im.graph().value(y).quant = quantized->quant;
+  }
+  if (std::any_of(pads.begin(), pads.end(), [](int64_t p) { return p != 0; })) {
+    const Ints size{out[0], out[1] - pads[0] - pads[2] + extra[0],
+                    out[2] - pads[1] - pads[3] + extra[1], out[3]};
+    if (size[1] < 1 || size[2] < 1) return im.Error("crops the whole output away");
+    MF_ASSIGN_OR_RETURN(
+        y, im.Emit("slice", {y}, {{"begin", Ints{0, pads[0], pads[1], 0}}, {"size", size}}));
+  }
   if (q) return im.QuantizedResult(y, *quantized, true);
   return im.Output(0, y, true);
 }

@@ -150,7 +150,7 @@ std::vector<OpDef> WithPassRules(std::vector<OpDef> table) {
   rule({"conv2d", "depthwise_conv2d"}, [](OpDef& d) { d.tile = TileRule::kConvWindow; });
   rule({"max_pool2d", "avg_pool2d"}, [](OpDef& d) { d.tile = TileRule::kPoolWindow; });
   rule({"relu", "relu6", "tanh", "sigmoid", "exp", "neg", "hard_swish", "leaky_relu", "abs", "silu",
-        "gelu", "elu", "square", "quantize", "dequantize"},
+        "gelu", "gelu_tanh", "erf", "softplus", "sign", "elu", "square", "quantize", "dequantize"},
        [](OpDef& d) { d.tile = TileRule::kUnary; });
   rule({"add", "sub", "mul", "max", "min"}, [](OpDef& d) { d.tile = TileRule::kBinary; });
   Row(&table, "pad").tile = TileRule::kPad;
@@ -201,8 +201,12 @@ std::vector<OpDef> BuildOpTable() {
       Unary("neg", MF_KERNEL(DType::kF32, NegF32), GradNeg),
       WithPrepare(Unary("hard_swish", MF_KERNEL(DType::kF32, HardSwishF32)),
                   {MF_KERNEL(DType::kI8, HardSwishI8)}, PrepareHardSwishI8),
-      Unary("silu", MF_KERNEL(DType::kF32, SiluF32)),  // x * sigmoid(x) (PyTorch's SiLU)
-      Unary("gelu", MF_KERNEL(DType::kF32, GeluF32)),  // x * Phi(x), exact (erf) form
+      Unary("silu", MF_KERNEL(DType::kF32, SiluF32)),           // x * sigmoid(x) (PyTorch's SiLU)
+      Unary("gelu", MF_KERNEL(DType::kF32, GeluF32)),           // x * Phi(x), exact (erf) form
+      Unary("gelu_tanh", MF_KERNEL(DType::kF32, GeluTanhF32)),  // its tanh approximation
+      Unary("erf", MF_KERNEL(DType::kF32, ErfF32)),
+      Unary("softplus", MF_KERNEL(DType::kF32, SoftplusF32)),
+      Unary("sign", MF_KERNEL(DType::kF32, SignF32)),
       WithKernels(
           Unary("abs", MF_KERNEL(DType::kF32, AbsF32)),
           {MF_KERNEL_T(DType::kI8, AbsInt, int8_t), MF_KERNEL_T(DType::kI16, AbsInt, int16_t)}),

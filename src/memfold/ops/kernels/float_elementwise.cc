@@ -64,6 +64,31 @@ void GeluF32(const KernelContext& ctx) {
 }
 
 template <typename A>
+void GeluTanhF32(const KernelContext& ctx) {
+  UnaryF32<A>(ctx, [](float v) {
+    return 0.5f * v * (1.0f + std::tanh(0.79788456080286536f * (v + 0.044715f * v * v * v)));
+  });
+}
+
+template <typename A>
+void ErfF32(const KernelContext& ctx) {
+  UnaryF32<A>(ctx, [](float v) { return std::erf(v); });
+}
+
+template <typename A>
+void SoftplusF32(const KernelContext& ctx) {
+  // log(1 + exp(v)) without overflow: exp of a non-positive number only.
+  UnaryF32<A>(ctx, [](float v) {
+    return v > 0.0f ? v + std::log1p(std::exp(-v)) : std::log1p(std::exp(v));
+  });
+}
+
+template <typename A>
+void SignF32(const KernelContext& ctx) {
+  UnaryF32<A>(ctx, [](float v) { return v > 0.0f ? 1.0f : (v < 0.0f ? -1.0f : v); });
+}
+
+template <typename A>
 void AbsF32(const KernelContext& ctx) {
   UnaryF32<A>(ctx, [](float v) { return std::abs(v); });
 }
@@ -168,6 +193,10 @@ MF_INSTANTIATE_KERNEL(NegF32)
 MF_INSTANTIATE_KERNEL(HardSwishF32)
 MF_INSTANTIATE_KERNEL(SiluF32)
 MF_INSTANTIATE_KERNEL(GeluF32)
+MF_INSTANTIATE_KERNEL(GeluTanhF32)
+MF_INSTANTIATE_KERNEL(ErfF32)
+MF_INSTANTIATE_KERNEL(SoftplusF32)
+MF_INSTANTIATE_KERNEL(SignF32)
 MF_INSTANTIATE_KERNEL(AbsF32)
 MF_INSTANTIATE_KERNEL(SqrtF32)
 MF_INSTANTIATE_KERNEL(RsqrtF32)

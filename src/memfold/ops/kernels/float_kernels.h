@@ -30,6 +30,16 @@ template <typename A>
 void SiluF32(const KernelContext& ctx);
 template <typename A>
 void GeluF32(const KernelContext& ctx);
+// ONNX's Gelu(approximate="tanh"), Erf, Softplus (log(1 + exp(x)), without overflow) and Sign
+// (0 and NaN kept).
+template <typename A>
+void GeluTanhF32(const KernelContext& ctx);
+template <typename A>
+void ErfF32(const KernelContext& ctx);
+template <typename A>
+void SoftplusF32(const KernelContext& ctx);
+template <typename A>
+void SignF32(const KernelContext& ctx);
 // TFLM's elementwise.cc, floor.cc, ceil.cc, round.cc (halves to even) and leaky_relu.cc
 // (x > 0 ? x : alpha * x), one element after another.
 template <typename A>
