@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <tuple>
 
@@ -68,18 +69,20 @@ struct Candidate {
   bool split = false;
   double recompute_fraction = 0;
   std::string split_detail;
-  size_t source = 0;  // split: the candidate it splits
+  size_t source = 0;       // split: the candidate it splits
+  bool by_rounds = false;  // split by the rounds' search (SplitForMemory)
 };
 
-// The candidate with the smallest arena; on ties the one with the least extra work, then the
-// fewest operators (kernel calls), then the earliest (least rewritten).
+// Smallest arena first; on ties the least extra work, then the fewest operators (kernel calls).
+auto Rank(const Candidate& c) {
+  return std::tuple(c.plan.plan.arena_bytes, c.recompute_fraction, c.graph.schedule.size());
+}
+
+// The first candidate of the least Rank (on full ties the earliest: least rewritten).
 size_t Smallest(const std::vector<Candidate>& candidates) {
-  const auto rank = [](const Candidate& c) {
-    return std::tuple(c.plan.plan.arena_bytes, c.recompute_fraction, c.graph.schedule.size());
-  };
   size_t best = 0;
   for (size_t k = 1; k < candidates.size(); ++k) {
-    if (rank(candidates[k]) < rank(candidates[best])) best = k;
+    if (Rank(candidates[k]) < Rank(candidates[best])) best = k;
   }
   return best;
 }
@@ -103,6 +106,18 @@ size_t Chosen(const std::vector<Candidate>& candidates, Objective objective) {
       best = k;
   }
   return best;
+}
+
+// How far above the smallest plan the rounds' best may be for them to search smaller budgets.
+constexpr double kRoundsReach = 0.02;
+
+// The smallest candidate other than `chosen` (Smallest's order), if there is one.
+std::optional<size_t> RunnerUp(const std::vector<Candidate>& candidates, size_t chosen) {
+  std::optional<size_t> second;
+  for (size_t k = 0; k < candidates.size(); ++k) {
+    if (k != chosen && (!second || Rank(candidates[k]) < Rank(candidates[*second]))) second = k;
+  }
+  return second;
 }
 
 // The split budgets the balanced objective also searches, as shares of the given one.
@@ -230,17 +245,17 @@ Result<Made> MakeCandidates(const Graph& file_graph, const BestOptions& options,
     }
   }
   // Adds a split of candidate `k` (its plan refined with "smallest").
-  auto add_split = [&](size_t k, SplitResult split) {
+  auto add_split = [&](size_t k, SplitResult split, bool by_rounds) {
     GraphPlan plan = *split.plan;
     candidates.push_back({std::move(split.graph), std::move(plan), candidates[k].concat, true,
-                          split.recompute_fraction(), SplitDetail(split), k});
+                          split.recompute_fraction(), SplitDetail(split), k, by_rounds});
   };
   // Splits candidate `k` within `budget` by rounds around the peak; false when no split helps.
   auto split_candidate = [&](size_t k, double budget) -> Result<bool> {
     split_options.max_recompute = budget;
     MF_ASSIGN_OR_RETURN(SplitResult split, SplitForMemory(candidates[k].graph, split_options));
     if (split.stages.empty()) return false;
-    add_split(k, std::move(split));
+    add_split(k, std::move(split), true);
     return true;
   };
   const size_t unsplit = candidates.size();
@@ -256,15 +271,23 @@ Result<Made> MakeCandidates(const Graph& file_graph, const BestOptions& options,
     MF_ASSIGN_OR_RETURN(
         std::vector<SplitResult> curve,
         SplitSegmentsCurve(candidates[k].graph, split_options, {.spread = spread, .smallest = 4}));
-    for (SplitResult& split : curve) add_split(k, std::move(split));
+    for (SplitResult& split : curve) add_split(k, std::move(split), false);
   }
-  // memory: the smallest arena may be reached with less extra work within a smaller budget (the
-  // split search spends what it is given, and is not monotonic in it): when the smallest plan
-  // adds work, within the rounds' budget, the balanced budgets are searched too, for ties (a
-  // plan of the segment search that adds more is out of the rounds' reach).
+  // memory: the smallest arena may be reached with less extra work, or a smaller one found,
+  // within a smaller budget (the rounds' search spends what it is given, and is not monotonic in
+  // it): when the smallest plan adds work within the rounds' budget and the rounds came within
+  // kRoundsReach of it, they search the balanced budgets too (a plan of the segment search far
+  // below the rounds' is out of their reach).
   const size_t smallest = Smallest(candidates);
-  if (curve_spread == 0 && options.objective == Objective::kMemory && candidates[smallest].split &&
-      candidates[smallest].recompute_fraction > 0 &&
+  int64_t rounds_best = std::numeric_limits<int64_t>::max();
+  for (const Candidate& c : candidates) {
+    if (c.by_rounds) rounds_best = std::min(rounds_best, c.plan.plan.arena_bytes);
+  }
+  const bool rounds_near =
+      static_cast<double>(rounds_best) <=
+      static_cast<double>(candidates[smallest].plan.plan.arena_bytes) * (1 + kRoundsReach);
+  if (curve_spread == 0 && options.objective == Objective::kMemory && rounds_near &&
+      candidates[smallest].split && candidates[smallest].recompute_fraction > 0 &&
       candidates[smallest].recompute_fraction <= rounds_budget * (1 + 1e-9)) {
     const size_t source = candidates[smallest].source;
     for (double share : kBalancedBudgetShares)
@@ -313,8 +336,16 @@ Result<BestPlan> PlanBest(const Graph& file_graph, const BestOptions& options) {
       return c.split && static_cast<int64_t>(c.graph.schedule.size()) > options.max_steps;
     });
   }
-  BestPlan best = Finish(made, Chosen(made.candidates, options.objective));
+  const size_t chosen = Chosen(made.candidates, options.objective);
+  BestPlan best = Finish(made, chosen);
   MF_RETURN_IF_ERROR(Settle(&best));
+  if (options.objective != Objective::kMemory) return best;
+  // The exact solver settles placements unevenly: the runner-up, settled, may come out smaller.
+  if (const std::optional<size_t> second = RunnerUp(made.candidates, chosen)) {
+    BestPlan other = Finish(made, *second);
+    MF_RETURN_IF_ERROR(Settle(&other));
+    if (other.plan.plan.arena_bytes < best.plan.plan.arena_bytes) return other;
+  }
   return best;
 }
 

@@ -459,6 +459,28 @@ std::vector<Estimate> EstimatedCurve(const std::vector<Segment>& segments, int32
   return curve;
 }
 
+// `estimate` with every segment's option replaced by its lowest-peak option of no more extra
+// FLOPs (finer tiles or more channel groups: more operators, no more work), or nothing when no
+// segment has one or the operators would not fit `max_steps`. The path kept the stages below its
+// bound coarse; their real arenas, unlike the estimates, can still be the plan's peak.
+std::optional<Estimate> FinerAtEqualWork(const Estimate& estimate, int64_t max_steps) {
+  Estimate finer;
+  bool changed = false;
+  for (const auto& [segment, chosen] : estimate.choice) {
+    const Option* best = &chosen;
+    for (const Option& other : segment->options) {
+      if (other.flops <= chosen.flops && other.peak < best->peak) best = &other;
+    }
+    changed |= best != &chosen;
+    finer.choice.emplace_back(segment, *best);
+    finer.peak = std::max(finer.peak, best->peak);
+    finer.flops += best->flops;
+    finer.steps += best->steps;
+  }
+  if (!changed || (max_steps > 0 && finer.steps > max_steps)) return std::nullopt;
+  return finer;
+}
+
 // The segments of the curve's lowest point whose stage is its peak and that WidenGrids has not
 // widened yet: what holds the floor up.
 std::vector<Segment*> FloorSegments(const Estimate& lowest, std::vector<Segment>* segments) {
@@ -473,13 +495,25 @@ std::vector<Segment*> FloorSegments(const Estimate& lowest, std::vector<Segment>
 // Builds and plans one point: every chosen grid applied, the last segment first (so earlier
 // positions hold), and tried with cached rows copied at the other time (TryOtherCacheTiming):
 // which packs better is seen only once planned.
-Result<SplitResult> BuildPoint(const Graph& graph, const Estimate& estimate,
-                               const SplitOptions& options, int64_t arena_before,
-                               double total_flops) {
+// What building the points of one search shares.
+struct PointContext {
+  const Graph& graph;
+  const SplitOptions& options;
+  int64_t arena_before = 0;  // the unsplit graph's plan
+  double total_flops = 0;
+  double budget = 0;      // extra FLOPs
+  int64_t max_steps = 0;  // operators that may be added (0: any)
+};
+
+// `quick`: planned without refinement or the other cache timing, to compare candidates.
+Result<SplitResult> BuildPoint(const PointContext& context, const Estimate& estimate,
+                               bool quick = false) {
+  const Graph& graph = context.graph;
+  const SplitOptions& options = context.options;
   SplitResult result;
   result.graph = graph;
-  result.arena_before = arena_before;
-  result.total_flops = total_flops;
+  result.arena_before = context.arena_before;
+  result.total_flops = context.total_flops;
   for (const auto& [segment, option] : estimate.choice) {  // last segment first
     if (!option.grid && !option.channels) continue;
     SplitStage stage;
@@ -498,12 +532,82 @@ Result<SplitResult> BuildPoint(const Graph& graph, const Estimate& estimate,
     result.duplicated_elements += stage.stats.duplicated_elements;
     result.stages.insert(result.stages.begin(), std::move(stage));
   }
-  MF_ASSIGN_OR_RETURN(GraphPlan plan, PlanGraph(result.graph, options.planner, {.refine = true}));
+  MF_ASSIGN_OR_RETURN(GraphPlan plan, PlanGraph(result.graph, options.planner, {.refine = !quick}));
   result.arena_after = plan.plan.arena_bytes;
   for (SplitStage& stage : result.stages) stage.arena_bytes = result.arena_after;
   result.plan = std::make_shared<const GraphPlan>(std::move(plan));
-  MF_RETURN_IF_ERROR(TryOtherCacheTiming(graph, options, true, &result));
+  if (!quick) MF_RETURN_IF_ERROR(TryOtherCacheTiming(graph, options, true, &result));
   return result;
+}
+
+// The index in `estimate.choice` of the segment whose operators include schedule position
+// `position` of the built graph (each segment's option adds option.steps operators), or nothing.
+std::optional<size_t> SegmentAt(const Estimate& estimate, int32_t position) {
+  int64_t shift = 0;
+  for (size_t k = estimate.choice.size(); k-- > 0;) {  // the choice is last segment first
+    const auto& [segment, option] = estimate.choice[k];
+    const int64_t first = segment->first + shift;
+    shift += option.steps;
+    if (position >= first && position <= segment->last + shift) return k;
+  }
+  return std::nullopt;
+}
+
+// `estimate` with segment `k` run the cheapest way that holds less than it does now, if that
+// stays within `budget` extra FLOPs and `max_steps` operators (0: any).
+std::optional<Estimate> LowerAt(const PointContext& context, const Estimate& estimate, size_t k) {
+  const auto& [segment, chosen] = estimate.choice[k];
+  const Option* lower = nullptr;
+  for (const Option& other : segment->options) {
+    if (other.peak < chosen.peak && (!lower || other.flops < lower->flops)) lower = &other;
+  }
+  if (!lower) return std::nullopt;
+  Estimate lowered = estimate;
+  lowered.flops += lower->flops - chosen.flops;
+  lowered.steps += lower->steps - chosen.steps;
+  if (lowered.flops > context.budget ||
+      (context.max_steps > 0 && lowered.steps > context.max_steps)) {
+    return std::nullopt;
+  }
+  lowered.choice[k].second = *lower;
+  return lowered;
+}
+
+// The estimates leave out the operators' overlaps and the placement's gaps, so the real peak of
+// a built point can be a stage the estimate did not bound. Lowers that stage (LowerAt) and
+// replans quickly, at most kMaxDescents times, while the quick arena does not grow and the
+// budget allows (two stages may hold the same peak); the smallest estimate seen is built in full,
+// and is a new point if its arena is below `to_beat`.
+constexpr int32_t kMaxDescents = 16;
+Result<std::optional<SplitResult>> DescendRealPeak(const PointContext& context,
+                                                   std::vector<Segment>* segments,
+                                                   Estimate estimate, int64_t to_beat) {
+  MF_ASSIGN_OR_RETURN(SplitResult current, BuildPoint(context, estimate, true));
+  int64_t smallest = current.arena_after;
+  std::optional<Estimate> best;
+  for (int32_t round = 0; round < kMaxDescents; ++round) {
+    const std::optional<size_t> at = SegmentAt(estimate, current.plan->peak_time - 1);
+    if (!at) break;
+    std::optional<Estimate> lowered = LowerAt(context, estimate, *at);
+    Segment& held = (*segments)[static_cast<size_t>(estimate.choice[*at].first - segments->data())];
+    if (!lowered && held.splittable && !held.widened) {  // patience may have stopped short
+      WidenGrids(context.graph, &held, context.budget);
+      held.options = ParetoOptions(std::move(held.options));
+      lowered = LowerAt(context, estimate, *at);
+    }
+    if (!lowered) break;
+    MF_ASSIGN_OR_RETURN(current, BuildPoint(context, *lowered, true));
+    if (current.arena_after > smallest) break;
+    if (current.arena_after < smallest) {
+      smallest = current.arena_after;
+      best = *lowered;
+    }
+    estimate = std::move(*lowered);
+  }
+  if (!best) return std::optional<SplitResult>();
+  MF_ASSIGN_OR_RETURN(SplitResult built, BuildPoint(context, *best));
+  if (built.arena_after >= to_beat) return std::optional<SplitResult>();
+  return std::optional<SplitResult>(std::move(built));
 }
 
 // The indices of `size` estimates that `points` asks for, ascending.
@@ -545,17 +649,39 @@ Result<std::vector<SplitResult>> SplitSegmentsCurve(const Graph& graph, const Sp
     curve = EstimatedCurve(segments, static_cast<int32_t>(cuts.size()), budget, max_steps);
   }
   MF_ASSIGN_OR_RETURN(GraphPlan unsplit, PlanGraph(graph, options.planner, {.refine = true}));
+  const PointContext context{graph,       options, unsplit.plan.arena_bytes,
+                             total_flops, budget,  max_steps};
   const std::vector<size_t> picked = Picked(curve.size(), points);
-  std::vector<std::optional<Result<SplitResult>>> points_built(picked.size());
-  OnEveryCore(picked.size(), [&](size_t k) {
-    points_built[k] =
-        BuildPoint(graph, curve[picked[k]], options, unsplit.plan.arena_bytes, total_flops);
-  });
+  // The picked estimates and the lowest one's finer variant, built on every core; then the
+  // smaller of those two descended (DescendRealPeak). Each is a point.
+  std::vector<Estimate> to_build;
+  for (size_t index : picked) to_build.push_back(curve[index]);
+  if (!picked.empty()) {
+    if (std::optional<Estimate> finer = FinerAtEqualWork(curve[picked.back()], max_steps))
+      to_build.push_back(std::move(*finer));
+  }
+  std::vector<std::optional<Result<SplitResult>>> points_built(to_build.size());
+  OnEveryCore(to_build.size(),
+              [&](size_t k) { points_built[k] = BuildPoint(context, to_build[k]); });
   std::vector<SplitResult> built;
+  size_t lowest = to_build.size();  // the index of the smallest of the last two, if split
+  for (size_t k = 0; k < to_build.size(); ++k) {
+    MF_RETURN_IF_ERROR(points_built[k]->status());
+    SplitResult& point = **points_built[k];
+    if (point.stages.empty()) continue;
+    if (k + 1 >= picked.size() &&
+        (lowest == to_build.size() || point.arena_after < (*points_built[lowest])->arena_after))
+      lowest = k;
+  }
+  std::optional<SplitResult> descended;
+  if (lowest < to_build.size()) {
+    MF_ASSIGN_OR_RETURN(descended, DescendRealPeak(context, &segments, to_build[lowest],
+                                                   (*points_built[lowest])->arena_after));
+  }
   for (std::optional<Result<SplitResult>>& point : points_built) {
-    MF_RETURN_IF_ERROR(point->status());
     if (!(*point)->stages.empty()) built.push_back(std::move(**point));
   }
+  if (descended) built.push_back(std::move(*descended));
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   for (SplitResult& point : built) point.search_ms = ms;

@@ -9,12 +9,18 @@
 // gives the curve. The segments that hold up its lowest point are then widened (more columns,
 // one count per tile width, up to kMaxWidenCols) and the curve recomputed, a few rounds. Chosen
 // points are then built (every segment split, last first, so earlier positions hold), planned
-// with a verified placement and refined: their arenas are real.
+// with a verified placement and refined: their arenas are real. Two more points start from the
+// lowest: the same path with every stage at its lowest option of no more extra work (finer
+// grids, more channel groups), and a descent on the real plan: the estimates leave out the
+// operators' overlaps and the placement's gaps, so the stage that holds the built plan's peak
+// is lowered to its next option (widened first if patience stopped it), replanned, and so on
+// while the arena does not grow and the budget allows.
 //
 // Complexity: O(segments * grids) rewrites and liveness passes of the whole graph, segments
 // bounded by max_region_ops operators and kMaxSegmentCuts cuts, grids by patience, the budget
-// and kMaxCols (kMaxWidenCols for at most kMaxWidenRounds rounds of floor segments); the
-// shortest path is O(T values * segment options). Preconditions: SplitRegion's.
+// and kMaxCols (kMaxWidenCols for at most kMaxWidenRounds rounds of floor segments, and for
+// the segments the descent lowers); the shortest path is O(T values * segment options); the
+// descent at most kMaxDescents unrefined plans. Preconditions: SplitRegion's.
 #pragma once
 
 #include <cstdint>
@@ -35,8 +41,9 @@ struct CurvePoints {
 };
 
 // The verified plans of the chosen points within options.max_recompute, in order of estimate
-// (largest first): each has the extra work and the arena of its refined plan, and every stage
-// the grid of one segment. Points that split nothing are left out.
+// (largest first), then the lowest's finer variant and its descent where they differ: each has
+// the extra work and the arena of its refined plan, and every stage the grid of one segment.
+// Points that split nothing are left out.
 Result<std::vector<SplitResult>> SplitSegmentsCurve(const Graph& graph, const SplitOptions& options,
                                                     CurvePoints points = {});
 

@@ -2,7 +2,10 @@
 // hosted float models are (or, MobileNet v2 with pads=explicit, as PyTorch's converters emit
 // it: a PAD op before every stride-2 window): NHWC, SAME padding, ReLU6 fused into the
 // convolutions, residual adds as ADD ops, a final average pool, a 1x1 convolution to 1001 classes,
-// reshape, softmax.
+// reshape, softmax. msf_mobilenet_v2 is the network msf-CNN (Yang et al. 2025) models and deploys
+// as "MBV2": channels int(c * alpha) instead of multiples of 8, an expansion convolution in the
+// first block too, no residual adds, int(1280 * alpha) head channels (its analysis and its TVM
+// model, TinyPART/msf-CNN), with the same classifier.
 #include <algorithm>
 #include <string>
 
@@ -97,13 +100,27 @@ Result<Graph> BuildMobileNetV1(const ZooArgs& args) {
   return Classifier(b, x);
 }
 
-Result<Graph> BuildMobileNetV2(const ZooArgs& args) {
+namespace {
+
+// How a MobileNet v2 is laid out: the published network, or the network msf-CNN models and
+// deploys under that name.
+struct V2Layout {
+  bool published = true;  // false: msf-CNN's (below)
+  Pads pads = Pads::kSame;
+};
+
+// Channels of a stage of `c` at width `alpha`: the published rule (_make_divisible), or msf-CNN's
+// int(c * alpha).
+int64_t V2Channels(const V2Layout& layout, double c, double alpha) {
+  return layout.published ? MakeDivisible(c * alpha) : static_cast<int64_t>(c * alpha);
+}
+
+Result<Graph> BuildV2(const ZooArgs& args, const V2Layout& layout, const std::string& name) {
   const double alpha = args.Float("alpha");
   const int64_t res = args.Int("res");
-  const Pads pads = args.Choice("pads") == "explicit" ? Pads::kExplicit : Pads::kSame;
-  GraphBuilder b("mobilenet_v2");
+  GraphBuilder b(name);
   ValueId x = b.Input("input", {args.Int("batch"), res, res, 3});
-  x = Conv(b, x, MakeDivisible(32 * alpha), 3, 2, "relu6", "Conv", pads);
+  x = Conv(b, x, V2Channels(layout, 32, alpha), 3, 2, "relu6", "Conv", layout.pads);
   // Inverted residual settings: expansion t, channels c, repeats n, first stride s.
   struct Stage {
     int64_t t, c, n, s;
@@ -112,24 +129,39 @@ Result<Graph> BuildMobileNetV2(const ZooArgs& args) {
                                {6, 96, 3, 1}, {6, 160, 3, 2}, {6, 320, 1, 1}};
   int index = 0;
   for (const Stage& stage : kStages) {
-    const int64_t out_c = MakeDivisible(static_cast<double>(stage.c) * alpha);
+    const int64_t out_c = V2Channels(layout, static_cast<double>(stage.c), alpha);
     for (int64_t r = 0; r < stage.n; ++r) {
-      const std::string name =
+      const std::string block =
           index == 0 ? "expanded_conv" : "expanded_conv_" + std::to_string(index);
       ++index;
       const int64_t stride = r == 0 ? stage.s : 1;
       const int64_t in_c = b.shape(x)[3];
       ValueId y = x;
-      if (stage.t != 1) y = Conv(b, y, in_c * stage.t, 1, 1, "relu6", name + "/expand");
-      y = Depthwise(b, y, stride, name + "/depthwise", pads);
-      y = Conv(b, y, out_c, 1, 1, "none", name + "/project");
-      if (stride == 1 && in_c == out_c) y = b.Op("add", {x, y}, {}, name + "/add", "conv");
+      if (stage.t != 1 || !layout.published) {
+        y = Conv(b, y, in_c * stage.t, 1, 1, "relu6", block + "/expand");
+      }
+      y = Depthwise(b, y, stride, block + "/depthwise", layout.pads);
+      y = Conv(b, y, out_c, 1, 1, "none", block + "/project");
+      if (layout.published && stride == 1 && in_c == out_c) {
+        y = b.Op("add", {x, y}, {}, block + "/add", "conv");
+      }
       x = y;
     }
   }
-  const int64_t last_c = alpha > 1.0 ? MakeDivisible(1280 * alpha) : 1280;
+  const int64_t last_c = layout.published && alpha <= 1.0 ? 1280 : V2Channels(layout, 1280, alpha);
   x = Conv(b, x, last_c, 1, 1, "relu6", "Conv_1");
   return Classifier(b, x);
+}
+
+}  // namespace
+
+Result<Graph> BuildMobileNetV2(const ZooArgs& args) {
+  const Pads pads = args.Choice("pads") == "explicit" ? Pads::kExplicit : Pads::kSame;
+  return BuildV2(args, {.published = true, .pads = pads}, "mobilenet_v2");
+}
+
+Result<Graph> BuildMsfMobileNetV2(const ZooArgs& args) {
+  return BuildV2(args, {.published = false}, "msf_mobilenet_v2");
 }
 
 }  // namespace memfold

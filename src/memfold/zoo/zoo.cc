@@ -91,6 +91,16 @@ const std::vector<ZooModel>& Models() {
          "op (one pixel each side) before every stride-2 window, which is then VALID",
          "same,explicit"}},
        WithDType<BuildMobileNetV2>},
+      {"msf_mobilenet_v2",
+       "MobileNet v2 as msf-CNN models and deploys it (its MBV2 points are for this network): "
+       "channels int(c*alpha), an expansion convolution in the first block, no residual adds, "
+       "int(1280*alpha) head channels",
+       {kBatch,
+        {"alpha", "0.35", KeyKind::kFloat, 0.05, 4.0, "width multiplier"},
+        {"res", "144", KeyKind::kInt, 32, 1024, "input resolution"},
+        kDType,
+        kHead},
+       WithDType<BuildMsfMobileNetV2>},
       {"mlp",
        "a small multi-layer perceptron: fully-connected + relu layers, softmax",
        {kBatch,

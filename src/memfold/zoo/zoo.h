@@ -63,6 +63,7 @@ Result<Graph> BuildZooModel(std::string_view spec);
 // graphs; the registry's dtype=i8 key quantises them (passes/quantize.h).
 Result<Graph> BuildMobileNetV1(const ZooArgs& args);
 Result<Graph> BuildMobileNetV2(const ZooArgs& args);
+Result<Graph> BuildMsfMobileNetV2(const ZooArgs& args);
 Result<Graph> BuildMlp(const ZooArgs& args);
 Result<Graph> BuildSmallCnn(const ZooArgs& args);
 Result<Graph> BuildSqueezeNet(const ZooArgs& args);

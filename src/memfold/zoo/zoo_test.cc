@@ -63,6 +63,31 @@ TEST(Zoo, MobileNetV2LayerShapes) {
   EXPECT_EQ(g->num_nodes(), 66);  // 52 conv + 10 add + pool, logits, reshape, softmax
 }
 
+// The network msf-CNN deploys as MBV2-w0.35-r144 (TinyPART/msf-CNN, msf_CNN_eval_models: its
+// TVM model's weights are [11,3,3,3], [11,11,1,1], [11,1,3,3], [5,11,1,1], [30,5,1,1], ...; its
+// output is 5x5x448 and it has no add): the same shapes, and the multiply-accumulates of every
+// layer before the classifier equal the 18,909,490 its analysis counts for the unfused network.
+TEST(Zoo, MsfMobileNetV2IsTheNetworkMsfCnnMeasures) {
+  Result<Graph> g = BuildZooModel("msf_mobilenet_v2");
+  ASSERT_TRUE(g.ok());
+  EXPECT_EQ(Output(*g, "Conv").shape, (Shape{1, 72, 72, 11}));
+  EXPECT_EQ(Output(*g, "expanded_conv/expand").shape, (Shape{1, 72, 72, 11}));
+  EXPECT_EQ(Output(*g, "expanded_conv/project").shape, (Shape{1, 72, 72, 5}));
+  EXPECT_EQ(Output(*g, "expanded_conv_1/expand").shape, (Shape{1, 72, 72, 30}));
+  EXPECT_EQ(Output(*g, "expanded_conv_16/project").shape, (Shape{1, 5, 5, 112}));
+  EXPECT_EQ(Output(*g, "Conv_1").shape, (Shape{1, 5, 5, 448}));
+  int64_t macs = 0;
+  for (NodeId id : g->schedule) {
+    const Node& n = g->node(id);
+    if (n.name == "AvgPool") break;
+    const Shape& w = g->value(n.inputs[1]).shape;
+    const int64_t per_output = n.op == "conv2d" ? w[1] * w[2] * w[3] : w[1] * w[2];
+    macs += g->value(n.outputs[0]).elements() * per_output;
+    EXPECT_NE(n.op, "add");
+  }
+  EXPECT_EQ(macs, 18909490);
+}
+
 // head: int8 models end at their logits unless head=softmax asks for TFLM's int8 softmax;
 // float models end in the softmax unless head=logits.
 TEST(Zoo, HeadKeyChoosesSoftmaxOrLogits) {
