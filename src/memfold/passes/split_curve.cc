@@ -416,6 +416,17 @@ struct Estimate {
   Choice choice;
 };
 
+// The estimate of following `choice`: its highest stage, its extra FLOPs and operators.
+Estimate Totalled(Choice choice) {
+  Estimate estimate{0, 0, 0, std::move(choice)};
+  for (const auto& [segment, option] : estimate.choice) {
+    estimate.peak = std::max(estimate.peak, option.peak);
+    estimate.flops += option.flops;
+    estimate.steps += option.steps;
+  }
+  return estimate;
+}
+
 // The prices of an added operator, in FLOPs, the shortest path tries until the operators fit
 // (SplitOptions::max_steps): first a token one (of two plans equal otherwise, the one of fewer
 // kernel calls), then ever dearer.
@@ -427,12 +438,7 @@ std::optional<Estimate> EstimateWithin(const std::vector<Segment>& segments, int
   for (double price : kStepPrices) {
     std::optional<Choice> choice = CheapestWithin(segments, cut_count, bound, price);
     if (!choice) return std::nullopt;  // no path at all
-    Estimate estimate{0, 0, 0, std::move(*choice)};
-    for (const auto& [segment, option] : estimate.choice) {
-      estimate.peak = std::max(estimate.peak, option.peak);
-      estimate.flops += option.flops;
-      estimate.steps += option.steps;
-    }
+    const Estimate estimate = Totalled(std::move(*choice));
     if (max_steps <= 0 || estimate.steps <= max_steps) return estimate;
   }
   return std::nullopt;
@@ -464,7 +470,7 @@ std::vector<Estimate> EstimatedCurve(const std::vector<Segment>& segments, int32
 // segment has one or the operators would not fit `max_steps`. The path kept the stages below its
 // bound coarse; their real arenas, unlike the estimates, can still be the plan's peak.
 std::optional<Estimate> FinerAtEqualWork(const Estimate& estimate, int64_t max_steps) {
-  Estimate finer;
+  Choice choice;
   bool changed = false;
   for (const auto& [segment, chosen] : estimate.choice) {
     const Option* best = &chosen;
@@ -472,11 +478,9 @@ std::optional<Estimate> FinerAtEqualWork(const Estimate& estimate, int64_t max_s
       if (other.flops <= chosen.flops && other.peak < best->peak) best = &other;
     }
     changed |= best != &chosen;
-    finer.choice.emplace_back(segment, *best);
-    finer.peak = std::max(finer.peak, best->peak);
-    finer.flops += best->flops;
-    finer.steps += best->steps;
+    choice.emplace_back(segment, *best);
   }
+  Estimate finer = Totalled(std::move(choice));
   if (!changed || (max_steps > 0 && finer.steps > max_steps)) return std::nullopt;
   return finer;
 }
@@ -492,9 +496,6 @@ std::vector<Segment*> FloorSegments(const Estimate& lowest, std::vector<Segment>
   return floor;
 }
 
-// Builds and plans one point: every chosen grid applied, the last segment first (so earlier
-// positions hold), and tried with cached rows copied at the other time (TryOtherCacheTiming):
-// which packs better is seen only once planned.
 // What building the points of one search shares.
 struct PointContext {
   const Graph& graph;
@@ -505,7 +506,10 @@ struct PointContext {
   int64_t max_steps = 0;  // operators that may be added (0: any)
 };
 
-// `quick`: planned without refinement or the other cache timing, to compare candidates.
+// Builds and plans one point: every chosen grid applied, the last segment first (so earlier
+// positions hold), and tried with cached rows copied at the other time (TryOtherCacheTiming):
+// which packs better is seen only once planned. `quick`: planned without refinement or the
+// other cache timing, to compare candidates.
 Result<SplitResult> BuildPoint(const PointContext& context, const Estimate& estimate,
                                bool quick = false) {
   const Graph& graph = context.graph;
@@ -562,14 +566,13 @@ std::optional<Estimate> LowerAt(const PointContext& context, const Estimate& est
     if (other.peak < chosen.peak && (!lower || other.flops < lower->flops)) lower = &other;
   }
   if (!lower) return std::nullopt;
-  Estimate lowered = estimate;
-  lowered.flops += lower->flops - chosen.flops;
-  lowered.steps += lower->steps - chosen.steps;
+  Choice choice = estimate.choice;
+  choice[k].second = *lower;
+  Estimate lowered = Totalled(std::move(choice));
   if (lowered.flops > context.budget ||
       (context.max_steps > 0 && lowered.steps > context.max_steps)) {
     return std::nullopt;
   }
-  lowered.choice[k].second = *lower;
   return lowered;
 }
 
